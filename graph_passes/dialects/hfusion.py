@@ -1,0 +1,378 @@
+"""``hfusion``: tensor-level compute ops, the input of fusion and scheduling (after AscendNPU-IR's HFusion).
+
+Every op has value semantics on ``tensor<…>``. Broadcasting is always explicit (``hfusion.broadcast``); the only
+implicit broadcast is a scalar operand (``f32``, ``i64`` …) of an elementwise op, which applies to every element.
+
+=====================  ==========================================================================================
+op                     meaning (``out`` is the result)
+=====================  ==========================================================================================
+elemwise_unary         out[i] = fun(x[i])
+elemwise_binary        out[i] = fun(a[i], b[i])
+elemwise_ternary       out[i] = fun(a[i], b[i], c[i])            (fma: a*b+c; clamp: min(max(a, b), c))
+compare                out[i] = a[i] <predicate> b[i]              (i1)
+select                 out[i] = c[i] ? a[i] : b[i]
+cast                   out[i] = dtype(x[i]) with ``round_mode``
+broadcast              out[..] = x[.. without ``dims``]            (``dims``: the new dims of ``out``)
+reduce                 out = kind over ``dims`` of x               (the reduced dims are dropped)
+transpose              out[p(i)] = x[i] with out.shape[j] = x.shape[perm[j]]
+matmul                 out = op(a) @ op(b)                          (op = transpose when the flag is set)
+batch_matmul           out[b] = op(a[b]) @ op(b[b])
+fill                   out[..] = value
+arange                 out[i] = start + i*step
+gather                 out[i][j] = x[i][index[i][j]] along ``dim`` (torch.gather)
+concat                 out = cat(inputs, dim)
+slice                  out[i] = x[offsets + i*strides]             (``sizes`` = out.shape)
+reshape                out = x with a new shape, same elements in row-major order (collapse / expand / general)
+=====================  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+from ..ir.attrs import BoolAttr, DtypeAttr, IntAttr, IntListAttr, NumberAttr, SizeListAttr, StrAttr
+from ..ir.core import Broadcast, Cube, Elementwise, Operation, Pure, Reduction, Vector, ViewLike, register_op
+from ..ir.sizes import SizeVars, as_expr, expr_str
+from ..ir.types import IndexType, ScalarType, TensorType
+
+UNARY_FUNS = (
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh",
+    "silu", "erf", "sin", "cos", "floor", "ceil", "logical_not", "bitwise_not",
+)  # fmt: skip
+BINARY_FUNS = (
+    "add", "sub", "mul", "div", "max", "min", "pow", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
+)  # fmt: skip
+TERNARY_FUNS = ("fma", "clamp")
+COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
+ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
+
+_SIZES = SizeVars()  # range-free shape questions inside verifiers (module ranges are not needed for equality)
+
+
+def _shape_str(shape) -> str:
+    return "[" + ", ".join(expr_str(d) for d in shape) + "]"
+
+
+def _same_shape(a, b) -> bool:
+    return len(a) == len(b) and all(_SIZES.statically_known_equal(x, y) for x, y in zip(a, b))
+
+
+class HFusionOp(Operation):
+    """Common checks: the result is a tensor; every tensor operand must be a tensor or a scalar."""
+
+    def out_type(self) -> TensorType:
+        t = self.result.type
+        if not isinstance(t, TensorType):
+            raise self.error(f"result must be a tensor, got {t}")
+        return t
+
+    def verify_(self) -> None:
+        self.out_type()
+
+
+class ElementwiseBase(HFusionOp):
+    traits = (Pure, Elementwise, Vector)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        for i, v in enumerate(self.operands):
+            t = v.type
+            if isinstance(t, (ScalarType, IndexType)):
+                continue
+            if not isinstance(t, TensorType):
+                raise self.error(f"operand {i} must be a tensor or scalar, got {t}")
+            if not _same_shape(t.shape, out.shape):
+                raise self.error(
+                    f"operand {i} shape {_shape_str(t.shape)} differs from result shape {_shape_str(out.shape)} "
+                    "(broadcasts must be explicit)"
+                )
+        self.verify_dtypes(out)
+
+    def verify_dtypes(self, out: TensorType) -> None:
+        pass
+
+
+@register_op
+class ElemwiseUnaryOp(ElementwiseBase):
+    name = "hfusion.elemwise_unary"
+    operand_names = ("input",)
+    result_names = ("result",)
+    attribute_schema = {"fun": StrAttr(UNARY_FUNS)}
+
+
+@register_op
+class ElemwiseBinaryOp(ElementwiseBase):
+    name = "hfusion.elemwise_binary"
+    operand_names = ("lhs", "rhs")
+    result_names = ("result",)
+    attribute_schema = {"fun": StrAttr(BINARY_FUNS)}
+
+
+@register_op
+class ElemwiseTernaryOp(ElementwiseBase):
+    name = "hfusion.elemwise_ternary"
+    operand_names = ("a", "b", "c")
+    result_names = ("result",)
+    attribute_schema = {"fun": StrAttr(TERNARY_FUNS)}
+
+
+@register_op
+class CompareOp(ElementwiseBase):
+    name = "hfusion.compare"
+    operand_names = ("lhs", "rhs")
+    result_names = ("result",)
+    attribute_schema = {"predicate": StrAttr(COMPARE_PREDICATES)}
+
+    def verify_dtypes(self, out: TensorType) -> None:
+        if out.dtype != "i1":
+            raise self.error(f"result must have dtype i1, got {out.dtype}")
+
+
+@register_op
+class SelectOp(ElementwiseBase):
+    name = "hfusion.select"
+    operand_names = ("cond", "true_value", "false_value")
+    result_names = ("result",)
+
+    def verify_dtypes(self, out: TensorType) -> None:
+        cond = self.operands[0].type
+        dtype = cond.dtype
+        if dtype != "i1":
+            raise self.error(f"condition must have dtype i1, got {dtype}")
+
+
+@register_op
+class CastOp(ElementwiseBase):
+    name = "hfusion.cast"
+    operand_names = ("input",)
+    result_names = ("result",)
+    attribute_schema = {"round_mode": StrAttr(ROUND_MODES, optional=True, default="rint")}
+
+
+@register_op
+class BroadcastOp(HFusionOp):
+    name = "hfusion.broadcast"
+    operand_names = ("input",)
+    result_names = ("result",)
+    attribute_schema = {"dims": IntListAttr()}
+    traits = (Pure, Broadcast, Vector)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src = self.operands[0].type
+        dims = list(self.attributes["dims"])
+        if not isinstance(src, TensorType):
+            raise self.error(f"input must be a tensor, got {src}")
+        if src.dtype != out.dtype:
+            raise self.error(f"input dtype {src.dtype} differs from result dtype {out.dtype}")
+        if sorted(set(dims)) != dims or any(not 0 <= d < out.rank for d in dims):
+            raise self.error(f"dims {dims} must be sorted, unique and within result rank {out.rank}")
+        kept = [out.shape[i] for i in range(out.rank) if i not in dims]
+        if not _same_shape(kept, src.shape):
+            raise self.error(
+                f"input shape {_shape_str(src.shape)} does not match result {_shape_str(out.shape)} "
+                f"without broadcast dims {dims}"
+            )
+
+
+@register_op
+class ReduceOp(HFusionOp):
+    name = "hfusion.reduce"
+    operand_names = ("input",)
+    result_names = ("result",)
+    attribute_schema = {"kind": StrAttr(REDUCE_KINDS), "dims": IntListAttr()}
+    traits = (Pure, Reduction, Vector)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src = self.operands[0].type
+        dims = list(self.attributes["dims"])
+        if not isinstance(src, TensorType):
+            raise self.error(f"input must be a tensor, got {src}")
+        if sorted(set(dims)) != dims or any(not 0 <= d < src.rank for d in dims):
+            raise self.error(f"dims {dims} must be sorted, unique and within input rank {src.rank}")
+        kept = [src.shape[i] for i in range(src.rank) if i not in dims]
+        if not _same_shape(kept, out.shape):
+            raise self.error(
+                f"result shape {_shape_str(out.shape)} must be input {_shape_str(src.shape)} without dims {dims}"
+            )
+
+    @property
+    def is_last_axis(self) -> bool:
+        return self.attributes["dims"] == [self.operands[0].type.rank - 1]
+
+
+@register_op
+class TransposeOp(HFusionOp):
+    name = "hfusion.transpose"
+    operand_names = ("input",)
+    result_names = ("result",)
+    attribute_schema = {"perm": IntListAttr()}
+    traits = (Pure, Vector)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src = self.operands[0].type
+        perm = list(self.attributes["perm"])
+        if sorted(perm) != list(range(src.rank)):
+            raise self.error(f"perm {perm} is not a permutation of {src.rank} dims")
+        expected = [src.shape[p] for p in perm]
+        if not _same_shape(expected, out.shape):
+            raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
+
+
+class MatmulBase(HFusionOp):
+    operand_names = ("a", "b")
+    result_names = ("result",)
+    attribute_schema = {"transpose_a": BoolAttr(False), "transpose_b": BoolAttr(False)}
+    traits = (Pure, Cube)
+    batch_rank = 0
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        a, b = (v.type for v in self.operands)
+        r = self.batch_rank + 2
+        if a.rank != r or b.rank != r or out.rank != r:
+            raise self.error(f"operands and result must have rank {r}, got {a.rank}, {b.rank}, {out.rank}")
+        am, ak = (a.shape[-1], a.shape[-2]) if self.attributes["transpose_a"] else (a.shape[-2], a.shape[-1])
+        bk, bn = (b.shape[-1], b.shape[-2]) if self.attributes["transpose_b"] else (b.shape[-2], b.shape[-1])
+        if not _SIZES.statically_known_equal(ak, bk):
+            raise self.error(f"contraction sizes differ: {expr_str(ak)} vs {expr_str(bk)}")
+        expected = list(a.shape[: self.batch_rank]) + [am, bn]
+        if not _same_shape(expected, out.shape):
+            raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
+
+
+@register_op
+class MatmulOp(MatmulBase):
+    name = "hfusion.matmul"
+
+
+@register_op
+class BatchMatmulOp(MatmulBase):
+    name = "hfusion.batch_matmul"
+    batch_rank = 1
+
+
+@register_op
+class FillOp(HFusionOp):
+    name = "hfusion.fill"
+    result_names = ("result",)
+    attribute_schema = {"value": NumberAttr()}
+    traits = (Pure, Vector)
+
+
+@register_op
+class ArangeOp(HFusionOp):
+    name = "hfusion.arange"
+    result_names = ("result",)
+    attribute_schema = {"start": NumberAttr(), "step": NumberAttr()}
+    traits = (Pure, Vector)
+
+    def verify_(self) -> None:
+        if self.out_type().rank != 1:
+            raise self.error(f"result must be 1-D, got {self.result.type}")
+
+
+@register_op
+class GatherOp(HFusionOp):
+    name = "hfusion.gather"
+    operand_names = ("input", "index")
+    result_names = ("result",)
+    attribute_schema = {"dim": IntAttr()}
+    traits = (Pure, Vector)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src, idx = (v.type for v in self.operands)
+        dim = self.attributes["dim"]
+        if not 0 <= dim < src.rank or idx.rank != src.rank:
+            raise self.error(f"dim {dim} / index rank {idx.rank} invalid for input {src}")
+        if idx.dtype not in ("i32", "i64"):
+            raise self.error(f"index must be i32 or i64, got {idx.dtype}")
+        if not _same_shape(idx.shape, out.shape) or out.dtype != src.dtype:
+            raise self.error(f"result {out} must have the index's shape and the input's dtype")
+
+
+@register_op
+class ConcatOp(HFusionOp):
+    name = "hfusion.concat"
+    operand_names = ("*inputs",)
+    result_names = ("result",)
+    attribute_schema = {"dim": IntAttr()}
+    traits = (Pure, Vector)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        dim = self.attributes["dim"]
+        if not 0 <= dim < out.rank:
+            raise self.error(f"dim {dim} out of range for {out}")
+        total = 0
+        for i, v in enumerate(self.operands):
+            t = v.type
+            if t.rank != out.rank or any(
+                j != dim and not _SIZES.statically_known_equal(t.shape[j], out.shape[j]) for j in range(out.rank)
+            ):
+                raise self.error(f"input {i} {t} does not match result {out} outside dim {dim}")
+            total = total + t.shape[dim]
+        if not _SIZES.statically_known_equal(total, out.shape[dim]):
+            raise self.error(f"inputs sum to {expr_str(total)} along dim {dim}, result has {expr_str(out.shape[dim])}")
+
+
+@register_op
+class SliceOp(HFusionOp):
+    name = "hfusion.slice"
+    operand_names = ("input",)
+    result_names = ("result",)
+    attribute_schema = {"offsets": SizeListAttr(), "sizes": SizeListAttr(), "strides": SizeListAttr()}
+    traits = (Pure, ViewLike)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src = self.operands[0].type
+        offsets, sizes, strides = (self.attributes[k] for k in ("offsets", "sizes", "strides"))
+        if not len(offsets) == len(sizes) == len(strides) == src.rank == out.rank:
+            raise self.error(f"offsets/sizes/strides must each have {src.rank} entries")
+        if not _same_shape([as_expr(s) for s in sizes], out.shape):
+            raise self.error(f"sizes {_shape_str(sizes)} differ from result shape {_shape_str(out.shape)}")
+
+
+@register_op
+class ReshapeOp(HFusionOp):
+    name = "hfusion.reshape"
+    operand_names = ("input",)
+    result_names = ("result",)
+    traits = (Pure, ViewLike)
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src = self.operands[0].type
+        if src.dtype != out.dtype:
+            raise self.error(f"cannot change dtype ({src.dtype} -> {out.dtype})")
+        if not _SIZES.statically_known_equal(src.numel(), out.numel()):
+            raise self.error(f"element count changes: {expr_str(src.numel())} -> {expr_str(out.numel())}")
+
+
+def reassociation(src_shape, dst_shape, sizes: SizeVars | None = None) -> list[list[int]] | None:
+    """Groups of source dims that form each destination dim (a collapse), or None when not a pure collapse.
+
+    For an expand, call with the arguments swapped. Used by canonicalization and flattening.
+    """
+    sizes = sizes or _SIZES
+    groups, i = [], 0
+    for d in dst_shape:
+        group, prod = [], 1
+        while i < len(src_shape):
+            group.append(i)
+            prod = prod * src_shape[i]
+            i += 1
+            if sizes.statically_known_equal(prod, d):
+                # absorb trailing unit dims into this group when the next dst dim is not a unit dim
+                break
+        if not group or not sizes.statically_known_equal(prod, d):
+            return None
+        groups.append(group)
+    while i < len(src_shape) and sizes.statically_known_equal(src_shape[i], 1) and groups:
+        groups[-1].append(i)
+        i += 1
+    return groups if i == len(src_shape) else None

@@ -1,0 +1,160 @@
+"""Symbolic sizes: the one service that answers shape questions.
+
+Every dimension in the IR is a sympy expression over named shape symbols (``s0``, ``s77`` …), each with an
+integer value range. Passes never call sympy on shapes directly; they ask a :class:`SizeVars`.
+
+"Statically known" never guesses: ``statically_known_equal(a, b)`` is True only when ``a == b`` holds for every
+binding of the symbols inside their ranges; False means "not provable", not "different".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sympy
+
+INF = 2**63 - 1  # the upper bound of an unbounded symbol (torch's int_oo)
+
+SYMBOL_NAME = re.compile(r"^[a-z]+[0-9]+$")
+
+Expr = sympy.Expr
+DimLike = "int | sympy.Expr"
+
+
+def sym(name: str) -> sympy.Symbol:
+    """The shape symbol called ``name`` (integer, positive)."""
+    if not SYMBOL_NAME.match(name):
+        raise ValueError(f"shape symbol name {name!r} must be letters followed by digits, e.g. 's0'")
+    return sympy.Symbol(name, integer=True, positive=True)
+
+
+def as_expr(value) -> sympy.Expr:
+    """An int, a symbol name, or an expression → a sympy expression with project symbols."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"a size must be an integer or expression, got {value!r}")
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if isinstance(value, str):
+        return parse_expr(value)
+    if hasattr(value, "__index__"):
+        return sympy.Integer(int(value))
+    raise TypeError(f"a size must be an integer or expression, got {value!r}")
+
+
+def parse_expr(text: str) -> sympy.Expr:
+    """Parse a size expression such as ``s0*128`` or ``floor(s1/2) + 1``."""
+    names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text)) - {"floor", "ceiling", "Max", "Min", "Mod"}
+    local = {n: sym(n) for n in names}
+    local.update(floor=sympy.floor, ceiling=sympy.ceiling, Max=sympy.Max, Min=sympy.Min, Mod=sympy.Mod)
+    try:
+        return sympy.sympify(text, locals=local)
+    except (sympy.SympifyError, SyntaxError, TypeError) as e:
+        raise ValueError(f"invalid size expression {text!r}: {e}") from None
+
+
+def expr_str(e) -> str:
+    """Text form of a size expression (``s0*128``); parse_expr(expr_str(e)) == e."""
+    e = as_expr(e)
+    return str(e).replace(" ", "")
+
+
+def is_static(e) -> bool:
+    return as_expr(e).is_Integer
+
+
+@dataclass
+class SizeVars:
+    """Knows each shape symbol's range and answers shape questions about expressions over them."""
+
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def declare(self, name: str, lo: int = 1, hi: int = INF) -> sympy.Symbol:
+        if lo > hi:
+            raise ValueError(f"symbol {name}: empty range [{lo}, {hi}]")
+        old = self.ranges.get(name)
+        if old is not None and old != (lo, hi):
+            lo, hi = max(lo, old[0]), min(hi, old[1])
+        self.ranges[name] = (lo, hi)
+        return sym(name)
+
+    def symbols(self) -> list[sympy.Symbol]:
+        return [sym(n) for n in sorted(self.ranges)]
+
+    # -- questions ---------------------------------------------------------------------------------------
+    def _bounds(self, e: sympy.Expr) -> tuple[float, float]:
+        """Conservative interval of ``e`` over the symbol ranges (monotone cases; else (-inf, inf))."""
+        e = sympy.expand(as_expr(e))
+        if e.is_Integer:
+            return int(e), int(e)
+        lo_total, hi_total = 0.0, 0.0
+        for term in sympy.Add.make_args(e):
+            coeff, rest = term.as_coeff_Mul()
+            lo, hi = 1.0, 1.0
+            for factor in sympy.Mul.make_args(rest) if rest != 1 else ():
+                base, exp = factor.as_base_exp()
+                if not (base.is_Symbol and exp.is_Integer and exp > 0 and base.name in self.ranges):
+                    return float("-inf"), float("inf")
+                blo, bhi = self.ranges[base.name]
+                bhi = float("inf") if bhi >= INF else bhi
+                lo, hi = lo * blo ** int(exp), hi * bhi ** int(exp)
+            c = float(coeff)
+            t_lo, t_hi = (c * lo, c * hi) if c >= 0 else (c * hi, c * lo)
+            lo_total, hi_total = lo_total + t_lo, hi_total + t_hi
+        return lo_total, hi_total
+
+    def statically_known_equal(self, a, b) -> bool:
+        return sympy.simplify(as_expr(a) - as_expr(b)) == 0
+
+    def statically_known_leq(self, a, b) -> bool:
+        diff = sympy.simplify(as_expr(b) - as_expr(a))
+        if diff.is_Integer:
+            return int(diff) >= 0
+        return self._bounds(diff)[0] >= 0
+
+    def statically_known_lt(self, a, b) -> bool:
+        return self.statically_known_leq(as_expr(a) + 1, b)
+
+    def statically_known_multiple_of(self, a, m) -> bool:
+        m = as_expr(m)
+        a = sympy.expand(as_expr(a))
+        if m == 0:
+            return False
+        return sympy.simplify(a / m).is_integer is True or all(
+            sympy.simplify(t / m).is_integer is True for t in sympy.Add.make_args(a)
+        )
+
+    def upper_bound(self, e) -> int | None:
+        hi = self._bounds(e)[1]
+        return None if hi == float("inf") else int(hi)
+
+    def lower_bound(self, e) -> int | None:
+        lo = self._bounds(e)[0]
+        return None if lo == float("-inf") else int(lo)
+
+    def simplify(self, e) -> sympy.Expr:
+        return sympy.simplify(as_expr(e))
+
+    def evaluate(self, e, bindings: dict[str, int]) -> int:
+        """The integer value of ``e`` with every symbol bound; an unbound symbol is an error naming it."""
+        e = as_expr(e)
+        if e.is_Integer:
+            return int(e)
+        missing = sorted(s.name for s in e.free_symbols if s.name not in bindings)
+        if missing:
+            raise KeyError(f"cannot evaluate size {expr_str(e)}: unbound symbol(s) {', '.join(missing)}")
+        for name, value in bindings.items():
+            rng = self.ranges.get(name)
+            if rng and not (rng[0] <= value <= rng[1]):
+                raise ValueError(f"symbol {name} = {value} is outside its range [{rng[0]}, {rng[1]}]")
+        value = e.subs({sym(n): v for n, v in bindings.items()})
+        if not value.is_Integer:
+            raise ValueError(f"size {expr_str(e)} evaluates to non-integer {value} under {bindings}")
+        return int(value)
+
+
+def evaluate(e, bindings: dict[str, int]) -> int:
+    """Evaluate a size expression without range checks."""
+    return SizeVars().evaluate(e, bindings)
