@@ -5,6 +5,7 @@ Text forms::
     f32  f16  bf16  i1  i8  i32  i64  index
     tensor<s0x128xf16>          dims separated by ``x``; a compound dim is parenthesised: tensor<(s0*128)xf32>
     memref<64x128xf16, ub>      a buffer in a memory scope (gm, l1, l0a, l0b, l0c, ub)
+    memref<64x128xf16>          a buffer whose scope is not decided yet
 """
 
 from __future__ import annotations
@@ -105,15 +106,22 @@ class TensorType(ShapedType):
 
 @dataclass(frozen=True)
 class MemRefType(ShapedType):
-    scope: str = "gm"
+    """A buffer. ``scope`` is the memory it lives in; ``None`` until ``hivm-infer-mem-scope`` decides it."""
+
+    scope: str | None = None
 
     def __post_init__(self):
         super().__post_init__()
-        if self.scope not in MEMORY_SCOPES:
+        if self.scope is not None and self.scope not in MEMORY_SCOPES:
             raise ValueError(f"unknown memory scope {self.scope!r}; known: {', '.join(MEMORY_SCOPES)}")
 
     def __str__(self) -> str:
-        return f"memref<{_dims_str(self.shape)}{self.dtype}, {self.scope}>"
+        scope = f", {self.scope}" if self.scope else ""
+        return f"memref<{_dims_str(self.shape)}{self.dtype}{scope}>"
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.element_bytes
 
     def with_shape(self, shape) -> "MemRefType":
         return MemRefType(tuple(shape), self.dtype, self.scope)

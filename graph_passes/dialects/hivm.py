@@ -1,0 +1,333 @@
+"""``hivm``: buffer-level IR with explicit memories, pipes and synchronisation (after AscendNPU-IR's HIVM).
+
+A HIVM kernel is a ``func.func`` whose tensor arguments became ``memref<…, gm>`` buffers. Local buffers are
+``hivm.alloc``-ed with a static shape (the tile's capacity); every data-moving or computing op names its pipe and
+works on the *valid extents* given by trailing ``index`` operands, so one kernel serves every shape (the last tile
+of a dynamic shape is partial)::
+
+    hivm.load %gm, %ub, %off, %n        : MTE2   ub[0:n]          = gm[off:off+n]
+    hivm.vbinary %a, %b, %dst, %n       : V      dst[0:n]         = fun(a[0:n], b[0:n])   (a or b may be a scalar)
+    hivm.store %ub, %gm, %off, %n       : MTE3   gm[off:off+n]    = ub[0:n]
+
+Operand layout (destination-passing style, no results):
+
+===============  ==================================================  =====  ===============================
+op               operands                                            pipe   meaning over valid extents e
+===============  ==================================================  =====  ===============================
+load             src(gm), dst, offsets[src.rank], e[dst.rank]        MTE2   dst[i] = src[offsets + i]
+store            src, dst(gm), offsets[dst.rank], e[src.rank]        MTE3   dst[offsets + i] = src[i]
+copy             src, dst, e[dst.rank]                               V      dst[i] = src[i]  (local → local)
+vunary           src, dst, e                                         V      dst[i] = fun(src[i])
+vbinary          a, b, dst, e                                        V      dst[i] = fun(a[i], b[i])
+vcmp             a, b, dst(i1), e                                    V      dst[i] = a[i] <pred> b[i]
+vsel             cond(i1), a, b, dst, e                              V      dst[i] = cond[i] ? a[i] : b[i]
+vcast            src, dst, e                                         V      dst[i] = cast(src[i])
+vbrc             src, dst, e                                         V      dst[i] = src[i with dims → 0]
+vreduce          src, dst, e (of src)                                V      dst[i with dims → 0] = ⊕ src[i]
+vtranspose       src, dst, e (of dst)                                V      dst[i] = src[perm⁻¹(i)]
+vfill            dst, e                                              V      dst[i] = value
+===============  ==================================================  =====  ===============================
+
+``vbrc`` sources and ``vreduce`` destinations keep the rank, with extent 1 in ``dims``. A scalar operand of
+``vbinary``/``vcmp``/``vsel`` applies to every element (a vector-scalar instruction).
+
+Kernel function attributes: ``kernel`` (unit), ``fusion_kind``, ``core_type`` (AIV / AIC / MIX, set by
+``hivm-infer-core-type``), ``tiling`` (a dictionary: name of an ``index`` parameter of the kernel → size expression
+over the shape symbols, evaluated by the host at each launch; ``block_dim`` is one of them).
+
+Synchronisation: ``set_flag``/``wait_flag {src_pipe, dst_pipe, event_ids}`` with an optional ``index`` operand that
+selects ``event_ids[selector % len(event_ids)]`` (rotating ids for multi-buffered loops); ``pipe_barrier {pipe}``.
+"""
+
+from __future__ import annotations
+
+from ..ir.attrs import IntAttr, IntListAttr, NumberAttr, StrAttr
+from ..ir.core import MemoryEffect, Operation, Pure, Vector, ViewLike, register_op
+from ..ir.types import IndexType, MemRefType, ScalarType
+from .hfusion import BINARY_FUNS, COMPARE_PREDICATES, REDUCE_KINDS, ROUND_MODES, UNARY_FUNS
+
+PIPES = ("PIPE_S", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_V", "PIPE_FIX", "PIPE_ALL")
+CORE_TYPES = ("AIV", "AIC", "MIX")
+
+
+def _is_index(v) -> bool:
+    return isinstance(v.type, IndexType)
+
+
+class HIVMOp(Operation):
+    """A HIVM op: ``pipe`` names the hardware pipe it runs on (``None`` for scalar/bookkeeping ops)."""
+
+    pipe: str | None = None
+    num_buffers = 0  # leading operands that are buffers or scalars; the rest are index operands
+
+    @property
+    def buffers(self) -> list:
+        return self.operands[: self.num_buffers]
+
+    @property
+    def indices(self) -> list:
+        return self.operands[self.num_buffers :]
+
+    def reads(self) -> list:
+        """Buffer operands this op reads."""
+        return [v for v in self.buffers[:-1] if isinstance(v.type, MemRefType)]
+
+    def writes(self) -> list:
+        """Buffer operands this op writes."""
+        last = self.buffers[-1:] if self.num_buffers else []
+        return [v for v in last if isinstance(v.type, MemRefType)]
+
+    def expected_indices(self) -> int:
+        return self.buffers[-1].type.rank
+
+    def verify_(self) -> None:
+        if len(self.operands) < self.num_buffers:
+            raise self.error(f"expects {self.num_buffers} buffer operands, has {len(self.operands)}")
+        for i, v in enumerate(self.buffers):
+            if not isinstance(v.type, (MemRefType, ScalarType, IndexType)):
+                raise self.error(f"operand {i} must be a buffer or a scalar, got {v.type}")
+        if not all(_is_index(v) for v in self.indices):
+            raise self.error("trailing operands (offsets, extents) must be index values")
+        n = self.expected_indices()
+        if len(self.indices) != n:
+            raise self.error(f"expects {n} index operand(s) (offsets/extents), has {len(self.indices)}")
+
+
+def _memref(op: HIVMOp, i: int) -> MemRefType:
+    t = op.operands[i].type
+    if not isinstance(t, MemRefType):
+        raise op.error(f"operand {i} must be a buffer, got {t}")
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scalars, buffers
+
+
+@register_op
+class GetBlockIdxOp(Operation):
+    """``hivm.get_block_idx``: the index of the core running this kernel instance (0 ≤ idx < block_dim)."""
+
+    name = "hivm.get_block_idx"
+    result_names = ("result",)
+    traits = (Pure,)
+
+
+@register_op
+class AllocOp(Operation):
+    """``hivm.alloc``: a local buffer. ``multi_buffer = n`` asks for n rotating copies; ``offsets`` (one byte
+    offset per copy) is written by ``hivm-plan-memory``."""
+
+    name = "hivm.alloc"
+    result_names = ("result",)
+    attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True)}
+    traits = (MemoryEffect,)
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if not isinstance(t, MemRefType) or not t.is_static:
+            raise self.error(f"allocates a buffer of static shape, got {t}")
+        if t.scope == "gm":
+            raise self.error("cannot allocate global memory inside a kernel")
+        n = self.attributes.get("multi_buffer", 1)
+        offsets = self.attributes.get("offsets")
+        if n < 1:
+            raise self.error(f"multi_buffer must be >= 1, got {n}")
+        if offsets is not None and len(offsets) != n:
+            raise self.error(f"has {len(offsets)} offsets for {n} buffer copies")
+
+
+@register_op
+class MultiBufferSelectOp(Operation):
+    """``hivm.multi_buffer_select %counter, %buf0, %buf1 …``: the copy ``counter % n`` (written by
+    ``hivm-enable-multi-buffer``; each iteration of a loop works on the next copy)."""
+
+    name = "hivm.multi_buffer_select"
+    operand_names = ("counter", "*copies")
+    result_names = ("result",)
+    traits = (Pure, ViewLike)
+
+    def verify_(self) -> None:
+        if not _is_index(self.operands[0]):
+            raise self.error("counter must be an index")
+        types = {str(v.type) for v in self.operands[1:]} | {str(self.result.type)}
+        if len(self.operands) < 3 or len(types) != 1:
+            raise self.error(f"selects among >= 2 buffers of the result's type, got {', '.join(sorted(types))}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data movement
+
+
+@register_op
+class LoadOp(HIVMOp):
+    name = "hivm.load"
+    operand_names = ("src", "dst", "*indices")
+    traits = (MemoryEffect,)
+    pipe = "PIPE_MTE2"
+    num_buffers = 2
+
+    def expected_indices(self) -> int:
+        return _memref(self, 0).rank + _memref(self, 1).rank
+
+    def offsets(self):
+        return self.indices[: self.operands[0].type.rank]
+
+    def extents(self):
+        return self.indices[self.operands[0].type.rank :]
+
+
+@register_op
+class StoreOp(HIVMOp):
+    name = "hivm.store"
+    operand_names = ("src", "dst", "*indices")
+    traits = (MemoryEffect,)
+    pipe = "PIPE_MTE3"
+    num_buffers = 2
+
+    def expected_indices(self) -> int:
+        return _memref(self, 1).rank + _memref(self, 0).rank
+
+    def offsets(self):
+        return self.indices[: self.operands[1].type.rank]
+
+    def extents(self):
+        return self.indices[self.operands[1].type.rank :]
+
+
+@register_op
+class CopyOp(HIVMOp):
+    name = "hivm.copy"
+    operand_names = ("src", "dst", "*extents")
+    traits = (MemoryEffect,)
+    pipe = "PIPE_V"
+    num_buffers = 2
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Vector compute
+
+
+class VectorOp(HIVMOp):
+    traits = (MemoryEffect, Vector)
+    pipe = "PIPE_V"
+
+
+@register_op
+class VUnaryOp(VectorOp):
+    name = "hivm.vunary"
+    operand_names = ("src", "dst", "*extents")
+    attribute_schema = {"fun": StrAttr(UNARY_FUNS)}
+    num_buffers = 2
+
+
+@register_op
+class VBinaryOp(VectorOp):
+    name = "hivm.vbinary"
+    operand_names = ("lhs", "rhs", "dst", "*extents")
+    attribute_schema = {"fun": StrAttr(BINARY_FUNS)}
+    num_buffers = 3
+
+
+@register_op
+class VCmpOp(VectorOp):
+    name = "hivm.vcmp"
+    operand_names = ("lhs", "rhs", "dst", "*extents")
+    attribute_schema = {"predicate": StrAttr(COMPARE_PREDICATES)}
+    num_buffers = 3
+
+
+@register_op
+class VSelOp(VectorOp):
+    name = "hivm.vsel"
+    operand_names = ("cond", "true_value", "false_value", "dst", "*extents")
+    num_buffers = 4
+
+
+@register_op
+class VCastOp(VectorOp):
+    name = "hivm.vcast"
+    operand_names = ("src", "dst", "*extents")
+    attribute_schema = {"round_mode": StrAttr(ROUND_MODES, optional=True, default="rint")}
+    num_buffers = 2
+
+
+@register_op
+class VBrcOp(VectorOp):
+    name = "hivm.vbrc"
+    operand_names = ("src", "dst", "*extents")
+    attribute_schema = {"dims": IntListAttr()}
+    num_buffers = 2
+
+
+@register_op
+class VReduceOp(VectorOp):
+    name = "hivm.vreduce"
+    operand_names = ("src", "dst", "*extents")
+    attribute_schema = {"kind": StrAttr(REDUCE_KINDS), "dims": IntListAttr()}
+    num_buffers = 2
+
+    def expected_indices(self) -> int:
+        return _memref(self, 0).rank
+
+
+@register_op
+class VTransposeOp(VectorOp):
+    name = "hivm.vtranspose"
+    operand_names = ("src", "dst", "*extents")
+    attribute_schema = {"perm": IntListAttr()}
+    num_buffers = 2
+
+
+@register_op
+class VFillOp(VectorOp):
+    name = "hivm.vfill"
+    operand_names = ("dst", "*extents")
+    attribute_schema = {"value": NumberAttr()}
+    num_buffers = 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Synchronisation
+
+
+class FlagOp(Operation):
+    operand_names = ("*selector",)
+    attribute_schema = {
+        "src_pipe": StrAttr(PIPES),
+        "dst_pipe": StrAttr(PIPES),
+        "event_ids": IntListAttr(),
+    }
+    traits = (MemoryEffect,)
+
+    def verify_(self) -> None:
+        ids = self.attributes["event_ids"]
+        if not ids:
+            raise self.error("needs at least one event id")
+        if len(self.operands) > 1 or (self.operands and not _is_index(self.operands[0])):
+            raise self.error("takes at most one index operand (the event id selector)")
+        if len(ids) > 1 and not self.operands:
+            raise self.error(f"rotating event ids {ids} need a selector operand")
+
+
+@register_op
+class SetFlagOp(FlagOp):
+    """``hivm.set_flag``: runs on ``src_pipe``; signals ``dst_pipe`` once the src pipe's earlier work is done."""
+
+    name = "hivm.set_flag"
+
+
+@register_op
+class WaitFlagOp(FlagOp):
+    """``hivm.wait_flag``: runs on ``dst_pipe``; blocks it until the matching set_flag."""
+
+    name = "hivm.wait_flag"
+
+
+@register_op
+class PipeBarrierOp(Operation):
+    """``hivm.pipe_barrier {pipe}``: later work on ``pipe`` waits for its earlier work (``PIPE_ALL``: everything)."""
+
+    name = "hivm.pipe_barrier"
+    attribute_schema = {"pipe": StrAttr(PIPES)}
+    traits = (MemoryEffect,)
