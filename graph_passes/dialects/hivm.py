@@ -331,3 +331,21 @@ class PipeBarrierOp(Operation):
     name = "hivm.pipe_barrier"
     attribute_schema = {"pipe": StrAttr(PIPES)}
     traits = (MemoryEffect,)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Host side
+
+
+@register_op
+class LaunchOp(Operation):
+    """``hivm.launch %in…, %out… {callee = "k"}``: the host launches HIVM kernel ``@k`` on ``block_dim`` cores
+    (from the kernel's ``tiling``). Operands are the kernel's tensor arguments in order (inputs, then the
+    out-parameters); results are the out-parameters after the kernel wrote them (one per ``output_args`` entry
+    of the kernel). Tiling parameters are not operands: the host evaluates them from the shape symbols."""
+
+    name = "hivm.launch"
+    operand_names = ("*args",)
+    result_names = ("*results",)
+    attribute_schema = {"callee": StrAttr()}
+    traits = (MemoryEffect,)
