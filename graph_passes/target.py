@@ -1,0 +1,65 @@
+"""Device specs the passes read (after AscendNPU-IR's ``hacc-append-device-spec``).
+
+A module names its chip in the ``target`` attribute; passes ask :func:`target_spec` for capacities, alignments and
+core counts. This table is the compiler's view of the chip (as ``NPUTargetSpec.td`` is AscendNPU-IR's); the
+simulator keeps its own presets with the same cited numbers, and neither package imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    name: str
+    aic_cores: int  # cube cores                                                   [CANN-INI, NPUSPEC]
+    aiv_cores: int  # vector cores (0 on coupled chips: vector work runs on the AI cores) [CANN-INI]
+    coupled: bool  # one core holds Cube, Vector, UB, L1, L0 (910A)                 [CANN-INI, HC31]
+    ub_bytes: int  # unified buffer per vector core                              [CANN-INI, NPUSPEC]
+    l1_bytes: int  # L1 per cube core                                            [CANN-INI, NPUSPEC]
+    l0a_bytes: int  # [CANN-INI, NPUSPEC]
+    l0b_bytes: int  # [CANN-INI, NPUSPEC]
+    l0c_bytes: int  # [CANN-INI, NPUSPEC]
+    ub_align: int = 32  # bytes; compiler spec alignment (Ascend C's API says 64 B)   [NPUSPEC, ANIR-PM]
+    l1_align: int = 32  # [NPUSPEC, ANIR-PM]
+    l0_align: int = 512  # L0A/L0B/L0C                                               [NPUSPEC, ANIR-PM]
+    event_ids_per_pipe_pair: int = 8  # set/wait flag ids per src→dst pipe pair on A2/A3  [ASCENDC, ANIR-PM]
+    vector_bytes_per_repeat: int = 256  # one vector repeat covers 256 B             [ASCENDC]
+    max_repeats: int = 255  # per vector instruction                                 [ASCENDC]
+
+    @property
+    def vector_cores(self) -> int:
+        """Cores that run vector kernels (AIV on split chips, the AI cores on coupled ones)."""
+        return self.aic_cores if self.coupled else self.aiv_cores
+
+    def capacity(self, scope: str) -> int:
+        return {"ub": self.ub_bytes, "l1": self.l1_bytes, "l0a": self.l0a_bytes, "l0b": self.l0b_bytes,
+                "l0c": self.l0c_bytes}[scope]  # fmt: skip
+
+    def alignment(self, scope: str) -> int:
+        return {"ub": self.ub_align, "l1": self.l1_align, "l0a": self.l0_align, "l0b": self.l0_align,
+                "l0c": self.l0_align}[scope]  # fmt: skip
+
+
+TARGETS = {
+    "ascend910b1": TargetSpec("ascend910b1", 24, 48, False, 192 * KIB, 512 * KIB, 64 * KIB, 64 * KIB, 128 * KIB),
+    "ascend910b4": TargetSpec("ascend910b4", 20, 40, False, 192 * KIB, 512 * KIB, 64 * KIB, 64 * KIB, 128 * KIB),
+    "ascend910a": TargetSpec("ascend910a", 32, 0, True, 256 * KIB, 1024 * KIB, 64 * KIB, 64 * KIB, 256 * KIB),
+}
+DEFAULT_TARGET = "ascend910b1"
+
+
+def target_spec(name: str | None) -> TargetSpec:
+    """The spec of chip ``name`` (the default chip when None); an unknown name is an error listing the known ones."""
+    name = name or DEFAULT_TARGET
+    if name not in TARGETS:
+        raise ValueError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}")
+    return TARGETS[name]
+
+
+def module_target(module) -> TargetSpec:
+    """The spec named by a module's ``target`` attribute."""
+    return target_spec(module.attributes.get("target"))
