@@ -1,0 +1,180 @@
+"""Fusion groups of a host block: which ops go into one kernel.
+
+Legality (:meth:`FusionGraph.can_fuse`) is separate from benefit (:meth:`FusionGraph.score`):
+
+- ``can_fuse(a, b)``: the merged group has a fusion kind other than UNKNOWN (pattern tables, reduce agreement,
+  one iteration space — :mod:`.fusion_kind`), neither group holds a matmul (cube kernels stay SINGLE_CUBE for
+  now), and merging creates no cycle: no path leaves one group, runs through an op outside both, and enters the
+  other (the outlined kernel could then not be placed anywhere in the host block).
+- ``score(a, b)``: bytes of GM traffic the merge saves, at every shape symbol's lower bound: a value passed from
+  one group to the other is no longer read back (and no longer written when nothing else uses it); an input
+  both groups read is read once.
+
+The driver is Inductor's: candidate pairs (producer→consumer edges, and pairs of groups reading one value —
+horizontal fusion) in a heap by score; the best legal pair merges; scores are re-checked lazily when popped.
+Horizontal merges stop after ``max_horizontal`` (-1: unlimited, AscendNPU-IR's default).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+
+from ..ir.core import Cube, Operation, Value
+from ..ir.sizes import SizeVars
+from ..ir.types import ShapedType
+from .fusion_kind import IMPORTANT, FusionKind, OpPattern, group_kind, op_pattern
+
+PARTICIPATING = IMPORTANT | {OpPattern.RESHAPE}  # ops that may go into a kernel (a reshape only beside others)
+
+
+@dataclass(eq=False)
+class Group:
+    ops: list[Operation] = field(default_factory=list)  # in block order
+
+    @property
+    def num_important(self) -> int:
+        return sum(1 for op in self.ops if op_pattern(op) in IMPORTANT)
+
+    def has_cube(self) -> bool:
+        return any(op.has_trait(Cube) for op in self.ops)
+
+
+def value_bytes(v: Value, sizes: SizeVars) -> int:
+    """Bytes of a tensor value at its symbols' lower bounds (0 for scalars)."""
+    t = v.type
+    if not isinstance(t, ShapedType):
+        return 0
+    lo = sizes.lower_bound(t.numel())
+    return (lo if lo is not None else 0) * t.element_bytes
+
+
+class FusionGraph:
+    def __init__(self, ops: list[Operation], sizes: SizeVars, max_horizontal: int = -1):
+        self.sizes = sizes
+        self.max_horizontal = max_horizontal
+        self.position = {op: i for i, op in enumerate(ops)}
+        self.group_of: dict[Operation, Group] = {}
+        for op in ops:
+            if op_pattern(op) in PARTICIPATING:
+                self.group_of[op] = Group([op])
+        self.horizontal_merges = 0
+        self.bytes_saved = 0
+
+    # -- legality ---------------------------------------------------------------------------------------------
+    def kind(self, a: Group, b: Group) -> FusionKind:
+        return group_kind(self._merged_ops(a, b), self.sizes)
+
+    def can_fuse(self, a: Group, b: Group) -> bool:
+        if a is b or a.has_cube() or b.has_cube():
+            return False
+        if self.kind(a, b) == FusionKind.UNKNOWN:
+            return False
+        return not self._path_through_outside(a, b) and not self._path_through_outside(b, a)
+
+    def _path_through_outside(self, src: Group, dst: Group) -> bool:
+        """Is there a path src → (an op in neither group) → … → dst?"""
+        members = set(src.ops) | set(dst.ops)
+        last = max(self.position.get(op, -1) for op in dst.ops)
+        stack = [u for op in src.ops for r in op.results for u in r.users if u not in members]
+        seen = set()
+        while stack:
+            op = stack.pop()
+            if op in seen or self.position.get(op, last + 1) > last:
+                continue
+            seen.add(op)
+            for r in op.results:
+                for u in r.users:
+                    if u in dst.ops:
+                        return True
+                    if u not in members:
+                        stack.append(u)
+        return False
+
+    # -- benefit ----------------------------------------------------------------------------------------------
+    def score(self, a: Group, b: Group) -> int:
+        members = set(a.ops) | set(b.ops)
+        saved = 0
+        for src, dst in ((a, b), (b, a)):
+            dst_ops = set(dst.ops)
+            for op in src.ops:
+                for r in op.results:
+                    if not any(u in dst_ops for u in r.users):
+                        continue
+                    only_inside = all(u in members for u in r.users)
+                    saved += value_bytes(r, self.sizes) * (2 if only_inside else 1)
+        a_inputs = self._inputs(a)
+        saved += sum(value_bytes(v, self.sizes) for v in self._inputs(b) if v in a_inputs)
+        return saved
+
+    def _inputs(self, g: Group) -> set[Value]:
+        ops = set(g.ops)
+        return {v for op in g.ops for v in op.operands if getattr(v, "op", None) not in ops}
+
+    # -- driver -----------------------------------------------------------------------------------------------
+    def _merged_ops(self, a: Group, b: Group) -> list[Operation]:
+        return sorted(a.ops + b.ops, key=lambda op: self.position[op])
+
+    def _candidates(self):
+        """(producer, consumer, horizontal) op pairs."""
+        for op in self.group_of:
+            for r in op.results:
+                for u in r.users:
+                    if u in self.group_of:
+                        yield op, u, False
+        values = {v for op in self.group_of for v in op.operands}
+        for v in sorted(values, key=self._value_order):
+            users = [u for u in v.users if u in self.group_of]
+            for x, y in itertools.pairwise(users):
+                yield x, y, True
+
+    def _value_order(self, v: Value) -> tuple:
+        owner = getattr(v, "op", None)
+        return (0, v.index) if owner is None else (1, self.position.get(owner, -1), v.index)
+
+    def merge(self, a: Group, b: Group) -> Group:
+        a.ops = self._merged_ops(a, b)
+        for op in b.ops:
+            self.group_of[op] = a
+        return a
+
+    def run(self) -> list[Group]:
+        heap, tie = [], itertools.count()
+        for x, y, horizontal in self._candidates():
+            s = self.score(self.group_of[x], self.group_of[y])
+            heapq.heappush(heap, (-s, next(tie), x, y, horizontal))
+        while heap:
+            neg, _, x, y, horizontal = heapq.heappop(heap)
+            a, b = self.group_of[x], self.group_of[y]
+            if a is b:
+                continue
+            if horizontal and 0 <= self.max_horizontal <= self.horizontal_merges:
+                continue
+            s = self.score(a, b)
+            if s != -neg:  # groups changed since the pair was scored
+                heapq.heappush(heap, (-s, next(tie), x, y, horizontal))
+                continue
+            if s <= 0 or not self.can_fuse(a, b):
+                continue
+            if horizontal and self._connected(a, b):
+                horizontal = False  # the pair became a producer/consumer pair through earlier merges
+            self.merge(a, b)
+            self.bytes_saved += s
+            self.horizontal_merges += horizontal
+        return self.groups()
+
+    def _connected(self, a: Group, b: Group) -> bool:
+        bs = set(b.ops)
+        return any(u in bs for op in a.ops for r in op.results for u in r.users) or any(
+            getattr(v, "op", None) in set(a.ops) for op in b.ops for v in op.operands
+        )
+
+    def groups(self) -> list[Group]:
+        seen, out = set(), []
+        for op in sorted(self.group_of, key=lambda o: self.position[o]):
+            g = self.group_of[op]
+            if id(g) not in seen:
+                seen.add(id(g))
+                out.append(g)
+        return out

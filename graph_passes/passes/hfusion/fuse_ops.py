@@ -1,0 +1,199 @@
+"""``hfusion-fuse-ops``: group fusible ops of each host function and outline every group into a device kernel.
+
+After AscendNPU-IR's ``hfusion-fuse-ops`` in multi-kernel mode. Grouping is :mod:`graph_passes.analysis.fusion_groups`
+(legality ``can_fuse`` apart from benefit ``score``); this module builds the kernels.
+
+An outlined kernel, for a group with inputs ``x, y`` and results ``r0, r1``::
+
+    func.func @main_fused_0(%x, %y, %out0, %out1) -> (r0 type, r1 type)
+        attributes {kernel, fusion_kind = "LAST_AXIS_PBR", output_args = [2, 3]}
+    // host:
+    %e0 = tensor.empty : () -> <r0 type>
+    %e1 = tensor.empty : () -> <r1 type>
+    %r:2 = func.call %x, %y, %e0, %e1 {callee = "main_fused_0"}
+
+Arguments are the group's inputs in order of first use, then one out-parameter per result (``output_args`` lists
+their indices); the body returns the results (value semantics, so the reference interpreter runs the module as is;
+a later pass turns the call into ``hivm.launch`` writing into the out-parameters). Scalar constants the group uses
+are cloned into the kernel. Values used only inside a group are never results: they never touch GM.
+
+Decisions:
+
+- Host functions are the functions without the ``kernel`` attribute (the importer's ``@main``); kernels are named
+  ``<host>_fused_<i>``.
+- ``hfusion.reshape`` is metadata: it never makes a kernel of its own and stays on the host unless it sits next to
+  a group, which then absorbs it. ``hfusion.slice`` is a compute op (AscendNPU-IR's kExtractSlice: an ANY_PB copy).
+- ``output-mode=single``: a group with several results becomes one kernel per result, each holding the ops its
+  result depends on (shared producers are duplicated, AscendNPU-IR's ``single-aggr``).
+- ``gm-bytes-saved`` is the sum of the scores of the merges made, at every shape symbol's lower bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from ...analysis.fusion_groups import FusionGraph, Group
+from ...analysis.fusion_kind import group_kind, is_important
+from ...dialects.func import CallOp, FuncOp, ReturnOp
+from ...dialects.tensor import EmptyOp
+from ...ir.core import Block, Constant, Operation, Value
+from ...ir.sizes import SizeVars
+from ...ir.types import TensorType
+from .. import ModulePass, PassContext, register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class FuseOps(ModulePass):
+    """Group fusible ops of each host function and outline each group into a device kernel function."""
+
+    name: ClassVar[str] = "hfusion-fuse-ops"
+    output_mode: Literal["multi", "single"] = "multi"
+    max_horizontal_fusion_size: int = -1
+    outline_single_op: bool = True
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        sizes = module.size_vars()
+        ctx.count("kernels-outlined", 0)
+        ctx.count("ops-fused", 0)
+        ctx.count("gm-bytes-saved", 0)
+        for host in [f for f in module.functions if not f.attributes.get("kernel")]:
+            self.fuse_function(module, host, sizes, ctx)
+
+    def fuse_function(self, module: Operation, host: Operation, sizes: SizeVars, ctx: PassContext) -> None:
+        block = host.body
+        graph = FusionGraph(list(block.ops), sizes, self.max_horizontal_fusion_size)
+        groups = graph.run()
+        minimum = 1 if self.outline_single_op else 2
+        kernels: list[tuple[Group, list[Operation], list[Value]]] = []
+        for g in groups:
+            if g.num_important < minimum:
+                continue
+            for ops, outputs in self._split(g):
+                if sum(1 for op in ops if is_important(op)) >= minimum:
+                    kernels.append((g, ops, outputs))
+        if not kernels:
+            return
+        names = {f.sym_name for f in module.functions}
+        outlined_groups = []
+        for group, ops, outputs in kernels:
+            name = _fresh_name(f"{host.sym_name}_fused_", names)
+            kernel = outline(host, group, ops, outputs, name, sizes)
+            module.body.insert_before(host, kernel)
+            ctx.count("kernels-outlined")
+            if len(ops) > 1:
+                ctx.count("ops-fused", len(ops))
+            if group not in outlined_groups:
+                outlined_groups.append(group)
+        for group in outlined_groups:
+            for op in reversed(group.ops):
+                if all(not r.uses for r in op.results):
+                    op.erase()
+        for op in list(block.ops):  # scalar constants now cloned into the kernels
+            if op.has_trait(Constant) and op.results and all(not r.uses for r in op.results):
+                op.erase()
+        topo_sort_block(block)
+        ctx.count("gm-bytes-saved", graph.bytes_saved)
+
+    def _split(self, g: Group) -> list[tuple[list[Operation], list[Value]]]:
+        members = set(g.ops)
+        outputs = [r for op in g.ops for r in op.results if any(u not in members for u in r.users)]
+        if self.output_mode == "multi" or len(outputs) <= 1:
+            return [(g.ops, outputs)]
+        parts = []
+        for out in outputs:
+            cone, stack = set(), [out.op]
+            while stack:
+                op = stack.pop()
+                if op in cone:
+                    continue
+                cone.add(op)
+                stack.extend(v.op for v in op.operands if getattr(v, "op", None) in members)
+            parts.append(([op for op in g.ops if op in cone], [out]))
+        return parts
+
+
+def _fresh_name(prefix: str, taken: set[str]) -> str:
+    i = 0
+    while f"{prefix}{i}" in taken:
+        i += 1
+    taken.add(f"{prefix}{i}")
+    return f"{prefix}{i}"
+
+
+def outline(host: Operation, group: Group, ops: list[Operation], outputs: list[Value], name: str,
+            sizes: SizeVars) -> Operation:  # fmt: skip
+    """Build kernel ``name`` from ``ops``; call it on the host after the group's last op; reroute ``outputs``."""
+    members = set(ops)
+    inputs: list[Value] = []
+    constants: list[Operation] = []
+    for op in ops:
+        for v in op.operands:
+            owner = getattr(v, "op", None)
+            if owner in members or v in inputs or owner in constants:
+                continue
+            if owner is not None and owner.has_trait(Constant) and not isinstance(v.type, TensorType):
+                constants.append(owner)
+            else:
+                inputs.append(v)
+    out_types = [v.type for v in outputs]
+    in_names = [getattr(v, "name_hint", None) for v in inputs]
+    kernel = FuncOp.build(
+        name,
+        [v.type for v in inputs] + out_types,
+        out_types,
+        in_names + [f"out{i}" for i in range(len(outputs))],
+        kernel=True,
+        fusion_kind=group_kind(ops, sizes).name,
+        output_args=list(range(len(inputs), len(inputs) + len(outputs))),
+    )
+    body = kernel.body
+    mapping = dict(zip(inputs, body.args))
+    for c in constants:
+        body.append(c.clone(mapping))
+    for op in ops:
+        body.append(op.clone(mapping))
+    body.append(ReturnOp([mapping[v] for v in outputs], [], {}, [], host.loc))
+
+    # host side: tensor.empty per out-parameter, then the call, after the group's last op
+    block = host.body
+    anchor = group.ops[-1]
+    index = block.ops.index(anchor) + 1
+    empties = []
+    for t in out_types:
+        e = EmptyOp([], [t], {}, [], anchor.loc)
+        block.insert(index, e)
+        index += 1
+        empties.append(e.result)
+    call = CallOp(inputs + empties, out_types, {"callee": name}, [], anchor.loc)
+    block.insert(index, call)
+    group_ops = set(group.ops)
+    for old, new in zip(outputs, call.results):
+        new.name_hint = old.name_hint
+        for use in list(old.uses):
+            if use.op not in group_ops:
+                use.op.set_operand(use.index, new)
+    return kernel
+
+
+def topo_sort_block(block: Block) -> None:
+    """Reorder ``block`` so every op follows its operands' definitions, keeping the current order otherwise."""
+    ops = [op for op in block.ops if op is not block.terminator]
+    position = {op: i for i, op in enumerate(ops)}
+    placed, order = set(), []
+
+    def place(op: Operation) -> None:
+        if op in placed:
+            return
+        placed.add(op)
+        for v in op.operands:
+            owner = getattr(v, "op", None)
+            if owner in position:
+                place(owner)
+        order.append(op)
+
+    for op in ops:
+        place(op)
+    term = block.terminator
+    block.ops = order + ([term] if term is not None else [])
