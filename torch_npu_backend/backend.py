@@ -1,0 +1,80 @@
+"""The dynamo backends ``npu`` and ``npu_sim``: AOTAutograd with our decompositions, each graph → compile_graph.
+
+Registration: both names are declared as ``torch_dynamo_backends`` entry points (setup.cfg). Importing this package
+also registers them with ``torch._dynamo.register_backend`` (for source checkouts without the entry points):
+``npu_sim`` always, ``npu`` only when no other package (torch_npu/TorchAir, Intel's NPU library) owns the name —
+otherwise a warning says why only ``npu_sim`` is available.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .options import NpuOptions
+from .stats import COUNTERS
+
+BACKEND_NAMES = ("npu", "npu_sim")
+_ENTRY_POINT_GROUP = "torch_dynamo_backends"
+
+
+def npu_backend(gm, example_inputs, options: dict | None = None):
+    """``torch.compile(model, backend="npu", options={...})``: forward and backward through AOTAutograd."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    from .decompositions import decomposition_table
+
+    opts = NpuOptions.from_dict(options)
+    COUNTERS["backend_calls"] += 1
+    fw = functools.partial(_compile, options=opts, kind="forward")
+    bw = functools.partial(_compile, options=opts, kind="backward")
+    inference = functools.partial(_compile, options=opts, kind="inference")
+    return aot_autograd(fw_compiler=fw, bw_compiler=bw, inference_compiler=inference,
+                        decompositions=decomposition_table())(gm, example_inputs)  # fmt: skip
+
+
+def _compile(gm, example_inputs, *, options, kind):
+    """AOTAutograd's compiler hook; the result takes boxed arguments (one list), as AOTAutograd prefers."""
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    from .compile import compile_graph
+
+    return make_boxed_func(compile_graph(gm, example_inputs, options, kind=kind))
+
+
+def npu_sim_backend(gm, example_inputs, options: dict | None = None):
+    """``backend="npu_sim"``: the same backend under a name no other package claims."""
+    return npu_backend(gm, example_inputs, options)
+
+
+def _foreign_entry_point(name: str, ours: str) -> str | None:
+    """The ``module:function`` of another package's entry point for ``name``, if there is one."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=_ENTRY_POINT_GROUP):
+        if ep.name == name and ep.value.replace(" ", "") != ours:
+            return ep.value
+    return None
+
+
+def register_backends() -> list[str]:
+    """Register ``npu_sim`` (always) and ``npu`` (when free) with dynamo; returns the names now usable."""
+    from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
+
+    available = []
+    for name, fn in (("npu_sim", npu_sim_backend), ("npu", npu_backend)):
+        ours = f"{__name__}:{fn.__name__}"
+        current = _COMPILER_FNS.get(name)
+        owner = None
+        if current is not None and current is not fn:
+            owner = f"{getattr(current, '__module__', '?')}.{getattr(current, '__name__', '?')}"
+        elif current is None:
+            owner = _foreign_entry_point(name, ours)
+        if owner is not None:
+            warnings.warn(f"dynamo backend name {name!r} is already taken by {owner}; use backend='npu_sim'",
+                          stacklevel=2)  # fmt: skip
+            continue
+        if current is None:
+            register_backend(fn, name=name)
+        available.append(name)
+    return available

@@ -1,0 +1,344 @@
+"""FX import: an aten FX graph (from AOTAutograd) → a ``builtin.module`` holding ``func.func @main`` in ``hfusion``.
+
+One lowering per aten op, looked up in :data:`torch_npu_backend.lowerings.LOWERINGS`. A lowering is called as
+``fn(ctx, *node.args, **node.kwargs)`` and returns the IR value(s) of the node; ``ctx`` is the
+:class:`ImportContext`, which owns the builder (every op it creates gets ``loc`` = the FX node name) and the shared
+helpers: explicit type promotion (``cast``), explicit broadcasting (``broadcast_to``: ``hfusion.reshape`` drops
+expanded size-1 dims, then ``hfusion.broadcast`` adds dims), scalar constants and symbolic sizes as values.
+
+Calling convention of @main (Note: it mirrors the FX placeholders one to one, so the runtime passes its arguments
+through unchanged): a tensor placeholder is a ``tensor<…>`` argument, a SymInt placeholder an ``index`` argument.
+Every FX output that is a tensor is a result of @main; ``None`` and SymInt outputs (AOTAutograd saves sizes for the
+backward) are rebuilt by the runtime from the symbol bindings (see :class:`OutputSpec`).
+
+Dims are sympy expressions over the ShapeEnv's symbols (``s77``), each declared on the module with its range.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import sympy
+import torch
+import torch.fx
+
+from graph_passes.dialects.arith import BINARY_OPS, ConstantOp
+from graph_passes.dialects.builtin import ModuleOp
+from graph_passes.dialects.func import FuncOp, ReturnOp
+from graph_passes.dialects.hfusion import BroadcastOp, CastOp, ReshapeOp
+from graph_passes.dialects.tensor import DimOp
+from graph_passes.ir.builder import Builder
+from graph_passes.ir.core import Operation, Value
+from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
+
+from .dtypes import ir_dtype
+from .errors import NpuCompileError, UnsupportedOpError
+from .symbolic import convert, is_symbolic, shape_env_of, symbol_range, to_expr
+
+IGNORED_TARGETS = {
+    torch.ops.aten._assert_scalar.default,
+    torch.ops.aten.sym_constrain_range_for_size.default,
+    torch.ops.aten._assert_tensor_metadata.default,
+}
+"""Runtime assertions on sizes that dynamo already guards; they produce no value and no IR."""
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """How the runtime rebuilds FX output ``i``: a result of @main, None, or a size expression."""
+
+    kind: str  # "tensor" | "none" | "size"
+    index: int = -1  # result index of @main for "tensor"
+    expr: object = None  # sympy size expression for "size"
+
+
+@dataclass
+class ImportResult:
+    module: ModuleOp
+    outputs: list[OutputSpec]
+    symbol_args: dict[str, int] = field(default_factory=dict)
+    """symbol name → position of the SymInt placeholder (index argument) that carries it."""
+    lowered: list[object] = field(default_factory=list)
+    """The aten ops lowered, in node order (tests use this to check coverage)."""
+
+
+class ImportContext:
+    """State of one import and the helpers lowerings share."""
+
+    def __init__(self, gm: torch.fx.GraphModule, target: str | None = None):
+        self.gm = gm
+        self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        vals = [n.meta.get("val") for n in self.placeholders]
+        self.shape_env = shape_env_of([v for v in vals if v is not None])
+        self.module = ModuleOp.build(target=target)
+        self.node: torch.fx.Node | None = None
+        self.env: dict[torch.fx.Node, object] = {}
+        self._size_sources: dict[str, Value] = {}
+        self._declared: set[str] = set()
+        self.symbol_args: dict[str, int] = {}
+        arg_types = [self._placeholder_type(n) for n in self.placeholders]
+        self.func = FuncOp.build("main", arg_types, [], [_arg_name(n.name) for n in self.placeholders])
+        self.module.body.append(self.func)
+        self.builder = Builder.at_end(self.func.body)
+
+    # -- types ---------------------------------------------------------------------------------------------
+    def _placeholder_type(self, node: torch.fx.Node):
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            return self.tensor_type(val, node)
+        if isinstance(val, torch.SymInt):
+            expr = self.expr(val)
+            if isinstance(expr, sympy.Symbol):
+                self.symbol_args.setdefault(expr.name, self.placeholders.index(node))
+            return IndexType()
+        raise NpuCompileError(f"placeholder '{node.name}' has unsupported value {type(val).__name__} {val!r}")
+
+    def expr(self, x) -> sympy.Expr:
+        """A size (int, SymInt, or an FX node computing one) as an IR expression; declares its symbols."""
+        if isinstance(x, torch.fx.Node):
+            x = x.meta["val"]
+        e = to_expr(x)
+        self.declare(e)
+        return e
+
+    def declare(self, e: sympy.Expr) -> None:
+        for s in e.free_symbols:
+            if s.name in self._declared:
+                continue
+            if self.shape_env is None:
+                raise NpuCompileError(f"symbol {s.name} appears but the graph has no ShapeEnv")
+            if not s.name.startswith("s"):
+                raise UnsupportedOpError(self.target_name(), self.node_name(), f"data-dependent size {s.name}")
+            lo, hi = symbol_range(self.shape_env, s.name)
+            self.module.declare_symbol(s.name, lo, hi)
+            self._declared.add(s.name)
+
+    def tensor_type(self, val: torch.Tensor, node: torch.fx.Node | None = None) -> TensorType:
+        name = (node or self.node).name if (node or self.node) is not None else None
+        return TensorType(tuple(self.expr(d) for d in val.shape), ir_dtype(val.dtype, name))
+
+    def out_type(self, index: int | None = None) -> TensorType:
+        """The IR type of the current node's result (``index`` picks one of a tuple result)."""
+        val = self.node.meta["val"]
+        if index is not None:
+            val = val[index]
+        return self.tensor_type(val)
+
+    def meta(self, arg):
+        """The example value (FakeTensor, SymInt, number) of an FX argument."""
+        return arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg
+
+    def shape(self, v: Value) -> tuple:
+        return v.type.shape
+
+    def node_name(self) -> str | None:
+        return self.node.name if self.node is not None else None
+
+    def target_name(self) -> str:
+        return str(self.node.target) if self.node is not None else "<none>"
+
+    def error(self, reason: str) -> UnsupportedOpError:
+        """An error for the current node: its op does not support ``reason``."""
+        return UnsupportedOpError(self.node.target, self.node.name, reason)
+
+    # -- values --------------------------------------------------------------------------------------------
+    def tensor(self, arg) -> Value:
+        """The IR value of a tensor argument."""
+        if not isinstance(arg, torch.fx.Node):
+            raise self.error(f"expected a tensor argument, got {arg!r}")
+        v = self.env.get(arg)
+        if not isinstance(v, Value) or not isinstance(v.type, TensorType):
+            raise self.error(f"argument '{arg.name}' is not a tensor value")
+        return v
+
+    def is_tensor(self, arg) -> bool:
+        return isinstance(arg, torch.fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor)
+
+    def create(self, op_cls: type[Operation], operands, result_types, **attrs) -> Operation:
+        return self.builder.create(op_cls, operands, result_types, **attrs)
+
+    def emit(self, op_cls: type[Operation], operands, result_type, **attrs) -> Value:
+        return self.create(op_cls, operands, [result_type], **attrs).result
+
+    def cast(self, v: Value, dtype: str, round_mode: str | None = None) -> Value:
+        """``v`` converted to ``dtype`` (no op when it already has it). Scalars must already have it."""
+        if not isinstance(v.type, TensorType):
+            if v.type == ScalarType(dtype) or isinstance(v.type, IndexType):
+                return v
+            raise self.error(f"cannot cast scalar of type {v.type} to {dtype}")
+        if v.type.dtype == dtype:
+            return v
+        if round_mode is None and is_float_dtype(v.type.dtype) and not is_float_dtype(dtype) and dtype != "i1":
+            round_mode = "trunc"  # torch truncates float → int conversions
+        return self.emit(CastOp, [v], v.type.with_dtype(dtype), round_mode=round_mode)
+
+    def reshape(self, v: Value, shape) -> Value:
+        shape = tuple(sympy.sympify(d) for d in shape)
+        if _same(v.type.shape, shape):
+            return v
+        return self.emit(ReshapeOp, [v], v.type.with_shape(shape))
+
+    def broadcast_to(self, v: Value, shape) -> Value:
+        """Explicit numpy-style broadcast of ``v`` to ``shape``: reshape away expanded size-1 dims, then broadcast."""
+        if not isinstance(v.type, TensorType):
+            return v  # scalars broadcast implicitly
+        src, shape = list(v.type.shape), [sympy.sympify(d) for d in shape]
+        if len(src) > len(shape):
+            raise self.error(f"cannot broadcast {v.type} to rank {len(shape)}")
+        offset = len(shape) - len(src)
+        kept, kept_dims = [], []
+        for i, d in enumerate(src):
+            j = i + offset
+            if d == shape[j]:
+                kept.append(d)
+                kept_dims.append(j)
+            elif d == 1:
+                continue  # expanded: dropped by the reshape, re-created by the broadcast
+            else:
+                raise self.error(f"cannot broadcast dim {i} of {v.type} (size {d}) to size {shape[j]}")
+        if len(kept_dims) == len(shape):
+            return v
+        v = self.reshape(v, kept)
+        dims = [j for j in range(len(shape)) if j not in kept_dims]
+        return self.emit(BroadcastOp, [v], TensorType(tuple(shape), v.type.dtype), dims=dims)
+
+    def scalar(self, value, dtype: str) -> Value:
+        """A scalar operand: a constant of ``dtype``, or the index value of a symbolic size."""
+        if isinstance(value, torch.fx.Node):
+            value = value.meta["val"]
+        if is_symbolic(value):
+            if not isinstance(value, torch.SymInt):
+                raise self.error(f"symbolic {type(value).__name__} operands are not supported")
+            return self.size_value(self.expr(value))
+        if isinstance(value, bool) or dtype == "i1":
+            value = bool(value)
+        elif is_float_dtype(dtype):
+            value = float(value)
+        else:
+            value = int(value)
+        return self.emit(ConstantOp, [], ScalarType(dtype), value=value)
+
+    def operand(self, arg, dtype: str, shape) -> Value:
+        """A tensor argument cast to ``dtype`` and broadcast to ``shape``, or a scalar argument as a constant."""
+        if isinstance(arg, torch.fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor):
+            return self.broadcast_to(self.cast(self.tensor(arg), dtype), shape)
+        if isinstance(arg, (int, float, bool, torch.SymInt, torch.fx.Node)):
+            return self.scalar(arg, dtype)
+        raise self.error(f"unsupported operand {arg!r}")
+
+    def size_value(self, e) -> Value:
+        """An ``index`` value equal to the size expression ``e`` at run time (tensor.dim / index args + arith)."""
+        e = sympy.sympify(e)
+        if e.is_Integer:
+            return self.emit(ConstantOp, [], IndexType(), value=int(e))
+        if isinstance(e, sympy.Symbol):
+            return self._symbol_source(e.name)
+        if isinstance(e, (sympy.Add, sympy.Mul)):
+            terms = list(e.args)
+            acc = self.size_value(terms[0])
+            op = BINARY_OPS["arith.addi" if isinstance(e, sympy.Add) else "arith.muli"]
+            for t in terms[1:]:
+                acc = self.emit(op, [acc, self.size_value(t)], IndexType())
+            return acc
+        if isinstance(e, sympy.floor):
+            num, den = sympy.fraction(sympy.together(e.args[0]))
+            return self.emit(BINARY_OPS["arith.floordivsi"], [self.size_value(num), self.size_value(den)], IndexType())
+        raise self.error(f"cannot compute size {e} as a value")
+
+    def _symbol_source(self, name: str) -> Value:
+        if name in self._size_sources:
+            return self._size_sources[name]
+        if name in self.symbol_args:
+            v = self.func.args[self.symbol_args[name]]
+        else:
+            v = None
+            for arg in self.func.args:
+                if isinstance(arg.type, TensorType):
+                    for i, d in enumerate(arg.type.shape):
+                        if isinstance(d, sympy.Symbol) and d.name == name:
+                            v = Builder(self.func.body, 0, self.node_name()).create(
+                                DimOp, [arg], [IndexType()], index=i
+                            ).result
+                            break
+                if v is not None:
+                    break
+            if v is None:
+                raise self.error(f"no argument carries shape symbol {name}")
+        self._size_sources[name] = v
+        return v
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(sympy.sympify(x) == sympy.sympify(y) for x, y in zip(a, b))
+
+
+def _arg_name(name: str) -> str:
+    return name if name.isidentifier() else None
+
+
+def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportResult:
+    """Import an aten FX graph; raises :class:`UnsupportedOpError` for an op without lowering."""
+    from .lowerings import LOWERINGS, record_lowering
+
+    ctx = ImportContext(gm, target)
+    for i, node in enumerate(ctx.placeholders):
+        val = node.meta.get("val")
+        ctx.env[node] = ctx.func.args[i] if isinstance(val, torch.Tensor) else ctx.expr(val)
+    lowered, outputs = [], None
+    for node in gm.graph.nodes:
+        ctx.node = node
+        ctx.builder.loc = node.name
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            outputs = _emit_output(ctx, node)
+            continue
+        if node.op == "get_attr":
+            ctx.env[node] = _lower_constant(ctx, getattr(gm, node.target))
+            continue
+        if node.op != "call_function":
+            raise UnsupportedOpError(node.target, node.name, f"FX op kind '{node.op}'")
+        if node.target is operator.getitem:
+            ctx.env[node] = ctx.env[node.args[0]][node.args[1]]
+            continue
+        if node.target in IGNORED_TARGETS:
+            continue
+        val = node.meta.get("val")
+        if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+            ctx.env[node] = ctx.expr(val)  # a size computation: it lives in the types, not as ops
+            continue
+        lowering = LOWERINGS.get(node.target)
+        if lowering is None:
+            raise UnsupportedOpError(node.target, node.name)
+        ctx.env[node] = lowering(ctx, *node.args, **node.kwargs)
+        record_lowering(node.target)
+        lowered.append(node.target)
+    return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered)
+
+
+def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:
+    values, specs = [], []
+    for out in node.args[0]:
+        if out is None:
+            specs.append(OutputSpec("none"))
+        elif isinstance(out, torch.fx.Node) and isinstance(out.meta.get("val"), torch.Tensor):
+            specs.append(OutputSpec("tensor", len(values)))
+            values.append(ctx.tensor(out))
+        elif isinstance(out, torch.fx.Node) or isinstance(out, (int, torch.SymInt)):
+            specs.append(OutputSpec("size", expr=ctx.expr(out)))
+        else:
+            raise UnsupportedOpError("output", node.name, f"output value {out!r}")
+    ctx.create(ReturnOp, values, [])
+    ctx.func.set_function_type()
+    return specs
+
+
+def _lower_constant(ctx: ImportContext, t) -> Value:
+    """A tensor attribute of the graph module (a lifted constant) as a dense ``arith.constant``."""
+    if not isinstance(t, torch.Tensor):
+        raise UnsupportedOpError("get_attr", ctx.node_name(), f"attribute of type {type(t).__name__}")
+    if t.numel() > 4096:
+        raise UnsupportedOpError("get_attr", ctx.node_name(), f"constant tensor with {t.numel()} elements")
+    ttype = TensorType(tuple(t.shape), ir_dtype(t.dtype, ctx.node_name()))
+    return ctx.emit(ConstantOp, [], ttype, value=t.detach().flatten().tolist())

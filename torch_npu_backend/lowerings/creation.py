@@ -1,0 +1,49 @@
+"""Tensor creation: full/full_like/scalar_tensor → ``hfusion.fill``; arange → ``hfusion.arange``.
+
+Shapes come from the node's ``meta["val"]`` (they may be symbolic); the fill value must be a number.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from graph_passes.dialects.hfusion import ArangeOp, FillOp
+from graph_passes.ir.types import is_float_dtype
+
+from ..symbolic import is_symbolic
+from . import register_lowering
+from .common import check_device
+
+aten = torch.ops.aten
+
+
+def _fill(ctx, value, device):
+    check_device(ctx, device)
+    if is_symbolic(value) or not isinstance(value, (int, float, bool)):
+        raise ctx.error(f"fill value {value!r} is not a number")
+    out = ctx.out_type()
+    value = float(value) if is_float_dtype(out.dtype) else (bool(value) if out.dtype == "i1" else int(value))
+    return ctx.emit(FillOp, [], out, value=value)
+
+
+@register_lowering(aten.full.default)
+def full(ctx, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _fill(ctx, fill_value, device)
+
+
+@register_lowering(aten.full_like.default)
+def full_like(ctx, x, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _fill(ctx, fill_value, device)
+
+
+@register_lowering(aten.scalar_tensor.default)
+def scalar_tensor(ctx, s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _fill(ctx, s, device)
+
+
+@register_lowering(aten.arange.start_step)
+def arange(ctx, start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    check_device(ctx, device)
+    if any(is_symbolic(v) for v in (start, step)):
+        raise ctx.error("symbolic start or step")
+    return ctx.emit(ArangeOp, [], ctx.out_type(), start=start, step=step)

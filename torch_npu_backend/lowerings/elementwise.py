@@ -1,0 +1,185 @@
+"""Elementwise lowerings: arithmetic with torch's type promotion, unary math, comparisons, logic, casts.
+
+Promotion is explicit: each tensor operand is cast (``hfusion.cast``) to the computation dtype and broadcast
+(``hfusion.broadcast``) to the result shape; scalar operands become ``arith.constant`` of that dtype. The result
+dtype is the node's ``meta["val"].dtype``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from graph_passes.dialects.hfusion import CompareOp, ElemwiseBinaryOp, ElemwiseTernaryOp, ElemwiseUnaryOp, SelectOp
+
+from . import register_lowering
+from .common import check_device, promote
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+def _arith(ctx, fun: str, a, b, alpha=1):
+    out = ctx.out_type()
+    if not (ctx.is_tensor(a) or ctx.is_tensor(b)):
+        raise ctx.error("both operands are scalars")
+    lhs = ctx.operand(a, out.dtype, out.shape)
+    if alpha != 1 and not ctx.is_tensor(b):
+        b, alpha = ctx.meta(b) * alpha, 1
+    rhs = ctx.operand(b, out.dtype, out.shape)
+    if alpha != 1:
+        rhs = ctx.emit(ElemwiseBinaryOp, [rhs, ctx.scalar(alpha, out.dtype)], out, fun="mul")
+    return ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out, fun=fun)
+
+
+@register_lowering(aten.add.Tensor, aten.add.Scalar)
+def add(ctx, a, b, alpha=1):
+    return _arith(ctx, "add", a, b, alpha)
+
+
+@register_lowering(aten.sub.Tensor, aten.sub.Scalar)
+def sub(ctx, a, b, alpha=1):
+    return _arith(ctx, "sub", a, b, alpha)
+
+
+@register_lowering(aten.mul.Tensor, aten.mul.Scalar)
+def mul(ctx, a, b):
+    return _arith(ctx, "mul", a, b)
+
+
+@register_lowering(aten.div.Tensor, aten.div.Scalar)
+def div(ctx, a, b):
+    return _arith(ctx, "div", a, b)  # true division: the result dtype (meta) is floating, operands are cast to it
+
+
+@register_lowering(aten.maximum.default)
+def maximum(ctx, a, b):
+    return _arith(ctx, "max", a, b)
+
+
+@register_lowering(aten.minimum.default)
+def minimum(ctx, a, b):
+    return _arith(ctx, "min", a, b)
+
+
+@register_lowering(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)
+def pow_(ctx, a, b):
+    return _arith(ctx, "pow", a, b)
+
+
+def _bitwise(fun):
+    def lower(ctx, a, b):
+        return _arith(ctx, fun, a, b)
+
+    lower.__name__ = fun
+    return lower
+
+
+for _fun in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    register_lowering(getattr(aten, _fun).Tensor, getattr(aten, _fun).Scalar)(_bitwise(_fun))
+
+
+def _logical(fun):
+    def lower(ctx, a, b):
+        out = ctx.out_type()
+        lhs, rhs = ctx.operand(a, "i1", out.shape), ctx.operand(b, "i1", out.shape)
+        return ctx.cast(ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out.with_dtype("i1"), fun=fun), out.dtype)
+
+    lower.__name__ = fun
+    return lower
+
+
+for _fun in ("logical_and", "logical_or", "logical_xor"):
+    register_lowering(getattr(aten, _fun).default)(_logical(_fun))
+
+
+@register_lowering(aten.logical_not.default)
+def logical_not(ctx, x):
+    out = ctx.out_type()
+    v = ctx.cast(ctx.tensor(x), "i1")
+    return ctx.cast(ctx.emit(ElemwiseUnaryOp, [v], out.with_dtype("i1"), fun="logical_not"), out.dtype)
+
+
+# -- comparisons -------------------------------------------------------------------------------------------------
+
+def _compare(predicate):
+    def lower(ctx, a, b):
+        out = ctx.out_type()
+        dtype = promote(ctx, a, b)
+        lhs, rhs = ctx.operand(a, dtype, out.shape), ctx.operand(b, dtype, out.shape)
+        return ctx.emit(CompareOp, [lhs, rhs], out, predicate=predicate)
+
+    lower.__name__ = predicate
+    return lower
+
+
+for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
+    register_lowering(getattr(aten, _pred).Tensor, getattr(aten, _pred).Scalar)(_compare(_pred))
+
+
+@register_lowering(aten.where.self)
+def where(ctx, cond, a, b):
+    out = ctx.out_type()
+    c = ctx.operand(cond, "i1", out.shape)
+    return ctx.emit(SelectOp, [c, ctx.operand(a, out.dtype, out.shape), ctx.operand(b, out.dtype, out.shape)], out)
+
+
+@register_lowering(aten.clamp.default)
+def clamp(ctx, x, min=None, max=None):
+    out = ctx.out_type()
+    v = ctx.operand(x, out.dtype, out.shape)
+    if min is not None and max is not None:
+        lo, hi = ctx.scalar(min, out.dtype), ctx.scalar(max, out.dtype)
+        return ctx.emit(ElemwiseTernaryOp, [v, lo, hi], out, fun="clamp")
+    if min is not None:
+        return ctx.emit(ElemwiseBinaryOp, [v, ctx.scalar(min, out.dtype)], out, fun="max")
+    if max is not None:
+        return ctx.emit(ElemwiseBinaryOp, [v, ctx.scalar(max, out.dtype)], out, fun="min")
+    raise ctx.error("clamp without min and max")
+
+
+# -- unary -------------------------------------------------------------------------------------------------------
+
+def _unary(fun):
+    def lower(ctx, x):
+        out = ctx.out_type()
+        return ctx.emit(ElemwiseUnaryOp, [ctx.cast(ctx.tensor(x), out.dtype)], out, fun=fun)
+
+    lower.__name__ = fun
+    return lower
+
+
+UNARY_ATEN = {
+    "neg": aten.neg.default, "abs": aten.abs.default, "exp": aten.exp.default, "log": aten.log.default,
+    "sqrt": aten.sqrt.default, "rsqrt": aten.rsqrt.default, "reciprocal": aten.reciprocal.default,
+    "tanh": aten.tanh.default, "sigmoid": aten.sigmoid.default, "relu": aten.relu.default, "erf": aten.erf.default,
+    "sin": aten.sin.default, "cos": aten.cos.default, "floor": aten.floor.default, "ceil": aten.ceil.default,
+    "silu": aten.silu.default, "bitwise_not": aten.bitwise_not.default,
+}  # fmt: skip
+"""hfusion unary ``fun`` → the aten op it lowers (one op each)."""
+
+for _fun, _op in UNARY_ATEN.items():
+    register_lowering(_op)(_unary(_fun))
+
+
+@register_lowering(aten.gelu.default)
+def gelu(ctx, x, approximate="none"):
+    funs = {"none": "gelu_erf", "tanh": "gelu_tanh"}
+    if approximate not in funs:
+        raise ctx.error(f"approximate={approximate!r}")
+    return _unary(funs[approximate])(ctx, x)
+
+
+# -- casts -------------------------------------------------------------------------------------------------------
+
+@register_lowering(aten._to_copy.default)
+def to_copy(ctx, x, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+            memory_format=None):  # fmt: skip
+    check_device(ctx, device)
+    if layout not in (None, torch.strided):
+        raise ctx.error(f"layout={layout}")
+    return ctx.cast(ctx.tensor(x), ctx.out_type().dtype)
+
+
+@register_lowering(prims.convert_element_type.default)
+def convert_element_type(ctx, x, dtype):
+    return ctx.cast(ctx.tensor(x), ctx.out_type().dtype)

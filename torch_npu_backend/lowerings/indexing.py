@@ -1,0 +1,78 @@
+"""Indexing: gather → ``hfusion.gather``; index_select and embedding are gathers with a broadcast index;
+embedding_dense_backward is a one-hot matmul (``onehot(indices)^T @ grad``), which keeps it on the Cube unit.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from graph_passes.dialects.hfusion import ArangeOp, BroadcastOp, GatherOp, MatmulOp
+from graph_passes.ir.types import TensorType
+
+from ..dtypes import opmath
+from . import register_lowering
+from .common import binary, compare, normalize_dim
+
+aten = torch.ops.aten
+
+
+@register_lowering(aten.gather.default)
+def gather(ctx, x, dim, index, *, sparse_grad=False):
+    v, idx = ctx.tensor(x), ctx.tensor(index)
+    return ctx.emit(GatherOp, [v, idx], ctx.out_type(), dim=normalize_dim(ctx, dim, v.type.rank))
+
+
+def _index_select(ctx, v, dim, idx, out_shape):
+    """out = v.index_select(dim, idx) for a 1-D idx: gather along ``dim`` with idx broadcast to ``out_shape``."""
+    rank = v.type.rank
+    idx = ctx.reshape(idx, [idx.type.shape[0] if i == dim else 1 for i in range(rank)])
+    idx = ctx.broadcast_to(idx, out_shape)
+    return ctx.emit(GatherOp, [v, idx], TensorType(tuple(out_shape), v.type.dtype), dim=dim)
+
+
+@register_lowering(aten.index_select.default)
+def index_select(ctx, x, dim, index):
+    v, idx = ctx.tensor(x), ctx.tensor(index)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    out = ctx.out_type()
+    idx = ctx.reshape(idx, [idx.type.numel()])
+    return ctx.reshape(_index_select(ctx, v, dim, idx, out.shape), out.shape)
+
+
+@register_lowering(aten.embedding.default)
+def embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    w, idx = ctx.tensor(weight), ctx.tensor(indices)
+    if w.type.rank != 2:
+        raise ctx.error(f"weight of rank {w.type.rank}")
+    n = idx.type.numel()
+    flat = ctx.reshape(idx, [n])
+    rows = _index_select(ctx, w, 0, flat, [n, w.type.shape[1]])
+    return ctx.reshape(rows, ctx.out_type().shape)
+
+
+@register_lowering(aten.embedding_dense_backward.default)
+def embedding_dense_backward(ctx, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """grad_weight[v, :] = sum over positions p with indices[p] == v (and v != padding_idx) of grad[p, :]."""
+    if scale_grad_by_freq:
+        raise ctx.error("scale_grad_by_freq=True")
+    out = ctx.out_type()
+    g, idx = ctx.tensor(grad_output), ctx.tensor(indices)
+    n, d, vocab = idx.type.numel(), g.type.shape[-1], ctx.expr(num_weights)
+    compute = opmath(out.dtype)
+    g = ctx.cast(ctx.reshape(g, [n, d]), compute)
+    idx = ctx.cast(ctx.reshape(idx, [n]), "i64")
+    rows = ctx.emit(ArangeOp, [], TensorType((vocab,), "i64"), start=0, step=1)
+    nv = TensorType((n, vocab), "i64")
+    hot = compare(ctx, "eq", _bcast(ctx, idx, nv, [1]), _bcast(ctx, rows, nv, [0]))
+    if padding_idx is not None and padding_idx >= 0:
+        keep = compare(ctx, "ne", idx, ctx.scalar(padding_idx, "i64"))
+        hot = binary(ctx, "logical_and", hot, _bcast(ctx, keep, nv.with_dtype("i1"), [1]))
+    onehot = ctx.cast(hot, compute)
+    res = ctx.emit(MatmulOp, [onehot, g], TensorType((vocab, d), compute), transpose_a=True, transpose_b=False)
+    return ctx.cast(res, out.dtype)
+
+
+
+
+def _bcast(ctx, v, out_type, dims):
+    return ctx.emit(BroadcastOp, [v], out_type.with_dtype(v.type.dtype), dims=dims)

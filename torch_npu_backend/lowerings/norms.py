@@ -1,0 +1,88 @@
+"""Normalisations lowered directly (not decomposed) so each becomes one readable hfusion sequence, computed in
+f32 for f16/bf16 inputs (as eager's CPU kernels do): softmax, log_softmax, their backward ops, layer norm.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..dtypes import opmath
+from . import register_lowering
+from .common import binary, normalize_dim, reduce, unary
+from .reductions import mean_value
+
+aten = torch.ops.aten
+
+
+def _shifted(ctx, x, dim, dtype):
+    """(x - max(x, dim), sum(exp(x - max), dim)) computed in ``dtype``."""
+    v = ctx.cast(ctx.tensor(x), dtype)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    if v.type.rank == 0:
+        raise ctx.error("softmax of a 0-d tensor")
+    shifted = binary(ctx, "sub", v, reduce(ctx, "max", v, [dim], True))
+    e = unary(ctx, "exp", shifted)
+    return shifted, e, reduce(ctx, "sum", e, [dim], True)
+
+
+@register_lowering(aten._softmax.default)
+def softmax(ctx, x, dim, half_to_float):
+    """softmax = exp(x - max) / sum(exp(x - max))."""
+    out = ctx.out_type()
+    _, e, s = _shifted(ctx, x, dim, opmath(out.dtype))
+    return ctx.cast(binary(ctx, "div", e, s), out.dtype)
+
+
+@register_lowering(aten._log_softmax.default)
+def log_softmax(ctx, x, dim, half_to_float):
+    """log_softmax = (x - max) - log(sum(exp(x - max)))."""
+    out = ctx.out_type()
+    shifted, _, s = _shifted(ctx, x, dim, opmath(out.dtype))
+    return ctx.cast(binary(ctx, "sub", shifted, unary(ctx, "log", s)), out.dtype)
+
+
+@register_lowering(aten._softmax_backward_data.default)
+def softmax_backward(ctx, grad_output, output, dim, input_dtype):
+    """grad_in = y * (g - sum(g * y, dim))."""
+    out = ctx.out_type()
+    dtype = opmath(out.dtype)
+    g, y = ctx.cast(ctx.tensor(grad_output), dtype), ctx.cast(ctx.tensor(output), dtype)
+    dim = normalize_dim(ctx, dim, y.type.rank)
+    s = reduce(ctx, "sum", binary(ctx, "mul", g, y), [dim], True)
+    return ctx.cast(binary(ctx, "mul", y, binary(ctx, "sub", g, s)), out.dtype)
+
+
+@register_lowering(aten._log_softmax_backward_data.default)
+def log_softmax_backward(ctx, grad_output, output, dim, input_dtype):
+    """grad_in = g - exp(y) * sum(g, dim)."""
+    out = ctx.out_type()
+    dtype = opmath(out.dtype)
+    g, y = ctx.cast(ctx.tensor(grad_output), dtype), ctx.cast(ctx.tensor(output), dtype)
+    dim = normalize_dim(ctx, dim, y.type.rank)
+    s = reduce(ctx, "sum", g, [dim], True)
+    return ctx.cast(binary(ctx, "sub", g, binary(ctx, "mul", unary(ctx, "exp", y), s)), out.dtype)
+
+
+@register_lowering(aten.native_layer_norm.default)
+def native_layer_norm(ctx, x, normalized_shape, weight, bias, eps):
+    """(out, mean, rstd): mean and var over the trailing ``normalized_shape`` dims; out = (x-mean)*rstd*w + b."""
+    out = ctx.out_type(0)
+    dtype = opmath(out.dtype)
+    v = ctx.cast(ctx.tensor(x), dtype)
+    rank = v.type.rank
+    dims = list(range(rank - len(normalized_shape), rank))
+    mean = mean_value(ctx, v, dims, True)
+    centered = binary(ctx, "sub", v, mean)
+    var = mean_value(ctx, binary(ctx, "mul", centered, centered), dims, True)
+    rstd = unary(ctx, "rsqrt", binary(ctx, "add", var, ctx.scalar(eps, dtype)))
+    y = binary(ctx, "mul", centered, rstd)
+    if weight is not None:
+        y = binary(ctx, "mul", y, ctx.cast(ctx.tensor(weight), dtype))
+    if bias is not None:
+        y = binary(ctx, "add", y, ctx.cast(ctx.tensor(bias), dtype))
+    mean_t, rstd_t = ctx.out_type(1), ctx.out_type(2)
+    return (
+        ctx.cast(y, out.dtype),
+        ctx.reshape(ctx.cast(mean, mean_t.dtype), mean_t.shape),
+        ctx.reshape(ctx.cast(rstd, rstd_t.dtype), rstd_t.shape),
+    )

@@ -1,0 +1,90 @@
+"""Reductions → ``hfusion.reduce`` (+ ``hfusion.reshape`` for keepdim). mean/var compute in f32 for f16/bf16."""
+
+from __future__ import annotations
+
+import torch
+
+from graph_passes.dialects.hfusion import ElemwiseBinaryOp
+
+from ..dtypes import opmath
+from . import register_lowering
+from .common import binary, normalize_dims, numel, reduce
+
+aten = torch.ops.aten
+
+
+def _reduce(ctx, kind, x, dims, keepdim, dtype):
+    out = ctx.out_type()
+    v = ctx.cast(ctx.tensor(x), dtype or out.dtype)
+    dims = normalize_dims(ctx, dims, v.type.rank)
+    r = reduce(ctx, kind, v, dims, keepdim)
+    return ctx.reshape(r, out.shape)
+
+
+@register_lowering(aten.sum.dim_IntList)
+def sum_dim(ctx, x, dim, keepdim=False, *, dtype=None):
+    return _reduce(ctx, "sum", x, dim, keepdim, None)
+
+
+@register_lowering(aten.sum.default)
+def sum_all(ctx, x, *, dtype=None):
+    return _reduce(ctx, "sum", x, None, False, None)
+
+
+@register_lowering(aten.prod.dim_int)
+def prod_dim(ctx, x, dim, keepdim=False, *, dtype=None):
+    return _reduce(ctx, "prod", x, [dim], keepdim, None)
+
+
+@register_lowering(aten.prod.default)
+def prod_all(ctx, x, *, dtype=None):
+    return _reduce(ctx, "prod", x, None, False, None)
+
+
+@register_lowering(aten.amax.default)
+def amax(ctx, x, dim=(), keepdim=False):
+    return _reduce(ctx, "max", x, dim, keepdim, None)
+
+
+@register_lowering(aten.amin.default)
+def amin(ctx, x, dim=(), keepdim=False):
+    return _reduce(ctx, "min", x, dim, keepdim, None)
+
+
+@register_lowering(aten.any.dim, aten.any.dims, aten.any.default)
+def any_(ctx, x, dim=None, keepdim=False):
+    return _reduce(ctx, "any", x, dim, keepdim, "i1")
+
+
+def mean_value(ctx, v, dims, keepdim):
+    """sum(v, dims) / numel(dims) in v's dtype (the divisor is a constant, or computed from the sizes)."""
+    s = reduce(ctx, "sum", v, dims, keepdim)
+    n = ctx.scalar(int(n), v.type.dtype) if (n := numel(v.type.shape, dims)).is_Integer else ctx.size_value(n)
+    return ctx.emit(ElemwiseBinaryOp, [s, n], s.type, fun="div")
+
+
+@register_lowering(aten.mean.dim)
+def mean_dim(ctx, x, dim, keepdim=False, *, dtype=None):
+    out = ctx.out_type()
+    v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
+    m = mean_value(ctx, v, normalize_dims(ctx, dim, v.type.rank), keepdim)
+    return ctx.reshape(ctx.cast(m, out.dtype), out.shape)
+
+
+@register_lowering(aten.mean.default)
+def mean_all(ctx, x, *, dtype=None):
+    return mean_dim(ctx, x, None, False)
+
+
+@register_lowering(aten.var.correction)
+def var(ctx, x, dim=None, *, correction=None, keepdim=False):
+    """var = sum((x - mean)^2) / (N - correction)."""
+    out = ctx.out_type()
+    v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
+    dims = normalize_dims(ctx, dim, v.type.rank)
+    centered = binary(ctx, "sub", v, mean_value(ctx, v, dims, True))
+    sq = reduce(ctx, "sum", binary(ctx, "mul", centered, centered), dims, keepdim)
+    denom = numel(v.type.shape, dims) - (1 if correction is None else correction)
+    d = ctx.scalar(float(denom), sq.type.dtype) if denom.is_Number else ctx.size_value(denom)
+    res = ctx.emit(ElemwiseBinaryOp, [sq, d], sq.type, fun="div")
+    return ctx.reshape(ctx.cast(res, out.dtype), out.shape)

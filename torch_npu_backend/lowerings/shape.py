@@ -1,0 +1,168 @@
+"""Shape and data-movement lowerings: views, expand, permute, slicing, concatenation, splitting, scatters of slices.
+
+Views become value-semantics ops (``hfusion.reshape``, ``hfusion.slice``, ``hfusion.transpose``); clone and alias
+are the identity on values. ``transpose``/``t``/``split.Tensor``/``squeeze.dim`` reach us as ``permute``/
+``split_with_sizes``/``squeeze.dims`` through the core-aten decompositions.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from graph_passes.dialects.hfusion import ConcatOp, SliceOp, TransposeOp
+
+from . import register_lowering
+from .common import normalize_dim
+
+aten = torch.ops.aten
+
+
+@register_lowering(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+def view(ctx, x, size):
+    return ctx.reshape(ctx.tensor(x), ctx.out_type().shape)
+
+
+@register_lowering(aten.unsqueeze.default)
+def unsqueeze(ctx, x, dim):
+    return ctx.reshape(ctx.tensor(x), ctx.out_type().shape)
+
+
+@register_lowering(aten.squeeze.dims, aten.squeeze.dim, aten.squeeze.default)
+def squeeze(ctx, x, dim=None):
+    return ctx.reshape(ctx.tensor(x), ctx.out_type().shape)
+
+
+@register_lowering(aten.expand.default)
+def expand(ctx, x, size, *, implicit=False):
+    return ctx.broadcast_to(ctx.tensor(x), ctx.out_type().shape)
+
+
+@register_lowering(aten.permute.default)
+def permute(ctx, x, dims):
+    v = ctx.tensor(x)
+    perm = [normalize_dim(ctx, d, v.type.rank) for d in dims]
+    if perm == list(range(v.type.rank)):
+        return v
+    return ctx.emit(TransposeOp, [v], ctx.out_type(), perm=perm)
+
+
+@register_lowering(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default)
+def clone(ctx, x, *, memory_format=None):
+    return ctx.tensor(x)  # value semantics: a copy or an alias is the same value
+
+
+def _slice_value(ctx, v, dim, offset, size, step, out_type):
+    rank = v.type.rank
+    offsets = [0] * rank
+    sizes = list(out_type.shape)
+    strides = [1] * rank
+    offsets[dim], strides[dim] = offset, step
+    if sizes[dim] != size:
+        raise ctx.error(f"slice size {size} does not match the result {out_type}")
+    if offset == 0 and step == 1 and size == v.type.shape[dim]:
+        return v
+    return ctx.emit(SliceOp, [v], out_type, offsets=offsets, sizes=sizes, strides=strides)
+
+
+def _start(ctx, start, size, default=0):
+    """A start/end index as an expression in [0, size] (negative counts from the end; static values clamped)."""
+    if start is None:
+        return sympy.sympify(default)
+    e = ctx.expr(start)
+    if e.is_Integer and int(e) < 0:
+        e = e + size
+    if e.is_Integer and size.is_Integer:
+        e = sympy.Integer(min(max(int(e), 0), int(size)))
+    elif e.is_Integer and int(e) >= 2**62:  # end=sys.maxsize means "to the end"
+        e = size
+    return e
+
+
+@register_lowering(aten.slice.Tensor)
+def slice_(ctx, x, dim=0, start=None, end=None, step=1):
+    v = ctx.tensor(x)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    out = ctx.out_type()
+    offset = _start(ctx, start, v.type.shape[dim])
+    return _slice_value(ctx, v, dim, offset, out.shape[dim], int(step), out)
+
+
+@register_lowering(aten.select.int)
+def select(ctx, x, dim, index):
+    v = ctx.tensor(x)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    offset = _start(ctx, index, v.type.shape[dim])
+    one = list(v.type.shape)
+    one[dim] = sympy.Integer(1)
+    sliced = _slice_value(ctx, v, dim, offset, sympy.Integer(1), 1, v.type.with_shape(one))
+    return ctx.reshape(sliced, ctx.out_type().shape)
+
+
+@register_lowering(aten.cat.default)
+def cat(ctx, tensors, dim=0):
+    out = ctx.out_type()
+    dim = normalize_dim(ctx, dim, out.rank)
+    values = []
+    for t in tensors:
+        shape = ctx.meta(t).shape
+        if len(shape) == 1 and shape[0] == 0 and out.rank != 1:
+            continue  # torch's legacy rule: 1-D empty tensors are skipped by cat
+        v = ctx.cast(ctx.tensor(t), out.dtype)
+        if v.type.shape[dim] == 0:
+            continue
+        values.append(v)
+    if len(values) == 1:
+        return values[0]
+    return ctx.emit(ConcatOp, values, out, dim=dim)
+
+
+@register_lowering(aten.split_with_sizes.default)
+def split_with_sizes(ctx, x, split_sizes, dim=0):
+    v = ctx.tensor(x)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    results, offset = [], sympy.Integer(0)
+    for i, s in enumerate(split_sizes):
+        out = ctx.out_type(i)
+        results.append(_slice_value(ctx, v, dim, offset, out.shape[dim], 1, out))
+        offset = offset + ctx.expr(s)
+    return tuple(results)
+
+
+@register_lowering(aten.slice_scatter.default)
+def slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
+    v = ctx.tensor(x)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    if step != 1:
+        raise ctx.error(f"step={step} (only 1 is supported)")
+    size = v.type.shape[dim]
+    return _scatter_values(ctx, v, ctx.tensor(src), dim, _start(ctx, start, size), _start(ctx, end, size, size))
+
+
+@register_lowering(aten.select_scatter.default)
+def select_scatter(ctx, x, src, dim, index):
+    v = ctx.tensor(x)
+    dim = normalize_dim(ctx, dim, v.type.rank)
+    shape = list(v.type.shape)
+    shape[dim] = sympy.Integer(1)
+    start = _start(ctx, index, v.type.shape[dim])
+    return _scatter_values(ctx, v, ctx.reshape(ctx.tensor(src), shape), dim, start, start + 1)
+
+
+def _scatter_values(ctx, v, s, dim, lo, hi):
+    """out = v with out[lo:hi] along ``dim`` replaced by ``s``: concat(v[:lo], s, v[hi:]), empty pieces left out."""
+    out = ctx.out_type()
+    size = v.type.shape[dim]
+    values = []
+    for offset, length in ((sympy.Integer(0), lo), (hi, size - hi)):
+        length = sympy.simplify(length)
+        if length == 0:
+            continue
+        shape = list(v.type.shape)
+        shape[dim] = length
+        values.append((offset, _slice_value(ctx, v, dim, offset, length, 1, v.type.with_shape(shape))))
+    piece = ctx.cast(s, out.dtype)
+    ordered = [p for o, p in values if o == 0] + [piece] + [p for o, p in values if o != 0]
+    if len(ordered) == 1:
+        return ordered[0]
+    return ctx.emit(ConcatOp, ordered, out, dim=dim)

@@ -1,0 +1,83 @@
+"""Shape expressions from dynamo's ShapeEnv → the IR's sympy sizes (``graph_passes.ir.sizes``).
+
+torch's symbols carry their own assumptions and torch-specific functions (``FloorDiv``, ``PythonMod`` …); the IR
+uses :func:`graph_passes.ir.sizes.sym` symbols and plain sympy (``floor``, ``Mod``). Ranges come from
+``shape_env.var_to_range``; ``int_oo`` becomes :data:`graph_passes.ir.sizes.INF`.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+
+from graph_passes.ir.sizes import INF, sym
+
+from .errors import NpuCompileError
+
+
+def is_symbolic(x) -> bool:
+    return isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+def to_expr(x) -> sympy.Expr:
+    """An int or SymInt → an IR size expression."""
+    if isinstance(x, torch.SymInt):
+        return convert(x.node.expr)
+    if isinstance(x, bool):
+        raise NpuCompileError(f"expected a size, got {x!r}")
+    if isinstance(x, int):
+        return sympy.Integer(x)
+    if isinstance(x, sympy.Basic):
+        return convert(x)
+    raise NpuCompileError(f"expected an int or SymInt size, got {type(x).__name__} {x!r}")
+
+
+def convert(e: sympy.Basic) -> sympy.Expr:
+    """Rebuild a torch sympy expression over IR symbols."""
+    if isinstance(e, sympy.Symbol):
+        return sym(e.name)
+    if isinstance(e, sympy.Integer):
+        return sympy.Integer(int(e))
+    fname = type(e).__name__
+    args = [convert(a) for a in e.args]
+    if isinstance(e, (sympy.Add, sympy.Mul, sympy.Max, sympy.Min)):
+        return e.func(*args)
+    if isinstance(e, sympy.Pow) and e.args[1].is_Integer:
+        return args[0] ** args[1]
+    if fname in ("FloorDiv", "IntTrueDiv") and len(args) == 2:
+        return sympy.floor(args[0] / args[1])
+    if fname == "CeilDiv" and len(args) == 2:
+        return sympy.ceiling(args[0] / args[1])
+    if fname in ("Mod", "PythonMod") and len(args) == 2:
+        return sympy.Mod(args[0], args[1])
+    if fname == "ModularIndexing" and len(args) == 3:
+        return sympy.Mod(sympy.floor(args[0] / args[1]), args[2])
+    if isinstance(e, sympy.floor) or isinstance(e, sympy.ceiling):
+        return e.func(*args)
+    raise NpuCompileError(f"shape expression {e} uses {fname}, which the IR's sizes cannot express")
+
+
+def symbol_range(shape_env, name: str) -> tuple[int, int]:
+    """The value range of symbol ``name`` as integers (``int_oo`` → INF, ``-int_oo`` → -INF)."""
+    for s, vr in shape_env.var_to_range.items():
+        if s.name == name:
+            return _bound(vr.lower), _bound(vr.upper)
+    raise NpuCompileError(f"shape symbol {name} has no range in the ShapeEnv")
+
+
+def _bound(b) -> int:
+    if b in (sympy.oo, torch.utils._sympy.numbers.int_oo):
+        return INF
+    if b in (-sympy.oo, -torch.utils._sympy.numbers.int_oo):
+        return -INF
+    return int(b)
+
+
+def shape_env_of(values) -> object | None:
+    """The ShapeEnv behind the first SymInt found in ``values`` (tensors' sizes or SymInts), or None."""
+    for v in values:
+        dims = list(v.shape) if isinstance(v, torch.Tensor) else [v]
+        for d in dims:
+            if isinstance(d, torch.SymInt):
+                return d.node.shape_env
+    return None
