@@ -1,0 +1,221 @@
+"""``canonicalize``: MLIR-style cleanups run to a fixed point by the shared greedy driver.
+
+Identities, chains, constant folding, canonical operand order and dead pure ops. Each rule is one row of a table
+with the rule in a trailing comment; the driver (``graph_passes.rewrite``) runs them until none fires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.core import Operation, Pure
+from ..ir.types import TensorType, dtype_of
+from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
+from .base import ModulePass, PassContext
+from .folding import NUMPY_DTYPES, dense_value, evaluate, is_constant, python_scalar, splat_value
+from .registry import register_pass
+
+LHS, RHS = 0, 1
+
+# (op, fun, position of the constant, its value): the op returns the other operand.
+IDENTITIES = [
+    ("hfusion.elemwise_binary", "add", RHS, 0),  # x+0 -> x
+    ("hfusion.elemwise_binary", "add", LHS, 0),  # 0+x -> x
+    ("hfusion.elemwise_binary", "sub", RHS, 0),  # x-0 -> x
+    ("hfusion.elemwise_binary", "mul", RHS, 1),  # x*1 -> x
+    ("hfusion.elemwise_binary", "mul", LHS, 1),  # 1*x -> x
+    ("hfusion.elemwise_binary", "div", RHS, 1),  # x/1 -> x
+    ("hfusion.elemwise_binary", "pow", RHS, 1),  # x**1 -> x
+    ("arith.addi", None, RHS, 0),  # i+0 -> i
+    ("arith.addi", None, LHS, 0),  # 0+i -> i
+    ("arith.subi", None, RHS, 0),  # i-0 -> i
+    ("arith.muli", None, RHS, 1),  # i*1 -> i
+    ("arith.muli", None, LHS, 1),  # 1*i -> i
+    ("arith.floordivsi", None, RHS, 1),  # i floordiv 1 -> i
+    ("arith.ceildivsi", None, RHS, 1),  # i ceildiv 1 -> i
+]
+
+COMMUTATIVE = {
+    "hfusion.elemwise_binary": ("add", "mul", "max", "min", "logical_and", "logical_or", "logical_xor",
+                                "bitwise_and", "bitwise_or", "bitwise_xor"),
+    "arith.addi": None, "arith.muli": None, "arith.minsi": None, "arith.maxsi": None,
+}  # fmt: skip   (None: every instance is commutative)
+
+MIRRORED_PREDICATE = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+# dtype pairs (a, b) where a -> b -> a gives back every value of a
+LOSSLESS_WIDENING = {
+    ("f16", "f32"), ("f16", "f64"), ("bf16", "f32"), ("bf16", "f64"), ("f32", "f64"),
+    ("i8", "i16"), ("i8", "i32"), ("i8", "i64"), ("i16", "i32"), ("i16", "i64"), ("i32", "i64"),
+    ("ui8", "i16"), ("ui8", "i32"), ("ui8", "i64"), ("i1", "i8"), ("i1", "i32"), ("i1", "i64"),
+    ("i8", "f16"), ("i8", "f32"), ("ui8", "f16"), ("ui8", "f32"), ("i16", "f32"), ("i32", "f64"),
+    ("i1", "f16"), ("i1", "f32"),
+}  # fmt: skip
+
+FOLDABLE = ("hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.compare", "hfusion.select", "hfusion.cast",
+            "arith.addi", "arith.subi", "arith.muli", "arith.floordivsi", "arith.ceildivsi", "arith.remsi",
+            "arith.minsi", "arith.maxsi")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Patterns
+
+
+def fold_identity(op: Operation, rw: Rewriter) -> bool:
+    """x+0, x*1, x-0, x/1 … -> x, when x already has the result's type."""
+    fun = op.attributes.get("fun")
+    for name, row_fun, pos, value in IDENTITIES:
+        if name != op.name or row_fun not in (None, fun):
+            continue
+        const, kept = op.operands[pos], op.operands[1 - pos]
+        c = splat_value(const)
+        if c is None or isinstance(c, bool) or c != value or kept.type != op.result.type:
+            continue
+        rw.replace_op(op, [kept])
+        return True
+    return False
+
+
+def constants_to_the_right(op: Operation, rw: Rewriter) -> bool:
+    """c+x -> x+c for commutative ops; c<x -> x>c for compares."""
+    if len(op.operands) != 2:
+        return False
+    lhs, rhs = op.operands
+    if not is_constant(lhs) or is_constant(rhs):
+        return False
+    if op.name == "hfusion.compare":
+        op.attributes["predicate"] = MIRRORED_PREDICATE[op.attributes["predicate"]]  # c<x -> x>c
+    elif op.name not in COMMUTATIVE or (COMMUTATIVE[op.name] and op.attributes.get("fun") not in COMMUTATIVE[op.name]):
+        return False
+    rw.set_operands(op, [rhs, lhs])
+    return True
+
+
+def fold_constants(op: Operation, rw: Rewriter) -> bool:
+    """op(constants…) -> constant: a splat result becomes hfusion.fill (tensor) / arith.constant (scalar), a small
+    dense result an arith.constant."""
+    if not op.operands or len(op.results) != 1:
+        return False
+    out_t = op.result.type
+    out_dtype = dtype_of(out_t)
+    splats = [splat_value(v) for v in op.operands]
+    if all(s is not None for s in splats):
+        args = [_as_array(s, v.type) for s, v in zip(splats, op.operands)]
+        if any(a is None for a in args):
+            return False
+        result = evaluate(op.name, op.attributes, args, out_dtype)
+        if result is None:
+            return False
+        value = python_scalar(result.reshape(()).item(), out_dtype)
+        if isinstance(out_t, TensorType):
+            new = rw.create("hfusion.fill", [], [out_t], {"value": value})
+        else:
+            new = rw.create("arith.constant", [], [out_t], {"value": value})
+        rw.replace_op(op, new.results)
+        return True
+    if not isinstance(out_t, TensorType) or not out_t.is_static:
+        return False
+    args = [dense_value(v) for v in op.operands]
+    if any(a is None for a in args):
+        return False
+    result = evaluate(op.name, op.attributes, args, out_dtype)
+    if result is None:
+        return False
+    values = [python_scalar(x, out_dtype) for x in np.broadcast_to(result, out_t.static_shape()).reshape(-1).tolist()]
+    new = rw.create("arith.constant", [], [out_t], {"value": values})
+    rw.replace_op(op, new.results)
+    return True
+
+
+def _as_array(value, t):
+    dtype = NUMPY_DTYPES.get(dtype_of(t))
+    return None if dtype is None else np.array(value, dtype=dtype)
+
+
+def fold_transpose(op: Operation, rw: Rewriter) -> bool:
+    """transpose(x, identity) -> x; transpose(transpose(x, p), q) -> x when inverse, else transpose(x, p∘q)."""
+    perm = list(op.attributes["perm"])
+    src = op.operands[0]
+    if perm == list(range(len(perm))) and src.type == op.result.type:
+        rw.replace_op(op, [src])  # transpose(x, id) -> x
+        return True
+    inner = getattr(src, "op", None)
+    if inner is None or inner.name != "hfusion.transpose":
+        return False
+    first = list(inner.attributes["perm"])
+    composed = [first[p] for p in perm]  # out[k] = x.shape[first[perm[k]]]
+    x = inner.operands[0]
+    if composed == list(range(len(composed))) and x.type == op.result.type:
+        rw.replace_op(op, [x])  # transpose(transpose(x, p), p^-1) -> x
+    else:
+        new = rw.create("hfusion.transpose", [x], [op.result.type], {"perm": composed})
+        rw.replace_op(op, new.results)  # transpose(transpose(x, p), q) -> transpose(x, p∘q)
+    return True
+
+
+def fold_reshape(op: Operation, rw: Rewriter) -> bool:
+    """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x)."""
+    src = op.operands[0]
+    if src.type == op.result.type:
+        rw.replace_op(op, [src])  # reshape(x: T) -> T  ->  x
+        return True
+    inner = getattr(src, "op", None)
+    if inner is None or inner.name != "hfusion.reshape":
+        return False
+    new = rw.create("hfusion.reshape", [inner.operands[0]], [op.result.type])
+    rw.replace_op(op, new.results)  # reshape(reshape(x)) -> reshape(x)
+    return True
+
+
+def fold_cast(op: Operation, rw: Rewriter) -> bool:
+    """cast(x) to x's type -> x; cast(cast(x: a -> b) -> a) -> x when a -> b is lossless."""
+    src = op.operands[0]
+    if src.type == op.result.type:
+        rw.replace_op(op, [src])  # cast(x: T) -> T  ->  x
+        return True
+    inner = getattr(src, "op", None)
+    if inner is None or inner.name != "hfusion.cast":
+        return False
+    x = inner.operands[0]
+    if x.type != op.result.type or (dtype_of(x.type), dtype_of(src.type)) not in LOSSLESS_WIDENING:
+        return False  # a cast that loses information is kept
+    rw.replace_op(op, [x])  # cast(cast(x: f16 -> f32) -> f16) -> x
+    return True
+
+
+def erase_dead_pure(op: Operation, rw: Rewriter) -> bool:
+    """A Pure op whose results are all unused is erased."""
+    if not op.has_trait(Pure) or not op.results or any(r.uses for r in op.results):
+        return False
+    rw.erase_op(op)
+    return True
+
+
+PATTERNS = [
+    *[Pattern(name, fold_identity, "fold_identity", "ops-folded") for name in dict.fromkeys(r[0] for r in IDENTITIES)],
+    *[Pattern(name, fold_constants, "fold_constants", "ops-folded") for name in FOLDABLE],
+    *[Pattern(name, constants_to_the_right, "constants_to_the_right", "operands-swapped")
+      for name in (*COMMUTATIVE, "hfusion.compare")],
+    Pattern("hfusion.transpose", fold_transpose, "fold_transpose", "chains-folded"),
+    Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
+    Pattern("hfusion.cast", fold_cast, "fold_cast", "chains-folded"),
+    Pattern(None, erase_dead_pure, "erase_dead_pure", "ops-erased"),
+]  # fmt: skip
+
+COUNTERS = ("ops-folded", "operands-swapped", "chains-folded", "ops-erased")
+
+
+@register_pass
+@dataclass(frozen=True)
+class Canonicalize(ModulePass):
+    """Fold identities, chains and small constants, put constants on the right, erase dead pure ops."""
+
+    name = "canonicalize"
+    max_iterations: int = 10
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        stats = apply_patterns_greedily(module, PATTERNS, max_sweeps=self.max_iterations)
+        for counter in COUNTERS:
+            ctx.count(counter, stats.by_counter.get(counter, 0))
