@@ -1,0 +1,31 @@
+"""The instruction set, grouped by pipe, and the mnemonic table used by the assembly."""
+from .base import LANE_NAMES, PIPES, Access, Instr
+from .cube import Fixpipe, FixpipeToUb, LoadL1ToL0A, LoadL1ToL0B, Mmad
+from .dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
+from .scalar import SMov
+from .sync import CrossCoreSet, CrossCoreWait, PipeBarrier, SetFlag, WaitFlag
+from .vector import (VBinary, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, VTranspose, VUnary,
+                     _BIN, _CMP, _RED, _UN, _VS)
+
+# mnemonic -> (class, fixed fields). One table; test_isa checks every entry round-trips through assembly.
+MNEMONICS: dict[str, tuple[type, dict]] = {}
+for _c in (CopyGmToUb, CopyGmToL1, CopyUbToGm, LoadL1ToL0A, LoadL1ToL0B, Mmad, Fixpipe, FixpipeToUb, SMov,
+           SetFlag, WaitFlag, PipeBarrier, CrossCoreSet, CrossCoreWait, VDup, VBrcb, VCast, VSel, VTranspose):
+    MNEMONICS[_c.MNEMONIC] = (_c, {})
+for _op in _BIN:
+    MNEMONICS["v" + _op] = (VBinary, {"op": _op})
+for _op in _UN:
+    MNEMONICS["v" + _op] = (VUnary, {"op": _op})
+for _op in _VS:
+    MNEMONICS["v" + _op] = (VScalar, {"op": _op})
+for _op, _m in _RED.items():
+    MNEMONICS[_m] = (VReduce, {"op": _op, "whole": 0})
+    MNEMONICS["vred" + _op.lstrip("r")] = (VReduce, {"op": _op, "whole": 1})
+for _op in _CMP:
+    MNEMONICS["vcmp_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 0})
+    MNEMONICS["vcmps_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 1})
+
+__all__ = ["LANE_NAMES", "PIPES", "Access", "Instr", "MNEMONICS", "Fixpipe", "FixpipeToUb", "LoadL1ToL0A",
+           "LoadL1ToL0B", "Mmad", "CopyGmToL1", "CopyGmToUb", "CopyUbToGm", "SMov", "CrossCoreSet",
+           "CrossCoreWait", "PipeBarrier", "SetFlag", "WaitFlag", "VBinary", "VBrcb", "VCast", "VCmp", "VDup",
+           "VReduce", "VScalar", "VSel", "VTranspose", "VUnary"]

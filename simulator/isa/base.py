@@ -1,0 +1,112 @@
+"""Instruction base class: expression operands, resolution at issue, and the Access record.
+
+An instruction is a small dataclass. Fields listed in `EXPRS` are expressions over scalar registers; the
+scalar unit resolves them at issue time (`resolve`) into a copy holding plain ints, which is what the pipes
+execute, cost and hazard-check.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, fields
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+from ..expr import Expr, Imm, as_expr, compile_expr
+from ..errors import ProgramError
+
+PIPES = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX")
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+LANE_NAMES = {"S": "SCALAR", "MTE1": "MTE1", "MTE2": "MTE2", "MTE3": "MTE3", "M": "CUBE", "V": "VECTOR",
+              "FIX": "FIXP"}  # msprof's lane names
+
+
+class Access(NamedTuple):
+    """Bursts [s, s+length) for s in starts, in `scope` (GM or a local scope), read or written."""
+    scope: str
+    write: bool
+    starts: np.ndarray
+    length: int
+
+
+@dataclass
+class Instr:
+    """Base. Subclasses set MNEMONIC (or override `mnemonic`), PIPE (or override `pipe`), EXPRS."""
+
+    MNEMONIC: ClassVar[str] = ""
+    PIPE: ClassVar[str] = "S"
+    EXPRS: ClassVar[tuple] = ()
+    KIND: ClassVar[str] = "op"   # op | dma | sync
+
+    def __post_init__(self):
+        for name in self.EXPRS:
+            setattr(self, name, as_expr(getattr(self, name)))
+        self.pc = -1
+        self._compiled = None
+        self.validate()
+
+    # ---- identity ----------------------------------------------------------------------------------
+    @property
+    def mnemonic(self) -> str:
+        return self.MNEMONIC
+
+    @property
+    def pipe(self) -> str:
+        return self.PIPE
+
+    def validate(self) -> None:
+        """Static checks on non-expression fields (dtypes, modes)."""
+
+    def describe(self) -> str:
+        return f"{self.mnemonic} (pc {self.pc})"
+
+    # ---- resolution --------------------------------------------------------------------------------
+    def resolve(self, env: dict) -> "Instr":
+        comp = self._compiled
+        if comp is None:
+            comp = self._compiled = [(n, compile_expr(getattr(self, n))) for n in self.EXPRS
+                                     if not isinstance(getattr(self, n), Imm)]
+            self._consts = [(n, getattr(self, n).value) for n in self.EXPRS
+                            if isinstance(getattr(self, n), Imm)]
+        r = copy.copy(self)
+        d = r.__dict__
+        for n, v in self._consts:
+            d[n] = v
+        for n, f in comp:
+            d[n] = f(env)
+        return r
+
+    # ---- behaviour (resolved instances) ------------------------------------------------------------
+    def accesses(self, core) -> list[Access]:
+        return []
+
+    def execute(self, core) -> None:
+        pass
+
+    def cycles(self, chip) -> int:
+        """Busy cycles excluding start-up/head latency (see `head`)."""
+        return 1
+
+    def head(self, chip) -> int:
+        """Extra cycles paid when the pipe was idle before this instruction."""
+        return 0
+
+    def flops(self) -> int:
+        return 0
+
+    def path_bytes(self) -> tuple[str, int] | None:
+        """(data path name, bytes) for the stats."""
+        return None
+
+    # ---- text --------------------------------------------------------------------------------------
+    def operands(self) -> list[tuple[str, object]]:
+        """(name, value) pairs printed as name=value, in declaration order."""
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+def as_int(v, what: str) -> int:
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    raise ProgramError(f"{what}: expected an integer, got {v!r}")

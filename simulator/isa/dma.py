@@ -1,0 +1,103 @@
+"""MTE2 / MTE3 data movement between GM and UB / L1: `n_burst` bursts of `burst_len` bytes.
+
+    for i in range(n_burst):
+        dst[dst + i*dst_stride : + burst_len] = src[src + i*src_stride : + burst_len]
+
+Strides are byte distances between burst starts (0 means contiguous, = burst_len), so a 2-D tile of a
+larger row-major tensor moves in one instruction. Local-side bursts must start at the scope's alignment
+(32 B for UB/L1, as DataCopy requires); GM addresses may be any byte address but run slower when not
+512-B aligned (see gm_model). Timing is computed by the GM model from `gm_access()`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .base import Access, Instr
+from ..errors import ProgramError
+
+
+@lru_cache(maxsize=4096)
+def burst_starts(base: int, n: int, stride: int) -> np.ndarray:
+    a = base + np.arange(n, dtype=np.int64) * stride
+    a.flags.writeable = False
+    return a
+
+
+@dataclass
+class _Copy(Instr):
+    dst: object
+    src: object
+    burst_len: object
+    n_burst: object = 1
+    src_stride: object = 0
+    dst_stride: object = 0
+    EXPRS = ("dst", "src", "burst_len", "n_burst", "src_stride", "dst_stride")
+    KIND = "dma"
+    SRC = DST = ""
+    PATH = ""
+
+    def _geometry(self):
+        n, L = self.n_burst, self.burst_len
+        if not (isinstance(n, int) and n >= 1 and isinstance(L, int) and L >= 1):
+            raise ProgramError(f"{self.describe()}: n_burst={n} and burst_len={L} must be positive ints")
+        ss = self.src_stride or L
+        ds = self.dst_stride or L
+        return n, L, burst_starts(self.src, n, ss), burst_starts(self.dst, n, ds)
+
+    def check(self, core) -> None:
+        n, L, s, d = self._geometry()
+        for scope, starts in ((self.SRC, s), (self.DST, d)):
+            if scope == "GM":
+                core.gm.check(self.describe(), starts, L)
+            else:
+                core.local(scope, self).check(self.describe(), starts, L)
+
+    def accesses(self, core):
+        n, L, s, d = self._geometry()
+        return [Access(self.SRC, False, s, L), Access(self.DST, True, d, L)]
+
+    def gm_access(self):
+        """(starts, length, is_write) on the GM side."""
+        n, L, s, d = self._geometry()
+        return (d, L, True) if self.DST == "GM" else (s, L, False)
+
+    def execute(self, core) -> None:
+        n, L, s, d = self._geometry()
+        src = core.gm.data if self.SRC == "GM" else core.mem[self.SRC].data
+        dst = core.gm.data if self.DST == "GM" else core.mem[self.DST].data
+        ss, ds = (self.src_stride or L), (self.dst_stride or L)
+        if n == 1 or (ss == L and ds == L):
+            dst[self.dst: self.dst + n * L] = src[self.src: self.src + n * L]
+            return
+        off = np.arange(L)
+        dst[(d[:, None] + off).reshape(-1)] = src[(s[:, None] + off).reshape(-1)]
+
+    def path_bytes(self):
+        return (self.PATH, self.n_burst * self.burst_len)
+
+
+@dataclass
+class CopyGmToUb(_Copy):
+    """MTE2: GM -> UB."""
+    MNEMONIC = "copy_gm_to_ub"
+    PIPE = "MTE2"
+    SRC, DST, PATH = "GM", "UB", "GM->UB"
+
+
+@dataclass
+class CopyGmToL1(_Copy):
+    """MTE2: GM -> L1 (ND; the fractal layout is made by the MTE1 loads)."""
+    MNEMONIC = "copy_gm_to_l1"
+    PIPE = "MTE2"
+    SRC, DST, PATH = "GM", "L1", "GM->L1"
+
+
+@dataclass
+class CopyUbToGm(_Copy):
+    """MTE3: UB -> GM."""
+    MNEMONIC = "copy_ub_to_gm"
+    PIPE = "MTE3"
+    SRC, DST, PATH = "UB", "GM", "UB->GM"

@@ -1,0 +1,616 @@
+"""PIPE_V: repeat-based vector instructions over UB.
+
+Every vector instruction processes `repeat` (1..255) repeats of up to `lanes = 256 / widest element size`
+elements. Within a repeat, element e of an operand with element size `es` lives at
+
+    addr + r*rep_stride*32 + (e // (32/es))*blk_stride*32 + (e % (32/es))*es
+
+(strides in 32-B blocks, as Ascend C's level-0 vector APIs; defaults blk 1, rep 8 = contiguous). `mask` is
+the number of active elements per repeat (a continuous mask, 1..lanes); inactive elements are untouched.
+Arithmetic is numpy in the instruction's dtype (fp16/bf16 results are correctly rounded: numpy computes in
+fp32 and rounds once, which is exact for + - * / since 24 >= 2*11+2). Transcendentals are evaluated in fp32
+and rounded to the dtype (the hardware's ulp error is not modelled). Supported dtypes follow CANN-INI's
+intrinsic map (e.g. no bf16 arithmetic: cast to f32 first).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .base import Access, Instr
+from ..dtypes import itemsize, np_dtype
+from ..errors import ProgramError
+
+
+@lru_cache(maxsize=8192)
+def lane_offsets(repeat: int, mask: int, es: int, blk: int, rep: int) -> np.ndarray:
+    """Byte offsets (repeat, mask) of the active elements of one operand."""
+    e = np.arange(mask)
+    epb = 32 // es
+    off = (e // epb) * (blk * 32) + (e % epb) * es
+    out = (np.arange(repeat) * (rep * 32))[:, None] + off[None, :]
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=8192)
+def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
+    """Start offsets of the 32-B blocks touched (nbytes active bytes per repeat)."""
+    nb = -(-nbytes // 32)
+    out = ((np.arange(repeat) * (rep * 32))[:, None] + (np.arange(nb) * (blk * 32))[None, :]).reshape(-1)
+    out.flags.writeable = False
+    return out
+
+
+def _check_repeat(ins, chip_max=255):
+    if not (1 <= ins.repeat <= chip_max):
+        raise ProgramError(f"{ins.describe()}: repeat={ins.repeat} must be in 1..{chip_max}")
+    if not (1 <= ins.mask <= ins.lanes):
+        raise ProgramError(f"{ins.describe()}: mask={ins.mask} must be in 1..{ins.lanes} "
+                           f"(lanes per repeat for {ins.widest} B elements)")
+
+
+ALLOWED = {  # CANN-INI [VectorCoreintrinsicDtypeMap] (Ascend910B1.ini)
+    "add": ("f16", "f32", "i32", "i16"), "sub": ("f16", "f32", "i32", "i16"),
+    "mul": ("f16", "f32", "i32", "i16"), "max": ("f16", "f32", "i32", "i16"),
+    "min": ("f16", "f32", "i32", "i16"), "div": ("f16", "f32"), "and": ("i16", "u16"), "or": ("i16", "u16"),
+    "exp": ("f16", "f32"), "ln": ("f16", "f32"), "sqrt": ("f16", "f32"), "rsqrt": ("f16", "f32"),
+    "rec": ("f16", "f32"), "abs": ("f16", "f32"), "relu": ("f16", "f32", "i32"), "neg": ("f16", "f32", "i32"),
+    "not": ("i16", "u16"), "copy": ("f16", "bf16", "f32", "i32", "i16", "u16"),
+    "adds": ("f16", "f32", "i32", "i16"), "muls": ("f16", "f32", "i32", "i16"),
+    "maxs": ("f16", "f32", "i32", "i16"), "mins": ("f16", "f32", "i32", "i16"),
+    "lrelu": ("f16", "f32"),
+    "sum": ("f16", "f32"), "rmax": ("f16", "f32"), "rmin": ("f16", "f32"),
+}
+
+
+def _allowed(ins, op, dtype):
+    if dtype not in ALLOWED[op]:
+        raise ProgramError(f"{ins.mnemonic}: dtype {dtype} not supported (CANN-INI allows {ALLOWED[op]}); "
+                           f"cast to f32 first")
+
+
+@dataclass
+class _Vec(Instr):
+    """Shared machinery: `ops` lists (role, addr field, dtype, blk field, rep field) per operand."""
+    PIPE = "V"
+    COST = "binary"
+
+    @property
+    def widest(self):
+        return max(itemsize(t) for t in self._types())
+
+    @property
+    def lanes(self):
+        return 256 // self.widest
+
+    def _types(self):
+        return (self.dtype,)
+
+    def operands_spec(self):  # -> list of (is_write, addr, dtype, blk, rep)
+        raise NotImplementedError
+
+    def _mask(self):
+        return self.lanes if self.mask == 0 else self.mask
+
+    def check(self, core) -> None:
+        if self.mask == 0:
+            self.mask = self.lanes
+        _check_repeat(self, core.chip.max_repeat)
+        ub = core.local("UB", self)
+        for w, addr, dt, blk, rep in self.operands_spec():
+            ub.check(self.describe(), np.asarray([addr]), 1)
+            es = itemsize(dt)
+            offs = block_offsets(self.repeat, self.mask * es, blk, rep)
+            ub.check(self.describe(), addr + offs, 32, align=32 if not self._unaligned_ok(w) else 1)
+
+    def _unaligned_ok(self, w):
+        return False
+
+    def accesses(self, core):
+        out = []
+        for w, addr, dt, blk, rep in self.operands_spec():
+            offs = block_offsets(self.repeat, self.mask * itemsize(dt), blk, rep)
+            out.append(Access("UB", w, addr + offs, 32))
+        return out
+
+    def _idx(self, addr, dt, blk, rep):
+        es = itemsize(dt)
+        return (addr + lane_offsets(self.repeat, self.mask, es, blk, rep)) // es
+
+    def load(self, core, addr, dt, blk, rep):
+        return core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)]
+
+    def store(self, core, addr, dt, blk, rep, value):
+        core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)] = value
+
+    def cycles(self, chip) -> int:
+        return self.repeat * chip.vector.per_repeat[self.cost_class()]
+
+    def cost_class(self):
+        return self.COST
+
+    def head(self, chip) -> int:
+        return chip.vector.startup
+
+    def flops(self) -> int:
+        return self.repeat * self.mask
+
+
+_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+        "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or}
+
+
+@dataclass
+class VBinary(_Vec):
+    """dst[e] = src0[e] (op) src1[e] for every active element of every repeat."""
+    op: str
+    dtype: str
+    dst: object
+    src0: object
+    src1: object
+    repeat: object = 1
+    mask: object = 0
+    dst_blk: object = 1
+    src0_blk: object = 1
+    src1_blk: object = 1
+    dst_rep: object = 8
+    src0_rep: object = 8
+    src1_rep: object = 8
+    EXPRS = ("dst", "src0", "src1", "repeat", "mask", "dst_blk", "src0_blk", "src1_blk", "dst_rep",
+             "src0_rep", "src1_rep")
+
+    @property
+    def mnemonic(self):
+        return "v" + self.op
+
+    def validate(self):
+        if self.op not in _BIN:
+            raise ProgramError(f"vbinary: unknown op {self.op!r}; known {sorted(_BIN)}")
+        _allowed(self, self.op, self.dtype)
+
+    def cost_class(self):
+        return ("div_f16" if self.dtype == "f16" else "div_f32") if self.op == "div" else "binary"
+
+    def operands_spec(self):
+        return [(False, self.src0, self.dtype, self.src0_blk, self.src0_rep),
+                (False, self.src1, self.dtype, self.src1_blk, self.src1_rep),
+                (True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
+
+    def execute(self, core):
+        a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        with np.errstate(all="ignore"):
+            r = _BIN[self.op](a, b)
+        self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, r.astype(np_dtype(self.dtype)))
+
+
+def _f32(x):
+    return x.astype(np.float32)
+
+
+_UN = {
+    "exp": (lambda x: np.exp(_f32(x)), "transcendental"), "ln": (lambda x: np.log(_f32(x)), "transcendental"),
+    "sqrt": (lambda x: np.sqrt(_f32(x)), "transcendental"),
+    "rsqrt": (lambda x: np.float32(1) / np.sqrt(_f32(x)), "transcendental"),
+    "rec": (lambda x: np.float32(1) / _f32(x), "transcendental"),
+    "abs": (np.abs, "scalar"), "relu": (lambda x: np.maximum(x, np.zeros((), x.dtype)), "scalar"),
+    "neg": (np.negative, "scalar"), "not": (np.invert, "scalar"), "copy": (lambda x: x, "scalar"),
+}
+
+
+@dataclass
+class VUnary(_Vec):
+    """dst[e] = op(src[e]). exp/ln/sqrt/rsqrt/rec in fp32 then rounded; abs/relu/neg/not/copy exact."""
+    op: str
+    dtype: str
+    dst: object
+    src: object
+    repeat: object = 1
+    mask: object = 0
+    dst_blk: object = 1
+    src_blk: object = 1
+    dst_rep: object = 8
+    src_rep: object = 8
+    EXPRS = ("dst", "src", "repeat", "mask", "dst_blk", "src_blk", "dst_rep", "src_rep")
+
+    @property
+    def mnemonic(self):
+        return "v" + self.op
+
+    def validate(self):
+        if self.op not in _UN:
+            raise ProgramError(f"vunary: unknown op {self.op!r}; known {sorted(_UN)}")
+        _allowed(self, self.op, self.dtype)
+
+    def cost_class(self):
+        return _UN[self.op][1]
+
+    def flops(self):
+        return 0 if self.op == "copy" else self.repeat * self.mask
+
+    def operands_spec(self):
+        return [(False, self.src, self.dtype, self.src_blk, self.src_rep),
+                (True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
+
+    def execute(self, core):
+        x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep)
+        with np.errstate(all="ignore"):
+            r = _UN[self.op][0](x)
+        self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(np_dtype(self.dtype)))
+
+
+_VS = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
+       "lrelu": lambda x, s: np.where(x >= 0, x, x * s)}
+
+
+@dataclass
+class VScalar(_Vec):
+    """dst[e] = src[e] (op) scalar; the scalar is first rounded to the dtype (as the hardware register)."""
+    op: str
+    dtype: str
+    dst: object
+    src: object
+    scalar: object
+    repeat: object = 1
+    mask: object = 0
+    dst_blk: object = 1
+    src_blk: object = 1
+    dst_rep: object = 8
+    src_rep: object = 8
+    EXPRS = ("dst", "src", "scalar", "repeat", "mask", "dst_blk", "src_blk", "dst_rep", "src_rep")
+    COST = "scalar"
+
+    @property
+    def mnemonic(self):
+        return "v" + self.op
+
+    def validate(self):
+        if self.op not in _VS:
+            raise ProgramError(f"vscalar: unknown op {self.op!r}; known {sorted(_VS)}")
+        _allowed(self, self.op, self.dtype)
+
+    def operands_spec(self):
+        return [(False, self.src, self.dtype, self.src_blk, self.src_rep),
+                (True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
+
+    def execute(self, core):
+        dt = np_dtype(self.dtype)
+        x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep)
+        s = np.asarray(self.scalar).astype(dt)
+        with np.errstate(all="ignore"):
+            r = _VS[self.op](x, s)
+        self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(dt))
+
+
+@dataclass
+class VDup(_Vec):
+    """dst[e] = scalar (rounded to dtype)."""
+    dtype: str
+    dst: object
+    scalar: object
+    repeat: object = 1
+    mask: object = 0
+    dst_blk: object = 1
+    dst_rep: object = 8
+    EXPRS = ("dst", "scalar", "repeat", "mask", "dst_blk", "dst_rep")
+    MNEMONIC = "vdup"
+    COST = "scalar"
+
+    def flops(self):
+        return 0
+
+    def operands_spec(self):
+        return [(True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
+
+    def execute(self, core):
+        dt = np_dtype(self.dtype)
+        v = np.full((self.repeat, self.mask), np.asarray(self.scalar).astype(dt), dtype=dt)
+        self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, v)
+
+
+@dataclass
+class VBrcb(_Vec):
+    """Broadcast per block: for r, i in 8 blocks: dst block i of repeat r = src[r*8 + i] repeated.
+
+    Used to broadcast a column (one value per row) across rows. src is read contiguously (8 per repeat).
+    """
+    dtype: str
+    dst: object
+    src: object
+    repeat: object = 1
+    dst_blk: object = 1
+    dst_rep: object = 8
+    EXPRS = ("dst", "src", "repeat", "dst_blk", "dst_rep")
+    MNEMONIC = "vbrcb"
+    COST = "scalar"
+
+    @property
+    def mask(self):
+        return self.lanes
+
+    @mask.setter
+    def mask(self, v):
+        pass
+
+    def flops(self):
+        return 0
+
+    def operands_spec(self):
+        es = itemsize(self.dtype)
+        # the src read: repeat*8 contiguous elements, expressed as one repeat-like spec below
+        return [(True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
+
+    def accesses(self, core):
+        es = itemsize(self.dtype)
+        n = self.repeat * 8 * es
+        src = Access("UB", False, self.src + np.arange(0, n, 32), 32)
+        return [src] + super().accesses(core)
+
+    def check(self, core):
+        super().check(core)
+        core.local("UB", self).check(self.describe(), np.asarray([self.src]), self.repeat * 8 * itemsize(self.dtype))
+
+    def execute(self, core):
+        es = itemsize(self.dtype)
+        v = core.mem["UB"].view(self.dtype)
+        s = v[self.src // es: self.src // es + self.repeat * 8].reshape(self.repeat, 8)
+        vals = np.repeat(s, 32 // es, axis=1)  # (repeat, 8 * epb) = lanes
+        self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, vals)
+
+
+_RED = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}
+
+
+@dataclass
+class VReduce(_Vec):
+    """Reduction. Per repeat (`whole`=0, vcadd/vcmax/vcmin): dst[r] = reduce(src repeat r active elems);
+    whole (vredsum/vredmax/vredmin): dst[0] = reduce over all repeats. Sums accumulate in fp32 (numpy
+    pairwise order; the hardware's adder-tree order is not published) and round once to the dtype."""
+    op: str
+    dtype: str
+    dst: object
+    src: object
+    repeat: object = 1
+    mask: object = 0
+    src_blk: object = 1
+    src_rep: object = 8
+    whole: object = 0
+    EXPRS = ("dst", "src", "repeat", "mask", "src_blk", "src_rep", "whole")
+    COST = "reduce"
+
+    @property
+    def mnemonic(self):
+        return ("vred" + self.op.lstrip("r")) if self.whole else _RED[self.op]
+
+    def validate(self):
+        if self.op not in _RED:
+            raise ProgramError(f"vreduce: unknown op {self.op!r}; known {sorted(_RED)}")
+        _allowed(self, self.op, self.dtype)
+
+    def operands_spec(self):
+        return [(False, self.src, self.dtype, self.src_blk, self.src_rep)]
+
+    def _dst_bytes(self):
+        return (1 if self.whole else self.repeat) * itemsize(self.dtype)
+
+    def check(self, core):
+        super().check(core)
+        ub = core.local("UB", self)
+        ub.check(self.describe(), np.asarray([self.dst]), self._dst_bytes(), align=itemsize(self.dtype))
+
+    def accesses(self, core):
+        n = self._dst_bytes()
+        lo, hi = self.dst // 32, (self.dst + n - 1) // 32
+        return super().accesses(core) + [Access("UB", True, np.arange(lo, hi + 1) * 32, 32)]
+
+    def execute(self, core):
+        x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep).astype(np.float32)
+        f = {"sum": np.sum, "rmax": np.max, "rmin": np.min}[self.op]
+        r = f(x) if self.whole else f(x, axis=1)
+        es = itemsize(self.dtype)
+        v = core.mem["UB"].view(self.dtype)
+        out = np.atleast_1d(np.asarray(r, dtype=np.float32)).astype(np_dtype(self.dtype))
+        v[self.dst // es: self.dst // es + out.size] = out
+
+
+ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
+_CASTS = {  # CANN-INI vconv list (src, dst) -> allowed round modes
+    ("f16", "f32"): ("rint",), ("f32", "f16"): ("rint",), ("f32", "bf16"): ("rint",), ("bf16", "f32"): ("rint",),
+    ("f16", "i32"): ROUND_MODES, ("f32", "i32"): ROUND_MODES, ("bf16", "i32"): ROUND_MODES,
+    ("i32", "f32"): ("rint",), ("i32", "f16"): ("rint",), ("f16", "i8"): ROUND_MODES, ("i8", "f16"): ("rint",),
+    ("f16", "i16"): ROUND_MODES, ("i16", "f16"): ("rint",), ("f32", "i16"): ROUND_MODES,
+    ("f32", "f32"): ROUND_MODES, ("i16", "f32"): ("rint",),
+}
+_ROUND = {"rint": np.rint, "round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), "floor": np.floor,
+          "ceil": np.ceil, "trunc": np.trunc}
+
+
+@dataclass
+class VCast(_Vec):
+    """dst[e] = convert(src[e]) with a round mode (CANN-INI vconv suffixes r/a/f/c/z = rint/round/floor/
+    ceil/trunc). Float->float narrowing is round-to-nearest-even (rint). Float->int saturates to the
+    integer range (NaN -> 0). Lanes = 256 / the wider element size."""
+    src_dtype: str
+    dst_dtype: str
+    dst: object
+    src: object
+    round_mode: str = "rint"
+    repeat: object = 1
+    mask: object = 0
+    dst_blk: object = 1
+    src_blk: object = 1
+    dst_rep: object = 8
+    src_rep: object = 8
+    EXPRS = ("dst", "src", "repeat", "mask", "dst_blk", "src_blk", "dst_rep", "src_rep")
+    MNEMONIC = "vconv"
+    COST = "cast"
+
+    def _types(self):
+        return (self.src_dtype, self.dst_dtype)
+
+    def validate(self):
+        key = (self.src_dtype, self.dst_dtype)
+        if key not in _CASTS:
+            raise ProgramError(f"vconv: cast {key[0]}->{key[1]} not supported (CANN-INI vconv list)")
+        if self.round_mode not in _CASTS[key]:
+            raise ProgramError(f"vconv {key[0]}->{key[1]}: round mode {self.round_mode!r} not supported; "
+                               f"allowed {_CASTS[key]}")
+
+    def operands_spec(self):
+        return [(False, self.src, self.src_dtype, self.src_blk, self.src_rep),
+                (True, self.dst, self.dst_dtype, self.dst_blk, self.dst_rep)]
+
+    def execute(self, core):
+        x = self.load(core, self.src, self.src_dtype, self.src_blk, self.src_rep)
+        dt = np_dtype(self.dst_dtype)
+        if np.issubdtype(dt, np.integer) and self.src_dtype in ("f16", "bf16", "f32"):
+            info = np.iinfo(dt)
+            y = _ROUND[self.round_mode](x.astype(np.float64))
+            y = np.nan_to_num(y, nan=0.0, posinf=info.max, neginf=info.min)
+            r = np.clip(y, info.min, info.max).astype(dt)
+        elif self.src_dtype == self.dst_dtype == "f32":
+            r = _ROUND[self.round_mode](x).astype(dt)
+        else:
+            r = x.astype(np.float64).astype(dt) if self.src_dtype.startswith("i") else x.astype(dt)
+        self.store(core, self.dst, self.dst_dtype, self.dst_blk, self.dst_rep, r)
+
+
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal}
+
+
+@dataclass
+class VCmp(_Vec):
+    """Bit mask: bit e of repeat r (at dst + r*lanes/8, little-endian bit order) = src0[e] (op) src1[e];
+    inactive lanes give 0. With `scalar_rhs`=1 (vcmps_*) the right operand is `scalar` instead of src1."""
+    op: str
+    dtype: str
+    dst: object
+    src0: object
+    src1: object = 0
+    scalar: object = 0
+    scalar_rhs: object = 0
+    repeat: object = 1
+    mask: object = 0
+    src0_blk: object = 1
+    src1_blk: object = 1
+    src0_rep: object = 8
+    src1_rep: object = 8
+    EXPRS = ("dst", "src0", "src1", "scalar", "scalar_rhs", "repeat", "mask", "src0_blk", "src1_blk",
+             "src0_rep", "src1_rep")
+
+    @property
+    def mnemonic(self):
+        return ("vcmps_" if self.scalar_rhs else "vcmp_") + self.op
+
+    def validate(self):
+        if self.op not in _CMP:
+            raise ProgramError(f"vcmp: unknown op {self.op!r}; known {sorted(_CMP)}")
+        if self.dtype not in ("f16", "f32", "i32"):
+            raise ProgramError(f"{self.mnemonic}: dtype {self.dtype} not supported (CANN-INI: f16, f32, i32)")
+
+    def operands_spec(self):
+        ops = [(False, self.src0, self.dtype, self.src0_blk, self.src0_rep)]
+        if not self.scalar_rhs:
+            ops.append((False, self.src1, self.dtype, self.src1_blk, self.src1_rep))
+        return ops
+
+    def _mask_bytes(self):
+        return self.repeat * self.lanes // 8
+
+    def check(self, core):
+        super().check(core)
+        core.local("UB", self).check(self.describe(), np.asarray([self.dst]), self._mask_bytes())
+
+    def accesses(self, core):
+        n = self._mask_bytes()
+        return super().accesses(core) + [Access("UB", True, self.dst + np.arange(0, n, 32), min(32, n))]
+
+    def execute(self, core):
+        a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        if self.scalar_rhs:
+            b = np.asarray(self.scalar).astype(np_dtype(self.dtype))
+        else:
+            b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        bits = np.zeros((self.repeat, self.lanes), dtype=bool)
+        bits[:, : self.mask] = _CMP[self.op](a, b)
+        packed = np.packbits(bits, axis=1, bitorder="little").reshape(-1)
+        core.mem["UB"].data[self.dst: self.dst + packed.size] = packed
+
+
+@dataclass
+class VSel(_Vec):
+    """dst[e] = src0[e] if bit e of repeat r of the mask at `sel` (+ r*lanes/8) else src1[e]."""
+    dtype: str
+    dst: object
+    sel: object
+    src0: object
+    src1: object
+    repeat: object = 1
+    mask: object = 0
+    dst_blk: object = 1
+    src0_blk: object = 1
+    src1_blk: object = 1
+    dst_rep: object = 8
+    src0_rep: object = 8
+    src1_rep: object = 8
+    EXPRS = ("dst", "sel", "src0", "src1", "repeat", "mask", "dst_blk", "src0_blk", "src1_blk", "dst_rep",
+             "src0_rep", "src1_rep")
+    MNEMONIC = "vsel"
+
+    def validate(self):
+        if self.dtype not in ("f16", "f32"):
+            raise ProgramError(f"vsel: dtype {self.dtype} not supported (CANN-INI: f16, f32)")
+
+    def operands_spec(self):
+        return [(False, self.src0, self.dtype, self.src0_blk, self.src0_rep),
+                (False, self.src1, self.dtype, self.src1_blk, self.src1_rep),
+                (True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
+
+    def accesses(self, core):
+        n = self.repeat * self.lanes // 8
+        return [Access("UB", False, self.sel + np.arange(0, n, 32), min(32, n))] + super().accesses(core)
+
+    def execute(self, core):
+        n = self.repeat * self.lanes // 8
+        raw = core.mem["UB"].data[self.sel: self.sel + n].reshape(self.repeat, -1)
+        bits = np.unpackbits(raw, axis=1, bitorder="little").astype(bool)[:, : self.mask]
+        a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.where(bits, a, b))
+
+
+@dataclass
+class VTranspose(_Vec):
+    """One 16x16 block of 2-byte elements (512 B): dst[j][i] = src[i][j]. Costs 2 repeats (512 B)."""
+    dtype: str
+    dst: object
+    src: object
+    EXPRS = ("dst", "src")
+    MNEMONIC = "vtranspose"
+
+    repeat = 2
+    mask = 128
+
+    def validate(self):
+        if itemsize(self.dtype) != 2:
+            raise ProgramError(f"vtranspose: dtype {self.dtype} must be 2 bytes (CANN-INI: u16, i16, f16)")
+
+    def flops(self):
+        return 0
+
+    def check(self, core):
+        ub = core.local("UB", self)
+        ub.check(self.describe(), np.asarray([self.src, self.dst]), 512)
+
+    def accesses(self, core):
+        o = np.arange(0, 512, 32)
+        return [Access("UB", False, self.src + o, 32), Access("UB", True, self.dst + o, 32)]
+
+    def execute(self, core):
+        v = core.mem["UB"].view(self.dtype)
+        blk = v[self.src // 2: self.src // 2 + 256].reshape(16, 16).T.copy()
+        v[self.dst // 2: self.dst // 2 + 256] = blk.reshape(-1)
