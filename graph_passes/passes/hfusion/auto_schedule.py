@@ -1,0 +1,73 @@
+"""``hfusion-auto-schedule``: choose the tiling of every vector kernel and record it as attributes.
+
+After AscendNPU-IR's ``hfusion-auto-schedule`` (PureElemwiseSchedule, AnyPBRSchedule): tile sizes are static and
+capacity-driven (every UB buffer × its multi-buffer depth fits UB), the work is split over the vector cores, and the
+sizes that depend on the shape symbols — dim sizes, trip counts, the block dim — are size expressions in the
+kernel's ``tiling`` attribute, evaluated by the host at each launch. The body is not changed:
+``convert-to-hivm`` builds the loops from the attributes (docs/schedule.md)::
+
+    func.func @main_fused_0(...) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3],
+        schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1,
+                    reduce_dims = [], reduce_looped = false, tile = [8192], ub_bytes = 131072},
+        tiling = {block_dim = (Min(48,ceiling(s0/64))), n0 = (128*s0), n_tiles = (ceiling(s0/64)),
+                  tiles0 = (ceiling(s0/64))}}
+
+Kernels of other fusion kinds (cube kinds) are left alone; a vector kernel without a vector lowering (gather,
+concat …) is left unscheduled and counted (``kernels-unschedulable``); ``convert-to-hivm`` marks it.
+Counters: ``kernels-scheduled``, ``kernels-unschedulable``, ``reductions-multipass``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...ir.core import Operation
+from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
+from ...schedule.tiling import ScheduleError, choose_tile, tiling_params
+from ...target import module_target
+from .. import ModulePass, PassContext, PassError, register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class AutoSchedule(ModulePass):
+    """Choose tile sizes, block dim and tiling parameters of vector kernels (schedule/tiling attributes)."""
+
+    name: ClassVar[str] = "hfusion-auto-schedule"
+    multi_buffer: int = 2  # copies of every buffer fed by a load or drained by a store
+    max_tile_elems: int = 0  # cap on the elements of one tile (0: UB capacity only); the plan-memory retry ladder
+    block_dim: int = 0  # cores to use (0: all vector cores of the target)
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        if self.multi_buffer < 1:
+            raise PassError(f"{self.name}: multi-buffer must be >= 1, got {self.multi_buffer}")
+        target = module_target(module)
+        sizes = module.size_vars()
+        ctx.count("kernels-scheduled", 0)
+        for func in module.functions:
+            if not func.attributes.get("kernel") or func.attributes.get("fusion_kind") not in VECTOR_KINDS:
+                continue
+            schedule_kernel(func, sizes, target, self, ctx)
+
+
+def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
+    try:
+        info = analyze_kernel(func, sizes)
+    except Unsupported as e:
+        ctx.count("kernels-unschedulable")
+        func.attributes.pop("schedule", None)
+        func.attributes.pop("tiling", None)
+        func.attributes["schedule_unsupported"] = e.op_name
+        return False
+    try:
+        sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems)
+    except ScheduleError as e:
+        raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
+    func.attributes.pop("schedule_unsupported", None)
+    func.attributes["schedule"] = sched.attrs(info, options.multi_buffer)
+    func.attributes["tiling"] = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim)
+    ctx.count("kernels-scheduled")
+    if sched.reduce_looped:
+        ctx.count("reductions-multipass")
+    return True

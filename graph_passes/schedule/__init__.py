@@ -1,0 +1,1 @@
+"""Scheduling vector kernels: the kernel's iteration domain, its local buffers and its tiling (docs/schedule.md)."""

@@ -1,0 +1,214 @@
+"""What a vector kernel computes, seen as one iteration domain (after AscendNPU-IR's ``KernelInfo``).
+
+Every tensor value of a vector kernel's body spans some dims of one *domain*: the shape of the kernel's
+largest tensors. A value's *mask* lists the domain dims it spans, in its own dim order::
+
+    x:      tensor<s0x128xf16>     mask (0, 1)       the domain is [s0, 128]
+    bias:   tensor<128xf16>        mask (1,)         broadcast along dim 0 before use
+    rowmax: tensor<s0xf16>         mask (0,)         reduce over dim 1
+
+The lowering gives every value a local buffer of the domain's rank with extent 1 in the dims it does not span
+(``memref<tr x 1>`` for ``rowmax``), which is what ``hivm.vbrc`` sources and ``hivm.vreduce`` destinations look
+like, and gives kernel arguments the same "expanded" shape in GM (``bias`` becomes ``memref<1x128xf16, gm>``:
+the same elements in the same row-major order).
+
+A kernel is *vector-schedulable* when every op has a vector lowering, every value's mask is increasing (no
+transposes) and all reductions reduce the same domain dims. Otherwise :attr:`KernelInfo.unsupported` names the
+first op that prevents it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.core import BlockArgument, Operation, Value
+from ..ir.sizes import SizeVars, as_expr
+from ..ir.types import ScalarType, IndexType, TensorType
+
+VECTOR_KINDS = ("PURE_ELEMWISE", "ANY_PB", "LAST_AXIS_PBR", "ANY_PBR")
+"""Fusion kinds that hfusion-auto-schedule schedules (the cube kinds are left alone)."""
+
+ELEMENTWISE_OPS = (
+    "hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary", "hfusion.compare",
+    "hfusion.select", "hfusion.cast",
+)  # fmt: skip
+LOWERED_OPS = ELEMENTWISE_OPS + ("hfusion.broadcast", "hfusion.reduce", "hfusion.fill")
+"""hfusion ops with a vector lowering. Everything else (gather, concat, arange, transpose, reshape, matmul …)
+leaves its kernel at tensor level, marked ``hivm.unsupported``."""
+
+
+class Unsupported(Exception):
+    """The kernel has no vector schedule; ``op_name`` is the op to blame."""
+
+    def __init__(self, op_name: str, reason: str):
+        super().__init__(f"{op_name}: {reason}")
+        self.op_name = op_name
+        self.reason = reason
+
+
+@dataclass
+class KernelInfo:
+    func: Operation
+    domain: tuple  # sizes of the domain dims (sympy expressions)
+    masks: dict  # Value -> tuple of domain dims it spans
+    reduce_dims: tuple  # domain dims reduced by every hfusion.reduce of the kernel (empty: none)
+    ops: list  # body ops in order, without the terminator
+    inputs: list  # tensor arguments that are not out-parameters
+    outputs: list  # out-parameter arguments, in output_args order
+    results: list  # returned values; results[i] is written to outputs[i]
+    views: dict = field(default_factory=dict)  # entry view result -> (source argument, slice offsets or None)
+    arg_masks: dict = field(default_factory=dict)  # tensor argument -> mask of its expanded GM shape
+
+    @property
+    def rank(self) -> int:
+        return len(self.domain)
+
+    def mask(self, v: Value) -> tuple:
+        return self.masks[v]
+
+    def is_small(self, v: Value) -> bool:
+        """Spans none of the reduced dims: computed once per parallel tile, outside the reduction loops."""
+        return not set(self.masks[v]) & set(self.reduce_dims)
+
+    def expanded_shape(self, shape, mask) -> list:
+        """``shape`` (over ``mask``'s dims) as a domain-rank shape with 1 in the other dims."""
+        out = [as_expr(1)] * self.rank
+        for d, s in zip(mask, shape):
+            out[d] = as_expr(s)
+        return out
+
+    @property
+    def parallel_dims(self) -> list[int]:
+        return [d for d in range(self.rank) if d not in self.reduce_dims]
+
+
+def tensor_values(info_ops, args) -> list[Value]:
+    vals = [a for a in args if isinstance(a.type, TensorType)]
+    for op in info_ops:
+        vals += [r for r in op.results if isinstance(r.type, TensorType)]
+    return vals
+
+
+def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
+    """The domain, masks and reductions of ``func``; raises :class:`Unsupported` when it has no vector schedule.
+
+    Views at the kernel boundary are not computed: a reshape or unit-stride slice of an argument is a load of that
+    argument (in the view's shape, at the slice's offsets); a reshape feeding the return stores its input.
+    """
+    body = func.body
+    ops = list(body.ops[:-1])
+    ret = body.ops[-1]
+    output_args = list(func.attributes.get("output_args") or [])
+    args = list(body.args)
+    outputs = [args[i] for i in output_args]
+    inputs = [a for i, a in enumerate(args) if i not in output_args and isinstance(a.type, TensorType)]
+    results = list(ret.operands)
+    if len(results) != len(outputs):
+        raise Unsupported(func.sym_name, f"returns {len(results)} values for {len(outputs)} out-parameters")
+
+    views = {}  # entry view result -> (argument, offsets or None)
+    boundary = set()  # ids of view ops that are not computed
+    for op in ops:
+        if op.name in ("hfusion.reshape", "hfusion.slice") and isinstance(op.operands[0], BlockArgument):
+            src = op.operands[0]
+            if op.name == "hfusion.slice" and any(as_expr(s) != 1 for s in op.attributes["strides"]):
+                raise Unsupported(op.name, "only unit-stride slices of kernel arguments are lowered (to loads)")
+            if any(u.name not in ("hfusion.reshape", "hfusion.slice") for u in src.users):
+                raise Unsupported(op.name, "a viewed argument is also used whole")
+            offsets = [as_expr(o) for o in op.attributes["offsets"]] if op.name == "hfusion.slice" else None
+            views[op.result] = (src, offsets)
+            boundary.add(id(op))
+    for i, r in enumerate(results):
+        while hasattr(r, "op") and r.op.name == "hfusion.reshape" and len(r.uses) == 1:
+            boundary.add(id(r.op))
+            r = r.op.operands[0]
+        results[i] = r
+    ops = [op for op in ops if id(op) not in boundary]
+    for op in ops:
+        if op.name in LOWERED_OPS and op.name != "hfusion.slice":
+            continue
+        if op.name == "arith.constant" and not isinstance(op.result.type, TensorType):
+            continue
+        raise Unsupported(op.name, "has no vector lowering")
+    viewed = {id(src) for src, _ in views.values()}
+
+    values = [v for v in tensor_values(ops, inputs) if id(v) not in viewed] + list(views)
+    values += [r for r in results if r not in values and isinstance(r.type, TensorType)]
+    if not values:
+        raise Unsupported(func.sym_name, "has no tensor values")
+    anchor = max(values, key=lambda v: v.type.rank)
+    rank = anchor.type.rank
+    domain = tuple(anchor.type.shape)
+    masks: dict = {}
+    for v in values:
+        if v.type.rank == rank:
+            masks[v] = tuple(range(rank))
+
+    _propagate(ops, masks)
+    for v in values:
+        if v not in masks:
+            raise Unsupported(_producer_name(v), f"cannot place value of type {v.type} in the domain {list(domain)}")
+        m = masks[v]
+        if list(m) != sorted(m):
+            raise Unsupported(_producer_name(v), "permutes dims (transposes are not lowered)")
+        for d, s in zip(m, v.type.shape):
+            if not sizes.statically_known_equal(s, domain[d]):
+                raise Unsupported(_producer_name(v), f"dim of size {s} does not match domain dim {d} = {domain[d]}")
+
+    reduce_dims = None
+    for op in ops:
+        if op.name != "hfusion.reduce":
+            continue
+        m = masks[op.operands[0]]
+        dims = tuple(m[i] for i in op.attributes["dims"])
+        if reduce_dims is not None and dims != reduce_dims:
+            raise Unsupported(op.name, f"reduces dims {dims}, another reduction of the kernel reduces {reduce_dims}")
+        reduce_dims = dims
+
+    arg_masks = {a: masks[a] for a in inputs if a in masks}
+    for res, (src, _) in views.items():
+        if src in arg_masks and arg_masks[src] != masks[res]:
+            raise Unsupported("hfusion.slice", "an argument is viewed as different parts of the domain")
+        arg_masks[src] = masks[res]
+    for out, res in zip(outputs, results):
+        arg_masks[out] = masks[res]
+    return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks)
+
+
+def _producer_name(v: Value) -> str:
+    return v.op.name if hasattr(v, "op") else "func.func"
+
+
+def _propagate(ops, masks: dict) -> None:
+    """Fill ``masks`` through the body: elementwise ops share a mask, broadcast drops its new dims towards its
+    input, reduce drops its reduced dims towards its result, slice keeps its rank."""
+    changed = True
+    while changed:
+        changed = False
+
+        def setm(v, m):
+            nonlocal changed
+            if not isinstance(v.type, TensorType) or v in masks:
+                return
+            masks[v] = tuple(m)
+            changed = True
+
+        for op in ops:
+            tensors = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, TensorType)]
+            if op.name in ELEMENTWISE_OPS:
+                known = [masks[v] for v in tensors if v in masks]
+                if known:
+                    for v in tensors:
+                        setm(v, known[0])
+            elif op.name == "hfusion.broadcast" and op.result in masks:
+                mr = masks[op.result]
+                dims = op.attributes["dims"]
+                setm(op.operands[0], [mr[i] for i in range(len(mr)) if i not in dims])
+            elif op.name == "hfusion.reduce" and op.operands[0] in masks:
+                mi = masks[op.operands[0]]
+                dims = op.attributes["dims"]
+                setm(op.result, [mi[i] for i in range(len(mi)) if i not in dims])
+
+
+def is_scalar(v: Value) -> bool:
+    return isinstance(v.type, (ScalarType, IndexType))

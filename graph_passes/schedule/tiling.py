@@ -1,0 +1,181 @@
+"""Tile sizes, work split and tiling parameters of a vector kernel (``hfusion-auto-schedule``'s decisions).
+
+Tile sizes are static and capacity-driven: every live UB buffer × its multi-buffer depth fits the target's UB
+(:mod:`.buffers` counts them). Trip counts, the block dim and the valid extents are size expressions over the
+shape symbols, recorded in the kernel's ``tiling`` attribute, so one compiled kernel serves every size.
+
+Choosing the tile (``choose_tile``), dims from the innermost outwards::
+
+    for d in (last dim … dim 0):            # innermost first: GM rows stay contiguous
+        t[d] = the largest size <= the dim's upper bound with ub_bytes(t) <= UB and prod(t) <= max-tile-elems
+        (a dim not covered whole is rounded down to 32 B granules when it is the last dim)
+
+then, for static shapes, the parallel dims are shrunk (outermost first) until there are at least
+``vector_cores`` work items, so that every core gets work; kernels that reduce a non-last dim cap the last dim at
+``NON_LAST_REDUCE_INNER`` elements, leaving room for many rows of the reduced dim in one tile.
+
+Tiling parameters (``tiling`` attribute, name → size expression)::
+
+    n{d}        size of domain dim d
+    tiles{d}    ceiling(n{d} / tile[d])         (only for dims whose tile may not cover the dim)
+    n_tiles     prod of tiles{d} over the parallel (non-reduced) dims: the work items
+    block_dim   Min(vector_cores or the block-dim option, n_tiles)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..ir.sizes import SizeVars, as_expr
+from ..ir.types import DTYPE_BYTES
+from .buffers import BufferPlan, plan_buffers
+from .kernel_info import KernelInfo
+
+NON_LAST_REDUCE_INNER = 512  # last-dim tile cap (elements) when a non-last dim is reduced
+
+
+class ScheduleError(Exception):
+    """No tile fits (too many buffers for UB even with one element each)."""
+
+
+@dataclass
+class Schedule:
+    tile: list[int]
+    reduce_looped: bool  # the reduced dims are tiled: multi-pass with partial reductions
+    plan: BufferPlan
+    ub_bytes: int
+    tiling: dict  # name -> size expression
+    block_dim_override: int = 0
+
+    def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
+        kind = info.func.attributes.get("fusion_kind", "")
+        n_reduces = sum(1 for op in info.ops if op.name == "hfusion.reduce")
+        return {
+            "kind": kind,
+            "tile": [int(t) for t in self.tile],
+            "reduce_dims": list(info.reduce_dims),
+            "reduce_looped": self.reduce_looped,
+            "passes": (n_reduces + 1) if self.reduce_looped else 1,
+            "multi_buffer": multi_buffer,
+            "buffers": len(self.plan.buffers),
+            "ub_bytes": self.ub_bytes,
+            "distribution": "cyclic",
+        }
+
+
+def _granule(info: KernelInfo, ub_align: int) -> int:
+    """Elements per 32 B for the narrowest dtype of the kernel: the last-dim tile is a multiple of it."""
+    smallest = min((DTYPE_BYTES[v.type.dtype] for v in info.masks), default=4)
+    return max(1, ub_align // smallest)
+
+
+def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0) -> Schedule:
+    rank = info.rank
+    uppers = []
+    for d in range(rank):
+        ub = sizes.upper_bound(info.domain[d])
+        uppers.append(ub if ub is not None and ub < 2**40 else None)
+    granule = _granule(info, target.ub_align)
+    cap_elems = max_tile_elems if max_tile_elems > 0 else None
+
+    def fits(tile, looped) -> bool:
+        if cap_elems is not None and _prod(tile) > cap_elems:
+            return False
+        return plan_buffers(info, looped).ub_bytes(tile, target.ub_align, multi_buffer) <= target.ub_bytes
+
+    def grow(tile, d, limit, looped) -> int:
+        """Largest t in [1, limit] with fits(tile with t at d); binary search (fits is monotone in t)."""
+        lo, hi = 1, limit
+        if not fits(_with(tile, d, 1), looped):
+            return 0
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(_with(tile, d, mid), looped):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    # Note: first try with the reduced dims whole (one pass); if they do not fit, tile them (multi-pass).
+    for looped in ((False, True) if info.reduce_dims else (False,)):
+        tile = [1] * rank
+        ok = True
+        for d in reversed(range(rank)):
+            limit = uppers[d] if uppers[d] is not None else 2**31
+            if info.reduce_dims and d == rank - 1 and d not in info.reduce_dims:
+                limit = min(limit, NON_LAST_REDUCE_INNER)
+            t = grow(tile, d, limit, looped)
+            if t == 0:
+                ok = False
+                break
+            covers = uppers[d] is not None and t >= uppers[d]
+            if d in info.reduce_dims and not looped and not covers:
+                ok = False
+                break
+            if not covers and d == rank - 1 and t > granule:
+                t = t // granule * granule
+            tile[d] = t
+        if ok:
+            break
+    else:
+        raise ScheduleError(
+            f"no tile fits UB ({target.ub_bytes} B): {len(plan_buffers(info, True).buffers)} buffers"
+        )
+
+    if all(as_expr(s).is_Integer for s in info.domain):
+        _balance(info, tile, target.vector_cores, granule)
+    plan = plan_buffers(info, looped)
+    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {})
+
+
+def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int) -> None:
+    """Shrink parallel tiles (outermost dim first) until there are >= ``cores`` work items, when possible."""
+    dims = [int(s) for s in info.domain]
+    for d in info.parallel_dims:
+        n_work = _prod(-(-dims[p] // tile[p]) for p in info.parallel_dims)
+        if n_work >= cores:
+            return
+        step = granule if d == info.rank - 1 else 1
+        want = -(-cores // (n_work // (-(-dims[d] // tile[d]))))  # tiles needed along d alone
+        t = -(-dims[d] // want)
+        t = max(step, -(-t // step) * step)
+        tile[d] = min(tile[d], t)
+
+
+def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_cores: int, block_dim: int = 0) -> dict:
+    """The ``tiling`` attribute: name → size expression (ints for static values)."""
+    tiling: dict = {}
+    counts = {}
+    for d, n in enumerate(info.domain):
+        tiling[f"n{d}"] = _norm(n)
+        count = sympy.ceiling(as_expr(n) / schedule.tile[d])
+        counts[d] = count
+        if not sizes.statically_known_leq(as_expr(n), schedule.tile[d]):
+            tiling[f"tiles{d}"] = _norm(count)
+    n_tiles = sympy.Integer(1)
+    for d in info.parallel_dims:
+        n_tiles = n_tiles * counts[d]
+    tiling["n_tiles"] = _norm(n_tiles)
+    cores = block_dim if block_dim > 0 else vector_cores
+    tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
+    return tiling
+
+
+def _norm(e):
+    e = sympy.simplify(as_expr(e))
+    return int(e) if e.is_Integer else e
+
+
+def _with(tile, d, t):
+    out = list(tile)
+    out[d] = t
+    return out
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
