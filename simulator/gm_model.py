@@ -1,18 +1,20 @@
-"""Global-memory timing: the PTO per-transfer curve, 512-B line granularity, L2 residency, shared DDR.
+"""Global-memory timing: the PTO per-transfer curve, L2 residency in 512-B lines, shared DDR bandwidth.
 
-A DMA of B bytes touching `lines` distinct 512-B GM lines (ASCENDC: 512-B alignment runs fastest, so the
-memory side moves whole lines; a misaligned or small-burst transfer pays for the lines it touches):
+A DMA of n bursts of L bytes (each burst rounded up to whole 32-B granules, the DMA unit: `gbytes`),
+touching `lines` distinct 512-B GM lines:
 
-    curve  = (dma_half_bytes + lines*512) / dma_peak_bpc            # PTO fit, in cycles at the chip clock
-    port   = misses*512 / ddr_share + hits*512 / l2_read_bpc         # reads  (CANN-INI ddr_rate, l2_rate)
-           = lines*512 / min(l2_write_bpc, ddr_share)                # writes (drain to DDR eventually)
+    curve  = (dma_half_bytes + gbytes) / dma_peak_bpc                 # PTO fit, cycles at the chip clock
+    port   = new_lines*512 / ddr_share + hit_gbytes / l2_read_bpc      # reads  (CANN-INI ddr_rate, l2_rate)
+           = gbytes / min(l2_write_bpc, ddr_share)                      # writes (drain to DDR eventually)
     end    = max(start + curve, port_start + port)
 
-`ddr_share = ddr_bpc_per_core * aic_cores / active_cores` (chip DDR bandwidth split evenly between the
-cores of the launch: the documented simplification of dynamic sharing). `port` is serialized per core
-across its GM clients (MTE2, MTE3, FIX), so one core never exceeds its share. L2: a line becomes resident
-on first touch in a launch (issue order is global time order, see launch.py); when the resident set
-exceeds the L2 size the model flushes it (crude, documented).
+Alignment penalty (ASCENDC: GM addresses aligned to 512 B run fastest): a read that misses L2 fills whole
+512-B lines from DDR, so misaligned or narrow bursts pay DDR bandwidth for bytes they do not use, and a
+burst that is not a multiple of 32 B pays for its last partial granule. `ddr_share = ddr_bpc_per_core *
+aic_cores / active_cores`: the chip DDR bandwidth split evenly between the cores of the launch (the
+documented simplification of dynamic sharing). `port` is serialized per core across its GM clients (MTE2,
+MTE3, FIX), so a core never exceeds its share. L2: a line becomes resident on first touch in a launch (in
+global start order, see schedule.py); when the resident set would exceed the L2 size it is flushed (crude).
 """
 from __future__ import annotations
 
@@ -45,28 +47,31 @@ class GmModel:
     def transfer(self, starts, length: int, write: bool, port_free: float, start: float,
                  path_cap_bpc: float | None = None) -> tuple[float, float]:
         """Return (end time, new port_free) of one DMA starting at `start`."""
+        n = len(starts)
+        gran = starts // 32
+        gbytes = int(((starts + length + 31) // 32 - gran).sum()) * 32
+        self.gm_bytes += n * length
+        curve = (self.chip.dma_half_bytes + gbytes) / self.peak
+        if path_cap_bpc:
+            curve = max(curve, n * length / path_cap_bpc)
         lines = self.lines(starts, length)
         nl = len(lines)
-        nbytes = nl * self.line
-        self.gm_bytes += len(starts) * length
-        curve = (self.chip.dma_half_bytes + nbytes) / self.peak
-        if path_cap_bpc:
-            curve = max(curve, len(starts) * length / path_cap_bpc)
         res = self.resident[lines]
+        hits = int(res.sum())
+        new = nl - hits
         if write:
-            port = nbytes / min(self.chip.l2_write_bpc, self.ddr_share)
-            self.ddr_bytes += nbytes
-            new = nl - int(res.sum())
+            port = gbytes / min(self.chip.l2_write_bpc, self.ddr_share)
+            self.ddr_bytes += gbytes
         else:
-            hits = int(res.sum())
-            new = nl - hits
-            port = new * self.line / self.ddr_share + hits * self.line / self.chip.l2_read_bpc
+            hit_bytes = gbytes * hits / nl
+            port = new * self.line / self.ddr_share + hit_bytes / self.chip.l2_read_bpc
             self.ddr_bytes += new * self.line
-            self.l2_hit_bytes += hits * self.line
+            self.l2_hit_bytes += int(hit_bytes)
         if new:
             if self.n_resident + new > self.l2_lines:
                 self.resident[:] = False
                 self.n_resident = 0
+                new = nl
             self.resident[lines] = True
             self.n_resident += new
         port_start = max(start, port_free)
