@@ -1,0 +1,113 @@
+"""Memory dependences between HIVM pipe ops (for hivm-inject-sync).
+
+An op's accesses are its buffer reads and writes (``op.reads()``, ``op.writes()``), each resolved by
+:mod:`.buffer_alias` to the copies it may touch. Two accesses conflict when at least one writes and their bytes may
+overlap: with the plan's ``offsets`` (hivm-plan-memory ran) copies are byte ranges of their scope, so buffers that
+share space conflict; without a plan, only the same copy conflicts. Kernel arguments (global memory) conflict with
+themselves only (out-parameters are fresh tensors, never aliases of inputs).
+
+Iterations matter for rotating copies: in iteration ``j`` of its loop an access touches ``copies[j % n]``.
+:func:`conflict` asks about the same iteration of every common loop, or about iteration ``i`` of a source and
+``i + d`` of a sink on one loop (``carried``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ir.core import Operation
+from ..ir.types import MemRefType
+from .buffer_alias import BufferRef, Copy, resolve
+from .loops import enclosing_loops
+
+UNBOUNDED = float("inf")
+
+
+@dataclass(frozen=True)
+class Access:
+    ref: BufferRef
+    write: bool
+
+
+def accesses(op: Operation) -> list[Access]:
+    """The buffer accesses of a HIVM pipe op."""
+    out = [Access(resolve(v), False) for v in op.reads()]
+    out += [Access(resolve(v), True) for v in op.writes()]
+    return out
+
+
+def copy_region(c: Copy) -> tuple[object, float, float]:
+    """(space, first byte, end byte) of a copy: a scope range once planned, else the copy itself."""
+    if c.alloc is None:
+        return ("arg", id(c.arg)), 0, UNBOUNDED
+    t = c.alloc.result.type
+    size = int(t.nbytes) if isinstance(t, MemRefType) and t.is_static else UNBOUNDED
+    offsets = c.alloc.attributes.get("offsets")
+    if offsets is not None and isinstance(t, MemRefType) and t.scope:
+        return ("scope", t.scope), offsets[c.index], offsets[c.index] + size
+    return ("copy", id(c.alloc), c.index), 0, size
+
+
+def _overlap(a: Copy, b: Copy) -> bool:
+    sa, la, ha = copy_region(a)
+    sb, lb, hb = copy_region(b)
+    return sa == sb and la < hb and lb < ha
+
+
+def _refs_overlap(a: BufferRef, b: BufferRef, shift: int | None) -> bool:
+    """Whether ``a`` in iteration j and ``b`` in iteration j + shift may overlap (shift None: any iterations)."""
+    if shift is None or a.loop is None or a.loop is not b.loop:
+        return any(_overlap(x, y) for x in a.copies for y in b.copies)
+    na, nb = len(a.copies), len(b.copies)
+    period = na * nb // math.gcd(na, nb)
+    return any(_overlap(a.copies[j % na], b.copies[(j + shift) % nb]) for j in range(period))
+
+
+def _shift_for(ref_loop: Operation | None, src: Operation, dst: Operation, carried, distance: int) -> int | None:
+    """How many iterations of ``ref_loop`` separate the two accesses, or None if unknown."""
+    if ref_loop is None:
+        return None
+    common = [a for a, b in zip(enclosing_loops(src), enclosing_loops(dst)) if a is b]
+    if not any(lp is ref_loop for lp in common):
+        return None  # the loop holds only one of them: any iterations
+    if carried is None:
+        return 0
+    if ref_loop is carried:
+        return distance
+    return 0 if ref_loop.is_ancestor_of(carried) else None
+
+
+def conflict(src: Operation, dst: Operation, carried: Operation | None = None, distance: int = 0) -> bool:
+    """Whether ``dst`` must wait for ``src`` (RAW, WAR or WAW on overlapping bytes).
+
+    ``carried`` None: both in the same iteration of every loop around both. Else ``src`` runs in iteration ``i``
+    and ``dst`` in iteration ``i + distance`` of ``carried`` (same iteration of loops around ``carried``)."""
+    for a in accesses(src):
+        for b in accesses(dst):
+            if not (a.write or b.write):
+                continue
+            shift = _shift_for(a.ref.loop, src, dst, carried, distance)
+            if a.ref.loop is not b.ref.loop:
+                shift = None
+            if _refs_overlap(a.ref, b.ref, shift):
+                return True
+    return False
+
+
+def rotation_period(op: Operation, loop: Operation) -> int:
+    """The least common multiple of the copy counts of ``op``'s buffers that rotate over ``loop`` (1 if none)."""
+    period = 1
+    for a in accesses(op):
+        if a.ref.loop is loop:
+            n = len(a.ref.copies)
+            period = period * n // math.gcd(period, n)
+    return period
+
+
+def carried_distance(src: Operation, dst: Operation, loop: Operation, limit: int) -> int | None:
+    """The least d in 1..limit such that ``dst`` in iteration i + d conflicts with ``src`` in iteration i."""
+    for d in range(1, limit + 1):
+        if conflict(src, dst, loop, d):
+            return d
+    return None
