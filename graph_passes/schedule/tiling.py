@@ -18,6 +18,7 @@ Tiling parameters (``tiling`` attribute, name → size expression)::
 
     n{d}        size of domain dim d
     tiles{d}    ceiling(n{d} / tile[d])         (only for dims whose tile may not cover the dim)
+    off{a}_{i}  symbolic offset of a slice of argument a along its dim i
     n_tiles     prod of tiles{d} over the parallel (non-reduced) dims: the work items
     block_dim   Min(vector_cores or the block-dim option, n_tiles)
 """
@@ -154,6 +155,11 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         counts[d] = count
         if not sizes.statically_known_leq(as_expr(n), schedule.tile[d]):
             tiling[f"tiles{d}"] = _norm(count)
+    arg_pos = {a: i for i, a in enumerate(info.func.body.args)}
+    for src, offsets in info.views.values():
+        for i, o in enumerate(offsets or ()):
+            if not as_expr(o).is_Integer:
+                tiling[f"off{arg_pos[src]}_{i}"] = _norm(o)
     n_tiles = sympy.Integer(1)
     for d in info.parallel_dims:
         n_tiles = n_tiles * counts[d]

@@ -1,0 +1,1 @@
+"""Conversions between dialects: hfusion tensor kernels → HIVM buffer kernels."""

@@ -1,0 +1,343 @@
+"""Lower one scheduled vector kernel from hfusion tensor ops to a HIVM function (docs/hivm.md, docs/schedule.md).
+
+After AscendNPU-IR's ``convert-hfusion-to-hivm`` applied to the loops ``hfusion-auto-schedule`` asked for. The
+kernel's program, per work item (a tile of the parallel dims), cyclic over the cores::
+
+    for t in range(block_idx, n_tiles, block_dim):
+        off[d], len[d] = tile t's offset and valid extent along each parallel dim d
+        if the reduced dims fit one tile:          # one pass
+            load, compute every op in order (in place where the buffer plan says), store the results
+        else:                                      # one pass per reduction, then one for the outputs
+            for each reduction R (in order):
+                acc_R = identity;  for each reduced tile j:  recompute R's input;  acc_R ⊕= reduce(input)
+            compute/store the results spanning the reduced dims in one more pass over the reduced tiles
+            compute/store the results that do not span them
+
+Values that do not span the reduced dims ("small": reduction results, row-wise operands) are computed once per
+work item, outside the reduced loops; values that span them are recomputed in each pass that needs them.
+"""
+
+from __future__ import annotations
+
+from ..dialects.arith import BINARY_OPS, ConstantOp
+from ..dialects.func import FuncOp, ReturnOp
+from ..dialects import hivm
+from ..dialects.scf import ForOp, YieldOp
+from ..ir.builder import Builder
+from ..ir.core import Block, Operation, Region, Value
+from ..ir.sizes import as_expr
+from ..ir.types import IndexType, MemRefType, TensorType, is_float_dtype
+from ..schedule.buffers import plan_buffers
+from ..schedule.kernel_info import KernelInfo
+
+REDUCE_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "any": 0, "all": 1}
+REDUCE_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "logical_or", "all": "logical_and"}
+INT_LIMITS = {"i8": (-(2**7), 2**7 - 1), "ui8": (0, 255), "i16": (-(2**15), 2**15 - 1), "i32": (-(2**31), 2**31 - 1),
+              "i64": (-(2**63), 2**63 - 1), "i1": (0, 1)}  # fmt: skip
+
+
+class LoweringError(Exception):
+    """The kernel cannot be lowered as scheduled (a bug in the schedule or a body changed since)."""
+
+
+def gm_types(info: KernelInfo) -> dict:
+    """Kernel argument → its GM buffer type (the kernel's view of the host tensor: same elements, same order)."""
+    out = {}
+    for a in info.func.body.args:
+        if not isinstance(a.type, TensorType):
+            continue
+        mask = info.arg_masks.get(a)
+        shape = a.type.shape
+        if mask is None:
+            out[a] = MemRefType(tuple(shape), a.type.dtype, "gm")
+            continue
+        views = [v for v, (src, _) in info.views.items() if src is a]
+        if views and info.views[views[0]][1] is None:  # a reshape view: the kernel sees the view's shape
+            shape = views[0].type.shape
+        elif a in info.outputs:
+            shape = info.results[info.outputs.index(a)].type.shape
+        if len(shape) != len(mask):
+            raise LoweringError(f"argument of type {a.type} cannot be viewed over domain dims {mask}")
+        out[a] = MemRefType(tuple(info.expanded_shape(shape, mask)), a.type.dtype, "gm")
+    return out
+
+
+class KernelLowering:
+    def __init__(self, info: KernelInfo, schedule: dict, tiling: dict, ub_align: int):
+        self.info = info
+        self.ub_align = ub_align
+        self.tile = [int(t) for t in schedule["tile"]]
+        self.looped = bool(schedule.get("reduce_looped", False))
+        self.tiling = tiling
+        self.plan = plan_buffers(info, self.looped)
+        self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
+
+    # -- building blocks -------------------------------------------------------------------------------------------
+    def op(self, cls_or_name, operands=(), result_types=(), **attrs) -> Operation:
+        if isinstance(cls_or_name, str):
+            op = Operation.create(cls_or_name, list(operands), list(result_types), attrs)
+            return self.b.insert(op)
+        return self.b.create(cls_or_name, operands, result_types, **attrs)
+
+    def const(self, value: int) -> Value:
+        if value not in self.consts:
+            op = ConstantOp([], [IndexType()], {"value": int(value)})
+            self.top.insert(op)
+            op.result.name_hint = f"c{value}" if value >= 0 else f"cm{-value}"
+            self.consts[value] = op.result
+        return self.consts[value]
+
+    def arith(self, name: str, a: Value, b: Value, hint: str | None = None) -> Value:
+        r = self.op(BINARY_OPS[f"arith.{name}"], [a, b], [IndexType()]).result
+        r.name_hint = hint
+        return r
+
+    def size(self, e) -> Value:
+        """An index value for a size expression: a constant, or the tiling parameter with that exact expression."""
+        e = as_expr(e)
+        if e.is_Integer:
+            return self.const(int(e))
+        for name, expr in self.tiling.items():
+            if as_expr(expr) == e:
+                return self.params[name]
+        raise LoweringError(f"size {e} is neither constant nor a tiling parameter")
+
+    def vec(self, cls, operands, **attrs) -> None:
+        self.counts["vector-ops"] += 1
+        self.b.create(cls, operands, [], **attrs)
+
+    # -- the function -----------------------------------------------------------------------------------------------
+    def build(self) -> FuncOp:
+        info, func = self.info, self.info.func
+        gm = gm_types(info)
+        old_args = list(func.body.args)
+        arg_types = [gm.get(a, a.type) for a in old_args]
+        names = [a.name_hint for a in old_args]
+        param_names = sorted(self.tiling)
+        attrs = {k: v for k, v in func.attributes.items() if k not in ("sym_name", "function_type")}
+        new = FuncOp.build(func.sym_name, arg_types + [IndexType()] * len(param_names), [],
+                           names + param_names, **attrs)  # fmt: skip
+        new.loc = func.loc
+        body = new.body
+        self.args = dict(zip(old_args, body.args))
+        self.params = dict(zip(param_names, body.args[len(old_args) :]))
+        self.b = Builder.at_end(body, func.loc)
+        self.top = Builder(body, 0, func.loc)  # constants go first
+        self.consts: dict = {}
+        self.scalars = {a: self.args[a] for a in old_args if not isinstance(a.type, TensorType)}
+        for op in info.ops:  # scalar constants of the body, cloned at the top
+            if op.name == "arith.constant":
+                self.scalars[op.result] = self.top.insert(op.clone()).result
+        bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
+        bid.name_hint = "bid"
+        self.bufs = {}
+        for buf in self.plan.buffers:
+            shape = buf.shape(self.tile, self.ub_align)
+            alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
+            alloc.result.name_hint = f"ub{buf.index}"
+            self.bufs[buf.index] = alloc.result
+
+        loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
+        self.work_item(loop.body.args[0])
+        self.close_loop(loop)
+        self.b.create(ReturnOp, [], [])
+        new.set_function_type()
+        return new
+
+    def open_loop(self, lb, ub, step, iv_name) -> Operation:
+        block = Block([IndexType()], [iv_name])
+        loop = self.op(ForOp, [lb, ub, step], [], regions=[Region([block])])
+        self.saved = getattr(self, "saved", []) + [self.b]
+        self.b = Builder.at_end(block, self.b.loc)
+        return loop
+
+    def close_loop(self, loop: Operation) -> None:
+        self.b.create(YieldOp, [], [])
+        self.b = self.saved.pop()
+
+    # -- one work item ------------------------------------------------------------------------------------------
+    def tile_of(self, d: int, index: Value) -> tuple[Value, Value]:
+        off = self.arith("muli", index, self.const(self.tile[d]), f"off{d}")
+        rem = self.arith("subi", self.params[f"n{d}"], off)
+        length = self.arith("minsi", rem, self.const(self.tile[d]), f"len{d}")
+        return off, length
+
+    def work_item(self, t: Value) -> None:
+        info = self.info
+        self.dims = {}
+        tiled = [d for d in info.parallel_dims if f"tiles{d}" in self.tiling]
+        rem = t
+        for k, d in enumerate(reversed(tiled)):
+            if k == len(tiled) - 1:
+                idx = rem
+            else:
+                idx = self.arith("remsi", rem, self.params[f"tiles{d}"])
+                rem = self.arith("floordivsi", rem, self.params[f"tiles{d}"])
+            self.dims[d] = self.tile_of(d, idx)
+        for d in range(info.rank):
+            if d not in self.dims:
+                self.dims[d] = (self.const(0), self.params[f"n{d}"])
+        self.ready: set = set()
+        if not self.looped:
+            for out, res in zip(info.outputs, info.results):
+                self.emit(res)
+                self.store(res, out)
+            return
+        self.small_ready: set = set()
+        for op in info.ops:
+            if op.name == "hfusion.reduce":
+                self.reduction_pass(op)
+        big = [(o, r) for o, r in zip(info.outputs, info.results) if not info.is_small(r)]
+        if big:
+            self.hoist_small([r for _, r in big])
+            self.over_reduced_tiles(lambda: [(self.emit(r), self.store(r, o)) for o, r in big])
+        for out, res in zip(info.outputs, info.results):
+            if info.is_small(res):
+                self.emit(res)
+                self.store(res, out)
+
+    def over_reduced_tiles(self, body) -> None:
+        """Run ``body`` inside loops over the tiles of the reduced dims (big values are recomputed inside)."""
+        loops, saved_dims = [], dict(self.dims)
+        for d in self.info.reduce_dims:
+            if f"tiles{d}" not in self.tiling:
+                continue
+            loop = self.open_loop(self.const(0), self.params[f"tiles{d}"], self.const(1), f"j{d}")
+            loops.append(loop)
+            self.dims[d] = self.tile_of(d, loop.body.args[0])
+        outer_ready = set(self.ready)
+        body()
+        self.ready = outer_ready
+        for loop in reversed(loops):
+            self.close_loop(loop)
+        self.dims = saved_dims
+
+    def hoist_small(self, roots) -> None:
+        """Compute the small values the big ``roots`` depend on, before entering the reduced loops."""
+        seen, order = set(), []
+
+        def visit(v):
+            if id(v) in seen or not isinstance(v.type, TensorType):
+                return
+            seen.add(id(v))
+            if self.info.is_small(v):
+                order.append(v)
+                return
+            if hasattr(v, "op") and v not in self.info.views:
+                for x in v.op.operands:
+                    visit(x)
+
+        for r in roots:
+            visit(r)
+        for v in order:
+            self.emit(v)
+
+    def reduction_pass(self, op: Operation) -> None:
+        kind = op.attributes["kind"]
+        src, res = op.operands[0], op.result
+        acc, part = self.buffer(res), self.bufs[self.plan.partial[op].index]
+        self.hoist_small([src])
+        self.vec(hivm.VFillOp, [acc, *self.extents(res)], value=self.identity(kind, res.type.dtype))
+        dims = list(self.info.reduce_dims)
+
+        def body():
+            self.emit(src)
+            self.vec(hivm.VReduceOp, [self.buffer(src), part, *self.extents(src)], kind=kind, dims=dims)
+            self.vec(hivm.VBinaryOp, [acc, part, acc, *self.extents(res)], fun=REDUCE_COMBINE[kind])
+
+        self.over_reduced_tiles(body)
+        self.ready.add(id(res))
+
+    @staticmethod
+    def identity(kind: str, dtype: str):
+        value = REDUCE_IDENTITY[kind]
+        if is_float_dtype(dtype) or kind in ("sum", "prod", "any", "all"):
+            return value if is_float_dtype(dtype) else int(value)
+        lo, hi = INT_LIMITS[dtype]
+        return lo if kind == "max" else hi
+
+    # -- values ------------------------------------------------------------------------------------------------------
+    def buffer(self, v: Value) -> Value:
+        return self.bufs[self.plan.of_value[v].index]
+
+    def extents(self, v: Value) -> list[Value]:
+        mask = self.info.masks[v]
+        return [self.dims[d][1] if d in mask else self.const(1) for d in range(self.info.rank)]
+
+    def gm_offsets(self, mask, extra=None) -> list[Value]:
+        offs = []
+        for d in range(self.info.rank):
+            if d not in mask:
+                offs.append(self.const(0))
+                continue
+            off = self.dims[d][0]
+            if extra is not None:
+                e = extra[mask.index(d)]
+                if not (as_expr(e).is_Integer and int(e) == 0):
+                    off = self.arith("addi", off, self.size(e))
+            offs.append(off)
+        return offs
+
+    def operand(self, v: Value) -> Value:
+        if isinstance(v.type, TensorType):
+            self.emit(v)
+            return self.buffer(v)
+        if v not in self.scalars:
+            raise LoweringError(f"scalar operand {v} is not a constant or kernel argument")
+        return self.scalars[v]
+
+    def store(self, v: Value, out) -> None:
+        mask = self.info.masks[v]
+        self.counts["stores"] += 1
+        self.b.create(hivm.StoreOp, [self.buffer(v), self.args[out], *self.gm_offsets(mask), *self.extents(v)], [])
+
+    def emit(self, v: Value) -> None:
+        if id(v) in self.ready:
+            return
+        info = self.info
+        if v in info.views or v in info.inputs:
+            src, offsets = info.views.get(v, (v, None))
+            mask = info.masks[v]
+            self.counts["loads"] += 1
+            ops = [self.args[src], self.buffer(v), *self.gm_offsets(mask, offsets), *self.extents(v)]
+            self.b.create(hivm.LoadOp, ops, [])
+            self.ready.add(id(v))
+            return
+        op = v.op
+        if op.name == "hfusion.reduce":
+            if self.looped:
+                raise LoweringError(f"reduction result needed before its pass ({op.loc})")
+            src = op.operands[0]
+            self.emit(src)
+            dims = list(info.reduce_dims)
+            self.vec(hivm.VReduceOp, [self.buffer(src), self.buffer(v), *self.extents(src)],
+                     kind=op.attributes["kind"], dims=dims)  # fmt: skip
+            self.ready.add(id(v))
+            return
+        ins = [self.operand(x) for x in op.operands]
+        dst, ext = self.buffer(v), self.extents(v)
+        a = op.attributes
+        name = op.name
+        if name == "hfusion.elemwise_unary":
+            self.vec(hivm.VUnaryOp, [ins[0], dst, *ext], fun=a["fun"])
+        elif name == "hfusion.elemwise_binary":
+            self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=a["fun"])
+        elif name == "hfusion.elemwise_ternary":
+            first, second = ("mul", "add") if a["fun"] == "fma" else ("max", "min")
+            self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=first)
+            self.vec(hivm.VBinaryOp, [dst, ins[2], dst, *ext], fun=second)
+        elif name == "hfusion.compare":
+            self.vec(hivm.VCmpOp, [ins[0], ins[1], dst, *ext], predicate=a["predicate"])
+        elif name == "hfusion.select":
+            self.vec(hivm.VSelOp, [ins[0], ins[1], ins[2], dst, *ext])
+        elif name == "hfusion.cast":
+            self.vec(hivm.VCastOp, [ins[0], dst, *ext], round_mode=a.get("round_mode", "rint"))
+        elif name == "hfusion.broadcast":
+            src_mask = info.masks[op.operands[0]]
+            dims = [d for d in info.masks[v] if d not in src_mask]
+            self.vec(hivm.VBrcOp, [ins[0], dst, *ext], dims=dims)
+        elif name == "hfusion.fill":
+            self.vec(hivm.VFillOp, [dst, *ext], value=a["value"])
+        else:
+            raise LoweringError(f"{name} has no vector lowering")
+        self.ready.add(id(v))

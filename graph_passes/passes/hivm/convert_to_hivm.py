@@ -1,0 +1,97 @@
+"""``convert-to-hivm``: scheduled vector kernels become HIVM functions; the host launches them with ``hivm.launch``.
+
+After AscendNPU-IR's ``convert-hfusion-to-hivm``. Each device kernel carrying a ``schedule`` (from
+``hfusion-auto-schedule``) is rebuilt as docs/hivm.md shows: ``memref<…, gm>`` arguments, trailing ``index``
+tiling parameters (one per ``tiling`` entry, sorted by name), ``hivm.get_block_idx``, a loop over the work items
+cyclic over the cores, ``hivm.alloc`` buffers without scope, loads/stores and vector ops over valid extents
+(:mod:`graph_passes.conversion.hfusion_to_hivm`). The host's ``func.call`` of a converted kernel becomes
+``hivm.launch`` on the same tensors, whose results are the out-parameters.
+
+A kernel with no vector lowering (gather, concat, arange, transpose, matmul …; see docs/schedule.md) stays at
+tensor level with ``hivm.unsupported = "<op name>"`` and stays called by ``func.call``: the runtime runs it with
+the reference interpreter and reports it. Nothing is skipped silently: counter ``kernels-unsupported``.
+
+Counters: ``kernels-converted``, ``kernels-unsupported``, ``loads``, ``stores``, ``vector-ops``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...conversion.hfusion_to_hivm import KernelLowering, LoweringError
+from ...dialects.hivm import LaunchOp
+from ...ir.core import Cube, Operation
+from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
+from ...target import module_target
+from .. import ModulePass, PassContext, PassError, register_pass
+
+
+@register_pass
+@dataclass(frozen=True)
+class ConvertToHIVM(ModulePass):
+    """Lower scheduled vector kernels to HIVM buffers, loops, loads/stores and vector ops; calls become launches."""
+
+    name: ClassVar[str] = "convert-to-hivm"
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        target = module_target(module)
+        sizes = module.size_vars()
+        for counter in ("kernels-converted", "kernels-unsupported", "loads", "stores", "vector-ops"):
+            ctx.count(counter, 0)
+        converted = set()
+        for func in list(module.functions):
+            if not func.attributes.get("kernel") or _is_hivm(func):
+                continue
+            blame = _unsupported_op(func, sizes)
+            if blame is not None:
+                func.attributes["hivm.unsupported"] = blame
+                ctx.count("kernels-unsupported")
+                continue
+            if "schedule" not in func.attributes or "tiling" not in func.attributes:
+                raise PassError(f"{self.name}: kernel @{func.sym_name} has no schedule (run hfusion-auto-schedule)")
+            info = analyze_kernel(func, sizes)
+            lowering = KernelLowering(info, func.attributes["schedule"], func.attributes["tiling"], target.ub_align)
+            try:
+                new = lowering.build()
+            except LoweringError as e:
+                raise PassError(f"{self.name}: kernel @{func.sym_name}: {e}") from None
+            block = module.body
+            block.insert_before(func, new)
+            func.erase()
+            converted.add(new.sym_name)
+            ctx.count("kernels-converted")
+            for k, n in lowering.counts.items():
+                ctx.count(k, n)
+        for func in module.functions:
+            for op in list(func.walk()):
+                if op.name == "func.call" and op.attributes["callee"] in converted:
+                    _call_to_launch(op, module.lookup(op.attributes["callee"]))
+
+
+def _is_hivm(func: Operation) -> bool:
+    return any(op.dialect == "hivm" for op in func.walk())
+
+
+def _unsupported_op(func: Operation, sizes) -> str | None:
+    """The op that keeps ``func`` at tensor level, or None when it has a vector lowering."""
+    if func.attributes.get("fusion_kind") not in VECTOR_KINDS:
+        for op in func.walk():
+            if op.has_trait(Cube):
+                return op.name
+        return f"fusion_kind {func.attributes.get('fusion_kind')}"
+    try:
+        analyze_kernel(func, sizes)
+    except Unsupported as e:
+        return e.op_name
+    return None
+
+
+def _call_to_launch(call: Operation, kernel: Operation) -> None:
+    output_args = list(kernel.attributes.get("output_args") or [])
+    outs = [call.operands[i] for i in output_args]
+    launch = LaunchOp(list(call.operands), [v.type for v in outs], {"callee": call.attributes["callee"]}, [], call.loc)
+    call.parent.insert_before(call, launch)
+    for old, new in zip(call.results, launch.results):
+        new.name_hint = old.name_hint
+    call.replace_with(launch.results)
