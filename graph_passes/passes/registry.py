@@ -25,7 +25,8 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
         raise ValueError(f"pass class {cls.__name__} needs a kebab-case name, got {name!r}")
     if not (cls.__doc__ or "").strip() or "\n" in (cls.__doc__ or "").strip():
         raise ValueError(f"pass {name} needs a one-line docstring")
-    if not getattr(cls, "__dataclass_params__", None) or not cls.__dataclass_params__.frozen:
+    params = cls.__dict__.get("__dataclass_params__")
+    if params is None or not params.frozen:
         raise ValueError(f"pass {name} must be a frozen dataclass (@dataclass(frozen=True))")
     module = cls.__module__
     if module.startswith(_PACKAGE + "."):

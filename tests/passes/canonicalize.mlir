@@ -1,0 +1,162 @@
+// RUN: npu-opt %s -p canonicalize --split-input-file | filecheck %s
+
+// x+0 with a fill and 0+x on the left: both fold to x; the dead fill goes too.
+// CHECK-LABEL: func.func @add_zero(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<s0x16xf32>
+// CHECK-NOT:     hfusion.elemwise_binary
+// CHECK-NOT:     hfusion.fill
+// CHECK:         func.return [[X]], [[X]] :
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @add_zero(%x: tensor<s0x16xf32>) -> (tensor<s0x16xf32>, tensor<s0x16xf32>) {
+    %z = hfusion.fill {value = 0.0} : () -> tensor<s0x16xf32>
+    %0 = hfusion.elemwise_binary %x, %z {fun = "add"} : (tensor<s0x16xf32>, tensor<s0x16xf32>) -> tensor<s0x16xf32>
+    %1 = hfusion.elemwise_binary %z, %x {fun = "add"} : (tensor<s0x16xf32>, tensor<s0x16xf32>) -> tensor<s0x16xf32>
+    func.return %0, %1 : tensor<s0x16xf32>, tensor<s0x16xf32>
+  }
+}
+
+// -----
+
+// x*1, x-0, x/1 with scalar constants.
+// CHECK-LABEL: func.func @identities(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<8xf16>
+// CHECK-NOT:     hfusion.elemwise_binary
+// CHECK-NOT:     arith.constant
+// CHECK:         func.return [[X]] :
+module {
+  func.func @identities(%x: tensor<8xf16>) -> (tensor<8xf16>) {
+    %one = arith.constant {value = 1.0} : () -> f16
+    %zero = arith.constant {value = 0.0} : () -> f16
+    %0 = hfusion.elemwise_binary %x, %one {fun = "mul"} : (tensor<8xf16>, f16) -> tensor<8xf16>
+    %1 = hfusion.elemwise_binary %0, %zero {fun = "sub"} : (tensor<8xf16>, f16) -> tensor<8xf16>
+    %2 = hfusion.elemwise_binary %1, %one {fun = "div"} : (tensor<8xf16>, f16) -> tensor<8xf16>
+    func.return %2 : tensor<8xf16>
+  }
+}
+
+// -----
+
+// x*2 and 0-x are not identities: kept. 0-x keeps the constant on the left (sub is not commutative).
+// CHECK-LABEL: func.func @not_identities(
+// CHECK:         hfusion.elemwise_binary %{{.*}} {fun = "mul"}
+// CHECK:         hfusion.elemwise_binary %{{.*}} {fun = "sub"}
+module {
+  func.func @not_identities(%x: tensor<8xf32>) -> (tensor<8xf32>) {
+    %two = arith.constant {value = 2.0} : () -> f32
+    %zero = arith.constant {value = 0.0} : () -> f32
+    %0 = hfusion.elemwise_binary %x, %two {fun = "mul"} : (tensor<8xf32>, f32) -> tensor<8xf32>
+    %1 = hfusion.elemwise_binary %zero, %0 {fun = "sub"} : (f32, tensor<8xf32>) -> tensor<8xf32>
+    func.return %1 : tensor<8xf32>
+  }
+}
+
+// -----
+
+// Constants go to the right of commutative ops; compare mirrors its predicate.
+// CHECK-LABEL: func.func @constants_right(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<8xf32>
+// CHECK:         [[C:%[0-9a-z_]+]] = arith.constant {value = 3.0}
+// CHECK:         hfusion.elemwise_binary [[X]], [[C]] {fun = "mul"}
+// CHECK:         hfusion.compare [[X]], [[C]] {predicate = "gt"}
+module {
+  func.func @constants_right(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xi1>) {
+    %c = arith.constant {value = 3.0} : () -> f32
+    %0 = hfusion.elemwise_binary %c, %x {fun = "mul"} : (f32, tensor<8xf32>) -> tensor<8xf32>
+    %1 = hfusion.compare %c, %x {predicate = "lt"} : (f32, tensor<8xf32>) -> tensor<8xi1>
+    func.return %0, %1 : tensor<8xf32>, tensor<8xi1>
+  }
+}
+
+// -----
+
+// Inverse transposes cancel; others compose into one.
+// CHECK-LABEL: func.func @transposes(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<2x3x4xf32>
+// CHECK:         [[T:%[0-9a-z_]+]] = hfusion.transpose [[X]] {perm = [2, 0, 1]} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+// CHECK-NOT:     hfusion.transpose
+// CHECK:         func.return [[X]], [[T]] :
+module {
+  func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf32>) {
+    %0 = hfusion.transpose %x {perm = [1, 0, 2]} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+    %1 = hfusion.transpose %0 {perm = [1, 0, 2]} : (tensor<3x2x4xf32>) -> tensor<2x3x4xf32>
+    %2 = hfusion.transpose %0 {perm = [2, 1, 0]} : (tensor<3x2x4xf32>) -> tensor<4x2x3xf32>
+    func.return %1, %2 : tensor<2x3x4xf32>, tensor<4x2x3xf32>
+  }
+}
+
+// -----
+
+// Reshape of reshape is one reshape; a reshape to the input's own type disappears.
+// CHECK-LABEL: func.func @reshapes(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<s0x16xf32>
+// CHECK:         [[R:%[0-9a-z_]+]] = hfusion.reshape [[X]] : (tensor<s0x16xf32>) -> tensor<s0x4x4xf32>
+// CHECK-NOT:     hfusion.reshape
+// CHECK:         func.return [[R]], [[X]] :
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @reshapes(%x: tensor<s0x16xf32>) -> (tensor<s0x4x4xf32>, tensor<s0x16xf32>) {
+    %0 = hfusion.reshape %x : (tensor<s0x16xf32>) -> tensor<(16*s0)xf32>
+    %1 = hfusion.reshape %0 : (tensor<(16*s0)xf32>) -> tensor<s0x4x4xf32>
+    %2 = hfusion.reshape %x : (tensor<s0x16xf32>) -> tensor<s0x16xf32>
+    func.return %1, %2 : tensor<s0x4x4xf32>, tensor<s0x16xf32>
+  }
+}
+
+// -----
+
+// f16 -> f32 -> f16 is the input; f32 -> f16 -> f32 loses precision and is kept.
+// CHECK-LABEL: func.func @casts(
+// CHECK-SAME:    [[H:%[0-9a-z_]+]]: tensor<8xf16>, [[F:%[0-9a-z_]+]]: tensor<8xf32>
+// CHECK:         [[N:%[0-9a-z_]+]] = hfusion.cast [[F]] {{.*}} -> tensor<8xf16>
+// CHECK:         [[W:%[0-9a-z_]+]] = hfusion.cast [[N]] {{.*}} -> tensor<8xf32>
+// CHECK:         func.return [[H]], [[W]] :
+module {
+  func.func @casts(%h: tensor<8xf16>, %f: tensor<8xf32>) -> (tensor<8xf16>, tensor<8xf32>) {
+    %0 = hfusion.cast %h : (tensor<8xf16>) -> tensor<8xf32>
+    %1 = hfusion.cast %0 : (tensor<8xf32>) -> tensor<8xf16>
+    %2 = hfusion.cast %f : (tensor<8xf32>) -> tensor<8xf16>
+    %3 = hfusion.cast %2 : (tensor<8xf16>) -> tensor<8xf32>
+    func.return %1, %3 : tensor<8xf16>, tensor<8xf32>
+  }
+}
+
+// -----
+
+// Constant folding: splats fold to a fill of the (symbolic) result type, small dense tensors to a constant,
+// index arithmetic to a constant.
+// CHECK-LABEL: func.func @fold_constants(
+// CHECK-DAG:     [[S:%[0-9a-z_]+]] = hfusion.fill {value = 7.0} : () -> tensor<s0x4xf32>
+// CHECK-DAG:     [[D:%[0-9a-z_]+]] = arith.constant {value = [2.0, 4.0, 6.0, 8.0]} : () -> tensor<4xf32>
+// CHECK-DAG:     [[I:%[0-9a-z_]+]] = arith.constant {value = 12} : () -> index
+// CHECK-NOT:     hfusion.elemwise_binary
+// CHECK-NOT:     arith.muli
+// CHECK:         func.return [[S]], [[D]], [[I]] :
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @fold_constants() -> (tensor<s0x4xf32>, tensor<4xf32>, index) {
+    %a = hfusion.fill {value = 3.0} : () -> tensor<s0x4xf32>
+    %b = arith.constant {value = 4.0} : () -> f32
+    %0 = hfusion.elemwise_binary %a, %b {fun = "add"} : (tensor<s0x4xf32>, f32) -> tensor<s0x4xf32>
+    %v = arith.constant {value = [1.0, 2.0, 3.0, 4.0]} : () -> tensor<4xf32>
+    %1 = hfusion.elemwise_binary %v, %v {fun = "add"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %i = arith.constant {value = 3} : () -> index
+    %j = arith.constant {value = 4} : () -> index
+    %2 = arith.muli %i, %j : (index, index) -> index
+    func.return %0, %1, %2 : tensor<s0x4xf32>, tensor<4xf32>, index
+  }
+}
+
+// -----
+
+// Dead pure ops are erased; ops with memory effects are kept.
+// CHECK-LABEL: func.func @dead(
+// CHECK-NOT:     hfusion.elemwise_unary
+// CHECK-NOT:     tensor.empty
+// CHECK:         annotation.mark
+module {
+  func.func @dead(%x: tensor<8xf32>) -> (tensor<8xf32>) {
+    %0 = hfusion.elemwise_unary %x {fun = "exp"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = hfusion.elemwise_unary %0 {fun = "neg"} : (tensor<8xf32>) -> tensor<8xf32>
+    %2 = tensor.empty : () -> tensor<8xf32>
+    annotation.mark %x {hint = 1} : tensor<8xf32>
+    func.return %x : tensor<8xf32>
+  }
+}
