@@ -1,0 +1,98 @@
+// RUN: npu-opt %s -p hfusion-fuse-ops --split-input-file | filecheck %s
+
+// x*y+z: one PURE_ELEMWISE kernel; inputs first, then one out-parameter per result.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<s0x128xf32>, [[Y:%[0-9a-z_]+]]: tensor<s0x128xf32>, [[Z:%[0-9a-z_]+]]: tensor<s0x128xf32>, [[O:%[0-9a-z_]+]]: tensor<s0x128xf32>) -> (tensor<s0x128xf32>)
+// CHECK-SAME:    attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3]}
+// CHECK-NEXT:    [[M:%[0-9a-z_]+]] = hfusion.elemwise_binary [[X]], [[Y]] {fun = "mul"}
+// CHECK-NEXT:    [[A:%[0-9a-z_]+]] = hfusion.elemwise_binary [[M]], [[Z]] {fun = "add"}
+// CHECK-NEXT:    func.return [[A]] :
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    [[HX:%[0-9a-z_]+]]: tensor<s0x128xf32>, [[HY:%[0-9a-z_]+]]: tensor<s0x128xf32>, [[HZ:%[0-9a-z_]+]]: tensor<s0x128xf32>)
+// CHECK-NEXT:    [[E:%[0-9a-z_]+]] = tensor.empty : () -> tensor<s0x128xf32>
+// CHECK-NEXT:    [[R:%[0-9a-z_]+]] = func.call [[HX]], [[HY]], [[HZ]], [[E]] {callee = "main_fused_0"}
+// CHECK-NEXT:    func.return [[R]] :
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @main(%x: tensor<s0x128xf32>, %y: tensor<s0x128xf32>, %z: tensor<s0x128xf32>) -> (tensor<s0x128xf32>) {
+    %m = hfusion.elemwise_binary %x, %y {fun = "mul"} : (tensor<s0x128xf32>, tensor<s0x128xf32>) -> tensor<s0x128xf32>
+    %a = hfusion.elemwise_binary %m, %z {fun = "add"} : (tensor<s0x128xf32>, tensor<s0x128xf32>) -> tensor<s0x128xf32>
+    func.return %a : tensor<s0x128xf32>
+  }
+}
+
+// -----
+
+// Softmax as the importer emits it (keepdim through reshapes): one LAST_AXIS_PBR kernel with one result;
+// scalar constants are cloned into the kernel.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    -> (tensor<4x32xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [1]}
+// CHECK:         arith.constant
+// CHECK:         hfusion.reduce {{.*}}kind = "max"
+// CHECK:         hfusion.reduce {{.*}}kind = "sum"
+// CHECK:         hfusion.elemwise_binary {{.*}}fun = "div"
+// CHECK-NEXT:    func.return
+// CHECK-NOT:   func.func @main_fused_1
+// CHECK-LABEL: func.func @main(
+// CHECK-NOT:     hfusion.
+// CHECK-NOT:     arith.constant
+// CHECK:         func.call {{.*}}callee = "main_fused_0"
+module {
+  func.func @main(%x: tensor<4x32xf32>) -> (tensor<4x32xf32>) {
+    %t = arith.constant {value = 0.5} : () -> f32
+    %xt = hfusion.elemwise_binary %x, %t {fun = "mul"} : (tensor<4x32xf32>, f32) -> tensor<4x32xf32>
+    %max = hfusion.reduce %xt {dims = [1], kind = "max"} : (tensor<4x32xf32>) -> tensor<4xf32>
+    %maxk = hfusion.reshape %max : (tensor<4xf32>) -> tensor<4x1xf32>
+    %max2 = hfusion.reshape %maxk : (tensor<4x1xf32>) -> tensor<4xf32>
+    %maxb = hfusion.broadcast %max2 {dims = [1]} : (tensor<4xf32>) -> tensor<4x32xf32>
+    %sub = hfusion.elemwise_binary %xt, %maxb {fun = "sub"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+    %exp = hfusion.elemwise_unary %sub {fun = "exp"} : (tensor<4x32xf32>) -> tensor<4x32xf32>
+    %sum = hfusion.reduce %exp {dims = [1], kind = "sum"} : (tensor<4x32xf32>) -> tensor<4xf32>
+    %sumb = hfusion.broadcast %sum {dims = [1]} : (tensor<4xf32>) -> tensor<4x32xf32>
+    %div = hfusion.elemwise_binary %exp, %sumb {fun = "div"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+    func.return %div : tensor<4x32xf32>
+  }
+}
+
+// -----
+
+// A matmul between two elementwise chains: three kernels, the matmul alone (SINGLE_CUBE), called in order.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    fusion_kind = "PURE_ELEMWISE"
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    fusion_kind = "SINGLE_CUBE"
+// CHECK-NEXT:    hfusion.matmul
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func @main_fused_2(
+// CHECK-SAME:    fusion_kind = "PURE_ELEMWISE"
+// CHECK-LABEL: func.func @main(
+// CHECK:         [[A:%[0-9a-z_]+]] = func.call {{.*}}callee = "main_fused_0"
+// CHECK:         [[B:%[0-9a-z_]+]] = func.call [[A]], {{.*}}callee = "main_fused_1"
+// CHECK:         func.call [[B]], {{.*}}callee = "main_fused_2"
+module {
+  func.func @main(%x: tensor<8x32xf32>, %w: tensor<32x48xf32>) -> (tensor<8x48xf32>) {
+    %xs = hfusion.elemwise_unary %x {fun = "sigmoid"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    %xm = hfusion.elemwise_binary %x, %xs {fun = "mul"} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+    %mm = hfusion.matmul %xm, %w : (tensor<8x32xf32>, tensor<32x48xf32>) -> tensor<8x48xf32>
+    %t = hfusion.elemwise_unary %mm {fun = "tanh"} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+    %y = hfusion.elemwise_unary %t {fun = "relu"} : (tensor<8x48xf32>) -> tensor<8x48xf32>
+    func.return %y : tensor<8x48xf32>
+  }
+}
+
+// -----
+
+// A reshape next to a group is absorbed; %a, used only inside the group, is no result (it never touches GM).
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    -> (tensor<8x32xf32>, tensor<256xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [1, 2]}
+// CHECK:         func.return [[B:%[0-9a-z_]+]], [[R:%[0-9a-z_]+]] : tensor<8x32xf32>, tensor<256xf32>
+// CHECK-LABEL: func.func @main(
+// CHECK:         [[C:%[0-9a-z_]+]]:2 = func.call
+// CHECK-NEXT:    func.return [[C]]#0, [[C]]#1
+module {
+  func.func @main(%x: tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<256xf32>) {
+    %a = hfusion.elemwise_unary %x {fun = "exp"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    %b = hfusion.elemwise_unary %a {fun = "abs"} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+    %r = hfusion.reshape %a : (tensor<8x32xf32>) -> tensor<256xf32>
+    func.return %b, %r : tensor<8x32xf32>, tensor<256xf32>
+  }
+}
