@@ -474,7 +474,8 @@ class VCast(_Vec):
         elif self.src_dtype == self.dst_dtype == "f32":
             r = _ROUND[self.round_mode](x).astype(dt)
         else:
-            r = x.astype(np.float64).astype(dt) if self.src_dtype.startswith("i") else x.astype(dt)
+            with np.errstate(over="ignore"):  # f32 -> f16 overflow gives +-inf (IEEE, documented)
+                r = x.astype(np.float64).astype(dt) if self.src_dtype.startswith("i") else x.astype(dt)
         self.store(core, self.dst, self.dst_dtype, self.dst_blk, self.dst_rep, r)
 
 

@@ -1,0 +1,183 @@
+"""Vector ISA semantics per instruction and dtype against numpy references."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from simulator import ProgramError, ProgramBuilder
+from helpers import run_vector
+
+OUT = 96 * 1024
+rng = np.random.default_rng(1)
+NP = {"f16": np.float16, "f32": np.float32, "i32": np.int32, "i16": np.int16, "bf16": ml_dtypes.bfloat16}
+
+
+def rand(dt, n, lo=-4, hi=4):
+    if dt in ("i32", "i16"):
+        return rng.integers(-1000, 1000, n).astype(NP[dt])
+    return rng.uniform(lo, hi, n).astype(NP[dt])
+
+
+@pytest.mark.parametrize("op,ref", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                                    ("max", np.maximum), ("min", np.minimum), ("div", np.divide)])
+@pytest.mark.parametrize("dt", ["f16", "f32", "i32"])
+def test_binary(op, ref, dt):
+    if op == "div" and dt == "i32":
+        pytest.skip("vdiv is f16/f32 only (CANN-INI)")
+    n = 1024
+    x, y = rand(dt, n), rand(dt, n)
+    if op == "div":
+        y[y == 0] = 1
+    lanes = 256 // x.itemsize
+    out, _ = run_vector(lambda b: getattr(b, "v" + op)(dt, OUT, 0, 32768, repeat=n // lanes), [x, y], x.nbytes)
+    got = out.view(NP[dt])
+    np.testing.assert_array_equal(got, ref(x, y).astype(NP[dt]))
+
+
+def test_binary_mask_and_strides():
+    # 2 repeats, 100 active lanes, src1 repeat stride 0 (row broadcast), dst untouched beyond mask
+    x = rand("f16", 256)
+    row = rand("f16", 128)
+    def body(b):
+        b.vdup("f16", OUT, 7.0, repeat=2)
+        b.pipe_barrier("V")
+        b.vadd("f16", OUT, 0, 32768, repeat=2, mask=100, src1_rep=0)
+    out, _ = run_vector(body, [x, row], 512)
+    got = out.view(np.float16).reshape(2, 128)
+    exp = np.full((2, 128), 7.0, np.float16)
+    exp[:, :100] = (x.reshape(2, 128) + row[None, :])[:, :100]
+    np.testing.assert_array_equal(got, exp)
+
+
+def test_block_stride_gathers_every_other_block():
+    x = rand("f32", 128)
+    out, _ = run_vector(lambda b: b.vmuls("f32", OUT, 0, 2.0, repeat=1, src_blk=2), [x], 256)
+    exp = (x.reshape(16, 8)[::2].reshape(-1) * 2).astype(np.float32)
+    np.testing.assert_array_equal(out.view(np.float32), exp)
+
+
+@pytest.mark.parametrize("op,ref", [("exp", np.exp), ("ln", np.log), ("sqrt", np.sqrt),
+                                    ("rsqrt", lambda v: 1 / np.sqrt(v)), ("rec", lambda v: 1 / v),
+                                    ("abs", np.abs), ("relu", lambda v: np.maximum(v, 0)), ("neg", np.negative)])
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_unary(op, ref, dt):
+    x = rand(dt, 512, 0.1, 4) if op in ("ln", "sqrt", "rsqrt", "rec") else rand(dt, 512)
+    lanes = 256 // x.itemsize
+    out, _ = run_vector(lambda b: getattr(b, "v" + op)(dt, OUT, 0, repeat=512 // lanes), [x], x.nbytes)
+    exp = ref(x.astype(np.float32)).astype(NP[dt])
+    np.testing.assert_array_equal(out.view(NP[dt]), exp)
+
+
+@pytest.mark.parametrize("op,ref", [("adds", np.add), ("muls", np.multiply), ("maxs", np.maximum),
+                                    ("mins", np.minimum)])
+def test_vector_scalar(op, ref):
+    x = rand("f16", 256)
+    out, _ = run_vector(lambda b: getattr(b, "v" + op)("f16", OUT, 0, 0.3, repeat=2), [x], 512)
+    np.testing.assert_array_equal(out.view(np.float16), ref(x, np.float16(0.3)))
+
+
+def test_scalar_from_register():
+    x = rand("i32", 64)
+    def body(b):
+        b.mov("s", 5 * 3)
+        b.vadds("i32", OUT, 0, b.reg("s"), repeat=1)
+    out, _ = run_vector(body, [x], 256)
+    np.testing.assert_array_equal(out.view(np.int32), x + 15)
+
+
+@pytest.mark.parametrize("op,ref", [("sum", np.sum), ("rmax", np.max), ("rmin", np.min)])
+def test_reduce_per_repeat_and_whole(op, ref):
+    x = rand("f32", 64 * 4)
+    mn = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[op]
+    whole = {"sum": "vredsum", "rmax": "vredmax", "rmin": "vredmin"}[op]
+    def body(b):
+        getattr(b, mn)("f32", OUT, 0, repeat=4, mask=50)
+        getattr(b, whole)("f32", OUT + 64, 0, repeat=4)
+    out, _ = run_vector(body, [x], 128)
+    got = out.view(np.float32)
+    np.testing.assert_array_equal(got[:4], ref(x.reshape(4, 64)[:, :50], axis=1).astype(np.float32))
+    np.testing.assert_array_equal(got[16], np.float32(ref(x)))
+
+
+def test_reduce_f16_accumulates_in_f32():
+    x = np.full(128, 0.1, np.float16)
+    out, _ = run_vector(lambda b: b.vcadd("f16", OUT, 0, repeat=1), [x], 32)
+    assert out.view(np.float16)[0] == np.float16(np.float32(0.1 * 0 + x.astype(np.float32).sum()))
+
+
+@pytest.mark.parametrize("src,dst,mode", [("f16", "f32", "rint"), ("f32", "f16", "rint"), ("f32", "bf16", "rint"),
+                                          ("bf16", "f32", "rint"), ("f32", "i32", "rint"), ("f32", "i32", "floor"),
+                                          ("f32", "i32", "ceil"), ("f32", "i32", "trunc"), ("f32", "i32", "round"),
+                                          ("f16", "i32", "trunc"), ("i32", "f32", "rint")])
+def test_cast(src, dst, mode):
+    x = rand(src, 256, -50, 50) if src != "i32" else rng.integers(-(1 << 26), 1 << 26, 256).astype(np.int32)
+    if src == "f32":
+        x[:4] = [2.5, -2.5, 3.5, 1e10]  # ties and saturation
+    es_s, es_d = np.dtype(NP[src]).itemsize, np.dtype(NP[dst]).itemsize
+    lanes = 256 // max(es_s, es_d)
+    # repeat strides as Ascend C requires for mixed widths: each operand advances lanes*es bytes
+    out, _ = run_vector(lambda b: b.vconv(src, dst, OUT, 0, round_mode=mode, repeat=256 // lanes,
+                                          src_rep=lanes * es_s // 32, dst_rep=lanes * es_d // 32), [x],
+                        256 * np.dtype(NP[dst]).itemsize)
+    got = out.view(NP[dst])
+    if dst == "i32" and src != "i32":
+        f = {"rint": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+             "round": lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)}[mode]
+        exp = np.clip(f(x.astype(np.float64)), -2**31, 2**31 - 1).astype(np.int32)
+    else:
+        exp = x.astype(NP[dst])
+    np.testing.assert_array_equal(got, exp)
+    if src == "f32" and dst == "i32" and mode == "rint":
+        assert list(got[:3]) == [2, -2, 4] and got[3] == 2**31 - 1
+
+
+def test_cast_rejects_unsupported_mode():
+    b = ProgramBuilder("t", "aiv", [])
+    with pytest.raises(ProgramError, match="round mode 'floor' not supported"):
+        b.vconv("f32", "f16", 0, 0, round_mode="floor")
+
+
+def test_bf16_arithmetic_rejected():
+    b = ProgramBuilder("t", "aiv", [])
+    with pytest.raises(ProgramError, match="bf16 not supported"):
+        b.vadd("bf16", 0, 0, 0)
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_compare_and_select(op):
+    x, y = rand("f16", 256), rand("f16", 256)
+    y[:10] = x[:10]
+    def body(b):
+        getattr(b, "vcmp_" + op)("f16", 65536, 0, 32768, repeat=2)
+        b.pipe_barrier("V")
+        b.vsel("f16", OUT, 65536, 0, 32768, repeat=2)
+    out, _ = run_vector(body, [x, y], 512)
+    cond = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op]
+    np.testing.assert_array_equal(out.view(np.float16), np.where(cond, x, y))
+
+
+def test_compare_scalar_mask_bits():
+    x = rand("f32", 64)
+    out, _ = run_vector(lambda b: b.vcmps_gt("f32", OUT, 0, scalar=0.5, repeat=1), [x], 32)
+    np.testing.assert_array_equal(np.unpackbits(out[:8], bitorder="little").astype(bool), x > 0.5)
+
+
+def test_dup_brcb_transpose():
+    col = rand("f32", 16)
+    blk = rand("f16", 256)
+    def body(b):
+        b.vdup("f32", OUT, 1.5, repeat=1, mask=10)
+        b.vbrcb("f32", OUT + 256, 0, repeat=2)
+        b.vtranspose("f16", OUT + 1024, 32768)
+    out, _ = run_vector(body, [col, blk], 1536)
+    f = out.view(np.float32)
+    np.testing.assert_array_equal(f[:10], np.full(10, 1.5, np.float32))
+    np.testing.assert_array_equal(f[64:192], np.repeat(col, 8))
+    np.testing.assert_array_equal(out[1024:].view(np.float16).reshape(16, 16), blk.reshape(16, 16).T)
+
+
+def test_repeat_limit_and_mask_errors():
+    x = rand("f16", 128)
+    with pytest.raises(ProgramError, match="repeat=256 must be in 1..255"):
+        run_vector(lambda b: b.vadds("f16", OUT, 0, 1.0, repeat=256), [x], 256)
+    with pytest.raises(ProgramError, match="mask=129"):
+        run_vector(lambda b: b.vadds("f16", OUT, 0, 1.0, mask=129), [x], 256)
