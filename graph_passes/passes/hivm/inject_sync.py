@@ -1,0 +1,339 @@
+"""``hivm-inject-sync``: order dependent instructions of different pipes with ``set_flag``/``wait_flag`` and
+dependent vector instructions with ``pipe_barrier`` (after AscendNPU-IR's InjectSync: SyncAnalysis,
+SyncEventIdAllocation, RemoveRedundantSync, SyncCodegen).
+
+Pipes run their queues in order and overlap each other; PIPE_V may overlap its own instructions, so dependent
+vector instructions need ``pipe_barrier {pipe = "PIPE_V"}`` (HARDWARE.md). For every pair of pipe ops that
+conflict on memory (:mod:`graph_passes.analysis.memory_deps`: RAW, WAR, WAW on overlapping bytes):
+
+- forward (``A`` before ``B`` in one iteration): ``set_flag`` right after ``A``'s anchor and ``wait_flag`` right
+  before ``B``'s anchor, the anchors being their ancestors in the innermost block holding both (a dependence into
+  or out of a loop is synced before/after the whole loop). Dependences on one pipe pair covered by an existing
+  set→wait (set after the source, wait before the sink) get no new flags (``syncs-removed-redundant``).
+- loop-carried (``A`` in iteration ``i``, ``B`` at or before ``A`` in iteration ``i + d``): one set→wait per loop
+  and pipe pair, set after the latest source, wait before the earliest sink; ``d`` ids rotate with the loop's
+  iteration number ``%k`` (d > 1 when the dependence only hits the same copy of a multi-buffered buffer every d
+  iterations); each id is pre-armed by a ``set_flag`` before the loop and drained by a ``wait_flag`` after it.
+- inside a loop that rotates multi-buffered copies (depth n), forward flags rotate over n ids too (selector
+  ``%k``), so a pipe that runs an iteration ahead never sets an id the consumer has not waited for yet.
+
+Event ids are allocated per (src, dst) pipe pair; an id is reused only after a quiesce point
+(``pipe_barrier {pipe = "PIPE_ALL"}`` between top-level ops, inserted only when the ids would run out). The kernel
+ends with ``pipe_barrier {pipe = "PIPE_ALL"}`` before ``func.return``. ``mode = barrier-all`` instead puts a
+``PIPE_ALL`` barrier after every pipe op (slow, trivially correct).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from ...analysis.loops import iteration_number
+from ...analysis.memory_deps import carried_distance, conflict, rotation_period
+from ...dialects.hivm import HIVMOp, PipeBarrierOp, SetFlagOp, WaitFlagOp
+from ...ir.core import Block, Operation
+from ...target import module_target
+from .. import ModulePass, PassContext, PassError, register_pass
+
+BARRIER_PIPES = ("PIPE_V",)  # pipes that may overlap their own instructions (HARDWARE.md: vector)
+SYNC_OPS = ("hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier")
+
+# Order of inserted ops within one gap (before one op): sets after the previous op, drains of the previous loop,
+# waits for the next op, the quiesce barrier, pre-arms of the next loop, vector barriers, the kernel-end barrier.
+SET, DRAIN, WAIT, QUIESCE, PREARM, BARRIER, END = range(7)
+
+
+@dataclass
+class _Flag:
+    """One set→wait: set before ``set_at``, wait before ``wait_at`` (ops of ``block``); ``carried`` loop: pre-arm
+    before it and drain after it; ``rotation`` ids selected by ``rot_loop``'s iteration number."""
+
+    src: str
+    dst: str
+    block: Block
+    set_at: Operation
+    wait_at: Operation
+    carried: Operation | None = None
+    rotation: int = 1
+    rot_loop: Operation | None = None
+    seg: tuple[int, int] = (0, 0)
+    ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Dep:
+    """``b`` must wait for ``a``; anchors are their ancestors in ``block``; ``carried``: b runs ``distance``
+    iterations of that loop after a."""
+
+    a: Operation
+    b: Operation
+    block: Block
+    a_anc: Operation
+    b_anc: Operation
+    carried: Operation | None = None
+    distance: int = 0
+
+
+def _pipe_ops(func: Operation) -> list[Operation]:
+    return [op for op in func.walk() if isinstance(op, HIVMOp) and op.pipe]
+
+
+def _chain(op: Operation, func: Operation) -> list[tuple[Block, Operation]]:
+    """(block, ancestor of op in that block), innermost first, up to the function body."""
+    out = []
+    while op is not None and op is not func:
+        out.append((op.parent, op))
+        op = op.parent_op()
+    return out
+
+
+def _anchors(a: Operation, b: Operation, func: Operation) -> tuple[Block, Operation, Operation]:
+    """The innermost block holding both and the ancestors of ``a`` and ``b`` in it."""
+    cb = {id(blk): anc for blk, anc in _chain(b, func)}
+    for blk, anc in _chain(a, func):
+        if id(blk) in cb:
+            return blk, anc, cb[id(blk)]
+    raise AssertionError("ops of one function share its body")
+
+
+def _loop_of(block: Block) -> Operation | None:
+    """The innermost scf.for around ``block`` (None at function level)."""
+    op = block.parent.parent if block.parent else None
+    while op is not None and op.name != "scf.for":
+        op = op.parent_op()
+    return op if op is not None and op.name == "scf.for" else None
+
+
+def _after(op: Operation) -> Operation:
+    """The op following ``op`` in its block (a terminator ends every block, so there is one)."""
+    ops = op.parent.ops
+    return ops[ops.index(op) + 1]
+
+
+@register_pass
+@dataclass(frozen=True)
+class InjectSync(ModulePass):
+    """Insert set_flag/wait_flag between dependent pipes and pipe barriers between dependent vector ops."""
+
+    name: ClassVar[str] = "hivm-inject-sync"
+    mode: Literal["normal", "barrier-all"] = "normal"
+
+    def run(self, module, ctx: PassContext) -> None:
+        for c in ("set-flags", "wait-flags", "pipe-barriers", "event-ids-used", "syncs-removed-redundant"):
+            ctx.count(c, 0)
+        limit = module_target(module).event_ids_per_pipe_pair
+        for func in [op for op in module.walk() if op.name == "func.func"]:
+            if not _pipe_ops(func) or any(op.name in SYNC_OPS for op in func.walk()):
+                continue  # nothing to order, or already synchronised
+            if self.mode == "barrier-all":
+                self._barrier_all(func, ctx)
+            else:
+                _KernelSync(func, limit, ctx).run()
+
+    def _barrier_all(self, func: Operation, ctx: PassContext) -> None:
+        for op in _pipe_ops(func):
+            op.parent.insert_after(op, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], op.loc))
+            ctx.count("pipe-barriers")
+        ret = func.body.terminator
+        before = func.body.ops[-2] if len(func.body.ops) > 1 else None
+        if not (before is not None and before.name == "hivm.pipe_barrier" and before.attributes["pipe"] == "PIPE_ALL"):
+            func.body.insert_before(ret, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], ret.loc))
+            ctx.count("pipe-barriers")
+
+
+class _KernelSync:
+    """Sync analysis and code generation for one kernel function."""
+
+    def __init__(self, func: Operation, limit: int, ctx: PassContext):
+        self.func = func
+        self.limit = limit
+        self.ctx = ctx
+        self.name = func.attributes.get("sym_name", "?")
+        self.ops = _pipe_ops(func)
+        self.flags: list[_Flag] = []
+        self.barriers: dict[int, set[int]] = {}  # id(block) -> indices of ops a V barrier precedes
+        self.blocks: dict[int, Block] = {}
+        self.quiesce: set[int] = set()
+        self.index: dict[int, int] = {}
+        for op in func.walk():
+            if op.parent is not None:
+                self.index.setdefault(id(op), op.parent.ops.index(op))
+
+    def idx(self, op: Operation) -> int:
+        return self.index[id(op)]
+
+    # -- analysis ----------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        deps = self._dependences()
+        fwd = [d for d in deps if d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc)]
+        back = [d for d in deps if not (d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc))]
+        # Note: sinks in order, latest source first, so one set→wait covers every earlier source on that pipe.
+        for dep in sorted(fwd, key=lambda d: (self.idx(d.b_anc), -self.idx(d.a_anc))):
+            self._forward(dep.block, dep.a_anc, dep.b_anc, dep.a.pipe, dep.b.pipe)
+        for dep in sorted(back, key=lambda d: d.a.pipe == d.b.pipe):  # cross-pipe first: they order V too
+            self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a.pipe, dep.b.pipe, dep.distance)
+        n_cross = sum(1 for d in deps if d.a.pipe != d.b.pipe)
+        self.ctx.count("syncs-removed-redundant", n_cross - len(self.flags))
+        self._allocate_ids()
+        self._emit()
+
+    def _dependences(self) -> list[_Dep]:
+        """Forward dependences (same iteration), then loop-carried ones (``b`` in a later iteration of a loop)."""
+        deps = []
+        for j, b in enumerate(self.ops):
+            for a in self.ops[:j]:
+                if conflict(a, b):
+                    deps.append(_Dep(a, b, *_anchors(a, b, self.func)))
+        for loop in [op for op in self.func.walk() if op.name == "scf.for"]:
+            inside = [op for op in self.ops if loop.is_ancestor_of(op)]
+            period = self._loop_rotation(loop)
+            for a in inside:
+                for b in inside:
+                    d = carried_distance(a, b, loop, period)
+                    if d is not None:
+                        body = loop.body
+                        deps.append(_Dep(a, b, body, self._anc(a, body), self._anc(b, body), loop, d))
+        return deps
+
+    def _anc(self, op: Operation, block: Block) -> Operation:
+        while op.parent is not block:
+            op = op.parent_op()
+        return op
+
+    def _forward(self, blk, a, b, src, dst) -> None:
+        ia, ib = self.idx(a), self.idx(b)
+        if src == dst:
+            if src in BARRIER_PIPES and not any(ia < g <= ib for g in self._barrier_gaps(blk)):
+                self._barrier_gaps(blk).add(ib)
+            return
+        if self._covered(blk, ia, ib, src, dst, None, 0):
+            return
+        loop = _loop_of(blk)
+        n = self._loop_rotation(loop) if loop is not None else 1
+        self.flags.append(_Flag(src, dst, blk, _after(a), b, None, n, loop if n > 1 else None))
+
+    def _carried(self, loop, a, b, src, dst, d) -> None:
+        ia, ib = self.idx(a), self.idx(b)
+        blk = loop.body
+        if self._covered(blk, ia, ib, src, dst, loop, d):
+            return
+        if src == dst:
+            gaps = self._barrier_gaps(blk)
+            if src in BARRIER_PIPES and not any(g > ia or g <= ib for g in gaps):
+                gaps.add(ib)
+            return
+        for f in self.flags:
+            if f.carried is loop and (f.src, f.dst) == (src, dst):
+                if self.idx(f.set_at) < ia + 1:
+                    f.set_at = _after(a)
+                if self.idx(f.wait_at) > ib:
+                    f.wait_at = b
+                if d < f.rotation:
+                    f.rotation = d
+                    f.rot_loop = loop if d > 1 else None
+                return
+        self.flags.append(_Flag(src, dst, blk, _after(a), b, loop, d, loop if d > 1 else None))
+
+    def _covered(self, blk, ia, ib, src, dst, loop, d) -> bool:
+        """Whether a source at ``ia`` and a sink at ``ib`` (``d`` iterations of ``loop`` later, or the same
+        iteration when ``loop`` is None) are already ordered by flags: a set→wait on (src, dst), or a forward
+        src→X set→wait followed on pipe X by an X→dst one."""
+        def sink_side(f):  # f's wait orders the sink
+            if loop is None:
+                return f.carried is None and self.idx(f.wait_at) <= ib
+            return f.carried is loop and f.rotation <= d and self.idx(f.wait_at) <= ib
+        here = [f for f in self.flags if f.block is blk]
+        firsts = [f for f in here if f.carried is None and f.src == src and self.idx(f.set_at) >= ia + 1]
+        for f2 in here:
+            if f2.dst != dst or not sink_side(f2):
+                continue
+            if f2.src == src and self.idx(f2.set_at) >= ia + 1 and (loop is not None or f2.carried is None):
+                return True
+            if any(f1.dst == f2.src and self.idx(f2.set_at) > self.idx(f1.wait_at) for f1 in firsts):
+                return True
+        return False
+
+    def _barrier_gaps(self, blk: Block) -> set[int]:
+        self.blocks[id(blk)] = blk
+        return self.barriers.setdefault(id(blk), set())
+
+    def _loop_rotation(self, loop: Operation) -> int:
+        """The number of copies the loop's multi-buffered buffers rotate over (1 if none)."""
+        period = 1
+        for op in self.ops:
+            if loop.is_ancestor_of(op):
+                p = rotation_period(op, loop)
+                period = period * p // math.gcd(period, p)
+        return period
+
+    # -- event ids ---------------------------------------------------------------------------------------------
+    def _top(self, op: Operation) -> int:
+        while op.parent is not self.func.body:
+            op = op.parent_op()
+        return self.idx(op)
+
+    def _segment(self, f: _Flag) -> tuple[int, int]:
+        """The top-level ops the flag's ids are busy across: reuse needs a quiesce point after the last one."""
+        if f.block is self.func.body and f.carried is None:
+            return self.idx(f.set_at) - 1, self.idx(f.wait_at)
+        t = self._top(f.carried if f.carried is not None and f.carried.parent is self.func.body else f.set_at)
+        return t, t
+
+    def _allocate_ids(self) -> None:
+        last_use: dict[tuple[str, str], dict[int, int]] = {}
+        for f in self.flags:
+            f.seg = self._segment(f)
+        for f in sorted(self.flags, key=lambda f: f.seg[0]):
+            used = last_use.setdefault((f.src, f.dst), {})
+            free = self._free_ids(used, f.seg[0])
+            if len(free) < f.rotation:
+                self.quiesce.add(f.seg[0])
+                free = self._free_ids(used, f.seg[0])
+            if len(free) < f.rotation:
+                raise PassError(f"hivm-inject-sync: kernel {self.name} needs more than {self.limit} event ids for "
+                                f"{f.src} -> {f.dst} at once")  # fmt: skip
+            f.ids = free[: f.rotation]
+            for i in f.ids:
+                used[i] = f.seg[1]
+        self.ctx.count("event-ids-used", sum(len(u) for u in last_use.values()))
+
+    def _free_ids(self, used: dict[int, int], start: int) -> list[int]:
+        return [i for i in range(self.limit)
+                if i not in used or any(used[i] < q <= start for q in self.quiesce)]  # fmt: skip
+
+    # -- code generation ---------------------------------------------------------------------------------------
+    def _emit(self) -> None:
+        plan: list[tuple[Operation, int, int, Operation]] = []  # (insert before, class, seq, new op)
+        selectors = {}
+        for f in self.flags:
+            if f.rot_loop is not None and id(f.rot_loop) not in selectors:
+                selectors[id(f.rot_loop)] = iteration_number(f.rot_loop)
+        def add(before, cls, op):  # noqa: E306
+            plan.append((before, cls, len(plan), op))
+        for f in self.flags:
+            sel = [selectors[id(f.rot_loop)]] if f.rot_loop is not None else []
+            attrs = {"src_pipe": f.src, "dst_pipe": f.dst, "event_ids": list(f.ids)}
+            if f.carried is None:
+                add(f.set_at, SET, SetFlagOp(sel, [], dict(attrs), [], f.set_at.loc))
+                add(f.wait_at, WAIT, WaitFlagOp(sel, [], dict(attrs), [], f.wait_at.loc))
+                continue
+            add(f.set_at, SET, SetFlagOp(sel, [], dict(attrs), [], f.set_at.loc))
+            add(f.wait_at, WAIT, WaitFlagOp(sel, [], dict(attrs), [], f.wait_at.loc))
+            for i in f.ids:
+                one = {"src_pipe": f.src, "dst_pipe": f.dst, "event_ids": [i]}
+                add(f.carried, PREARM, SetFlagOp([], [], dict(one), [], f.carried.loc))
+                add(_after(f.carried), DRAIN, WaitFlagOp([], [], dict(one), [], f.carried.loc))
+        for key, gaps in self.barriers.items():
+            blk = self.blocks[key]
+            for g in gaps:
+                add(blk.ops[g], BARRIER, PipeBarrierOp([], [], {"pipe": "PIPE_V"}, [], blk.ops[g].loc))
+        body = self.func.body
+        for q in self.quiesce:
+            add(body.ops[q], QUIESCE, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], body.ops[q].loc))
+        ret = body.terminator
+        add(ret, END, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], ret.loc))
+        for before, _, _, op in sorted(plan, key=lambda p: (p[1], p[2])):
+            before.parent.insert_before(before, op)
+            self.ctx.count({"hivm.set_flag": "set-flags", "hivm.wait_flag": "wait-flags",
+                            "hivm.pipe_barrier": "pipe-barriers"}[op.name])  # fmt: skip
