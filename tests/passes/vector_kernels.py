@@ -1,0 +1,86 @@
+"""Hand-written outlined vector kernels (what hfusion-fuse-ops + flatten-ops produce) for schedule/lowering tests."""
+
+from __future__ import annotations
+
+from graph_passes.ir.parser import parse_module
+
+
+def module(kernel_args, kernel_body, results, kind, host_args, symbols="", target="ascend910b1"):
+    """A module with one kernel ``@main_fused_0`` (out-parameters: one per result) and a host ``@main`` calling it.
+
+    ``kernel_args``: [(name, type)] inputs; ``results``: [(value, type)]; ``host_args``: [(name, type)].
+    """
+    n_in = len(kernel_args)
+    outs = [(f"out{i}", t) for i, (_, t) in enumerate(results)]
+    args = ", ".join(f"%{n}: {t}" for n, t in kernel_args + outs)
+    res_types = ", ".join(t for _, t in results)
+    output_args = list(range(n_in, n_in + len(results)))
+    ret = f"func.return {', '.join(v for v, _ in results)} : {res_types}"
+    host = ", ".join(f"%{n}: {t}" for n, t in host_args)
+    empties = "\n".join(f"    %e{i} = tensor.empty : () -> {t}" for i, (_, t) in enumerate(results))
+    call_args = [f"%{n}" for n, _ in host_args] + [f"%e{i}" for i in range(len(results))]
+    call_types = [t for _, t in host_args] + [t for _, t in results]
+    call_res = "%r" if len(results) == 1 else f"%r:{len(results)}"
+    rets = "%r" if len(results) == 1 else ", ".join(f"%r#{i}" for i in range(len(results)))
+    rt = res_types if len(results) == 1 else f"({res_types})"
+    text = f"""module attributes {{symbols = {{{symbols}}}, target = "{target}"}} {{
+  func.func @main_fused_0({args}) -> ({res_types}) attributes {{kernel, fusion_kind = "{kind}", output_args = {output_args}}} {{
+{kernel_body}
+    {ret}
+  }}
+  func.func @main({host}) -> ({res_types}) {{
+{empties}
+    {call_res} = func.call {", ".join(call_args)} {{callee = "main_fused_0"}} : ({", ".join(call_types)}) -> {rt}
+    func.return {rets} : {res_types}
+  }}
+}}
+"""
+    return parse_module(text)
+
+
+def elementwise(n="(128*s0)", dtype="f16", symbols="s0 = [1, 1000000]"):
+    """out = x * y + z, then * 2.0 (a vector-scalar op)."""
+    t = f"tensor<{n}x{dtype}>"
+    body = f"""    %t = hfusion.elemwise_binary %x, %y {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %u = hfusion.elemwise_binary %t, %z {{fun = "add"}} : ({t}, {t}) -> {t}
+    %c = arith.constant {{value = 2.0}} : () -> {dtype}
+    %r = hfusion.elemwise_binary %u, %c {{fun = "mul"}} : ({t}, {dtype}) -> {t}"""
+    args = [("x", t), ("y", t), ("z", t)]
+    return module(args, body, [("%r", t)], "PURE_ELEMWISE", [("a", t), ("b", t), ("c", t)], symbols)
+
+
+def bias_relu(rows="s0", cols=96, dtype="f32", symbols="s0 = [1, 100000]"):
+    """ANY_PB: out = relu(x + broadcast(bias)), and a second result x > 0 selected."""
+    t, tb = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{cols}x{dtype}>"
+    ti = f"tensor<{rows}x{cols}xi1>"
+    body = f"""    %b = hfusion.broadcast %bias {{dims = [0]}} : ({tb}) -> {t}
+    %s = hfusion.elemwise_binary %x, %b {{fun = "add"}} : ({t}, {t}) -> {t}
+    %r = hfusion.elemwise_unary %s {{fun = "relu"}} : ({t}) -> {t}
+    %z = arith.constant {{value = 0.0}} : () -> {dtype}
+    %p = hfusion.compare %x, %z {{predicate = "gt"}} : ({t}, {dtype}) -> {ti}
+    %q = hfusion.select %p, %x, %s : ({ti}, {t}, {t}) -> {t}"""
+    args = [("x", t), ("bias", tb)]
+    return module(args, body, [("%r", t), ("%q", t)], "ANY_PB", [("a", t), ("bb", tb)], symbols)
+
+
+def softmax(rows="s0", cols=64, dtype="f32", symbols="s0 = [1, 100000]"):
+    """LAST_AXIS_PBR: softmax over the last dim, and the row sums as a second result."""
+    t, tr = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{rows}x{dtype}>"
+    body = f"""    %m = hfusion.reduce %x {{kind = "max", dims = [1]}} : ({t}) -> {tr}
+    %mb = hfusion.broadcast %m {{dims = [1]}} : ({tr}) -> {t}
+    %d = hfusion.elemwise_binary %x, %mb {{fun = "sub"}} : ({t}, {t}) -> {t}
+    %e = hfusion.elemwise_unary %d {{fun = "exp"}} : ({t}) -> {t}
+    %s = hfusion.reduce %e {{kind = "sum", dims = [1]}} : ({t}) -> {tr}
+    %sb = hfusion.broadcast %s {{dims = [1]}} : ({tr}) -> {t}
+    %r = hfusion.elemwise_binary %e, %sb {{fun = "div"}} : ({t}, {t}) -> {t}"""
+    return module([("x", t)], body, [("%r", t), ("%s", tr)], "LAST_AXIS_PBR", [("a", t)], symbols)
+
+
+def column_sum(rows="s0", cols=300, dtype="f32", symbols="s0 = [1, 100000]"):
+    """ANY_PBR: sum over dim 0 of exp(x) scaled, plus the column max."""
+    t, tc = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{cols}x{dtype}>"
+    body = f"""    %c = arith.constant {{value = 0.5}} : () -> {dtype}
+    %h = hfusion.elemwise_binary %x, %c {{fun = "mul"}} : ({t}, {dtype}) -> {t}
+    %s = hfusion.reduce %h {{kind = "sum", dims = [0]}} : ({t}) -> {tc}
+    %m = hfusion.reduce %x {{kind = "max", dims = [0]}} : ({t}) -> {tc}"""
+    return module([("x", t)], body, [("%s", tc), ("%m", tc)], "ANY_PBR", [("a", t)], symbols)
