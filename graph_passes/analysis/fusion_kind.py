@@ -21,6 +21,7 @@ Note: the cube kinds SHALLOW_CV, SHALLOW_VV, MIX_CV, MIX_C2 exist in the enum (s
 from __future__ import annotations
 
 from enum import IntEnum
+from functools import lru_cache
 
 from ..ir.core import Constant, Cube, Elementwise, Operation
 from ..ir.sizes import SizeVars
@@ -218,10 +219,16 @@ def anchor_shape(op: Operation) -> tuple | None:
     return None
 
 
+@lru_cache(maxsize=8192)
+def _known_equal(a, b) -> bool:
+    # Note: equality needs no symbol ranges (SizeVars.statically_known_equal does not use them), so it is cached.
+    return a == b or SizeVars().statically_known_equal(a, b)
+
+
 def _is_subsequence(small, big, sizes: SizeVars) -> bool:
     i = 0
     for d in small:
-        while i < len(big) and not sizes.statically_known_equal(big[i], d):
+        while i < len(big) and not _known_equal(big[i], d):
             i += 1
         if i == len(big):
             return False
@@ -239,7 +246,7 @@ def shapes_compatible(ops: list[Operation], sizes: SizeVars) -> bool:
     for op in ops:
         a = anchor_shape(op)
         if a is not None:
-            anchors.append(tuple(d for d in a if not sizes.statically_known_equal(d, 1)))
+            anchors.append(tuple(d for d in a if not _known_equal(d, 1)))
     if not anchors:
         return True
     space = max(anchors, key=len)
