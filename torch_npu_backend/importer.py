@@ -341,4 +341,8 @@ def _lower_constant(ctx: ImportContext, t) -> Value:
     if t.numel() > 4096:
         raise UnsupportedOpError("get_attr", ctx.node_name(), f"constant tensor with {t.numel()} elements")
     ttype = TensorType(tuple(t.shape), ir_dtype(t.dtype, ctx.node_name()))
-    return ctx.emit(ConstantOp, [], ttype, value=t.detach().flatten().tolist())
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():  # AOTAutograd calls compilers under its fake mode; the constant is real
+        values = t.detach().flatten().tolist()
+    return ctx.emit(ConstantOp, [], ttype, value=values)

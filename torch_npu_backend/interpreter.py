@@ -275,7 +275,7 @@ _UNARY = {
     "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "relu": torch.relu, "gelu_erf": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
     "erf": torch.erf, "sin": torch.sin, "cos": torch.cos, "floor": torch.floor, "ceil": torch.ceil,
-    "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not,
+    "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not, "sign": torch.sign,
 }  # fmt: skip
 
 

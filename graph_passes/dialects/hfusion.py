@@ -35,7 +35,7 @@ from ..ir.types import IndexType, ScalarType, TensorType
 
 UNARY_FUNS = (
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh",
-    "silu", "erf", "sin", "cos", "floor", "ceil", "logical_not", "bitwise_not",
+    "silu", "erf", "sin", "cos", "floor", "ceil", "logical_not", "bitwise_not", "sign",
 )  # fmt: skip
 BINARY_FUNS = (
     "add", "sub", "mul", "div", "max", "min", "pow", "logical_and", "logical_or", "logical_xor",

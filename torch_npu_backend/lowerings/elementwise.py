@@ -153,7 +153,7 @@ UNARY_ATEN = {
     "sqrt": aten.sqrt.default, "rsqrt": aten.rsqrt.default, "reciprocal": aten.reciprocal.default,
     "tanh": aten.tanh.default, "sigmoid": aten.sigmoid.default, "relu": aten.relu.default, "erf": aten.erf.default,
     "sin": aten.sin.default, "cos": aten.cos.default, "floor": aten.floor.default, "ceil": aten.ceil.default,
-    "silu": aten.silu.default, "bitwise_not": aten.bitwise_not.default,
+    "silu": aten.silu.default, "bitwise_not": aten.bitwise_not.default, "sign": aten.sign.default,
 }  # fmt: skip
 """hfusion unary ``fun`` → the aten op it lowers (one op each)."""
 

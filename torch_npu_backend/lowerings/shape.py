@@ -18,7 +18,7 @@ from .common import normalize_dim
 aten = torch.ops.aten
 
 
-@register_lowering(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+@register_lowering(aten.view.default, aten._unsafe_view.default)
 def view(ctx, x, size):
     return ctx.reshape(ctx.tensor(x), ctx.out_type().shape)
 

@@ -1,0 +1,186 @@
+"""The op suite's cases: small functions that together reach every entry of the lowering table.
+
+Each case builds its inputs for a dtype (``f`` is the float dtype under test); ``grad`` marks the inputs whose
+gradients are checked. ``scale`` widens the tolerance for a stated reason (None otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    fn: Callable
+    make: Callable  # make(dtype, gen) -> list of inputs
+    backward: bool = True
+    floats: bool = True  # parametrize over f32 and a low-precision dtype; False: the dtypes are fixed by ``make``
+    scale: float = 1.0
+    why_scale: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def rand(*shape, dtype=torch.float32, gen=None, grad=True, lo=-2.0, hi=2.0):
+    t = (torch.rand(*shape, generator=gen) * (hi - lo) + lo).to(dtype)
+    return t.requires_grad_(grad and dtype.is_floating_point)
+
+
+def pos(*shape, dtype=torch.float32, gen=None, grad=True):
+    return rand(*shape, dtype=dtype, gen=gen, grad=grad, lo=0.5, hi=2.0)
+
+
+def ints(*shape, hi=10, dtype=torch.int64, gen=None):
+    return torch.randint(0, hi, shape, generator=gen).to(dtype)
+
+
+def bools(*shape, gen=None):
+    return torch.rand(*shape, generator=gen) > 0.5
+
+
+def _x(f, g):
+    return [rand(3, 8, dtype=f, gen=g)]
+
+
+def _xy(f, g):
+    return [rand(3, 8, dtype=f, gen=g), rand(3, 8, dtype=f, gen=g)]
+
+
+def _unary_case(name, fn, make=_x, **kw):
+    return Case(name, fn, make, **kw)
+
+
+CASES: list[Case] = [
+    # -- arithmetic, broadcasting, promotion -------------------------------------------------------------
+    Case("add_broadcast", lambda x, y: x + y, lambda f, g: [rand(2, 3, 4, dtype=f, gen=g), rand(3, 1, dtype=f, gen=g)]),
+    Case("add_alpha", lambda x, y: torch.add(x, y, alpha=2.5), _xy),
+    Case("add_scalar", lambda x: aten.add.Scalar(x, 1.5) + 2, _x),
+    Case("sub", lambda x, y: torch.sub(x, y, alpha=3) - 1.0, _xy),
+    Case("sub_scalar", lambda x: aten.sub.Scalar(x, 0.5), _x),
+    Case("mul", lambda x, y: x * y * 3, lambda f, g: [rand(4, 1, 5, dtype=f, gen=g), rand(6, 1, dtype=f, gen=g)]),
+    Case("mul_scalar", lambda x: aten.mul.Scalar(x, -2.0), _x),
+    Case("div", lambda x, y: x / y / 2, lambda f, g: [rand(3, 8, dtype=f, gen=g), pos(8, dtype=f, gen=g)]),
+    Case("div_scalar", lambda x: aten.div.Scalar(x, 4.0), _x),
+    Case("promote_int_float", lambda i, x: i + x, lambda f, g: [ints(3, 8, dtype=torch.int32, gen=g),
+                                                                 rand(3, 8, dtype=f, gen=g)]),
+    Case("promote_int_scalar", lambda i: (i * 2.5, i + 3, i / 4), lambda f, g: [ints(3, 8, gen=g)], backward=False,
+         floats=False),
+    Case("int_true_div", lambda a, b: a / b, lambda f, g: [ints(3, 8, gen=g), ints(3, 8, gen=g) + 1], backward=False,
+         floats=False),
+    Case("bool_add_int", lambda b, i: b + i, lambda f, g: [bools(3, 8, gen=g), ints(3, 8, dtype=torch.int32, gen=g)],
+         backward=False, floats=False),
+    Case("maximum_minimum", lambda x, y: torch.maximum(x, y) + torch.minimum(x, y) * 2, _xy),
+    Case("pow_scalar", lambda x: x ** 2 + x.abs() ** 0.5, _x),
+    Case("pow_tensor", lambda x, y: x ** y, lambda f, g: [pos(3, 8, dtype=f, gen=g), rand(3, 8, dtype=f, gen=g)]),
+    Case("clamp", lambda x: torch.clamp(x, -0.5, 0.7) + x.clamp(min=0.1) + x.clamp(max=0.2), _x),
+    # -- unary ----------------------------------------------------------------------------------------------
+    _unary_case("neg_abs", lambda x: -x + x.abs()),
+    _unary_case("exp_log", lambda x: torch.exp(x) + torch.log(x), lambda f, g: [pos(3, 8, dtype=f, gen=g)]),
+    _unary_case("sqrt_rsqrt", lambda x: torch.sqrt(x) + torch.rsqrt(x), lambda f, g: [pos(3, 8, dtype=f, gen=g)]),
+    _unary_case("reciprocal", lambda x: torch.reciprocal(x), lambda f, g: [pos(3, 8, dtype=f, gen=g)]),
+    _unary_case("tanh_sigmoid", lambda x: torch.tanh(x) * torch.sigmoid(x)),
+    _unary_case("relu", lambda x: torch.relu(x) * 2),
+    _unary_case("gelu", lambda x: F.gelu(x) + F.gelu(x * 2, approximate="tanh")),
+    _unary_case("silu", lambda x: F.silu(x)),
+    _unary_case("erf", lambda x: torch.erf(x)),
+    _unary_case("sin_cos", lambda x: torch.sin(x) * torch.cos(x)),
+    _unary_case("floor_ceil", lambda x: torch.floor(x) + torch.ceil(x * 2), backward=False),
+    # -- comparisons, select, logic, bitwise ---------------------------------------------------------------
+    Case("compare_tensor", lambda x, y: (x < y, x <= y, x > y, x >= y, x == y, x != y), _xy, backward=False),
+    Case("compare_scalar", lambda x: (x < 0.5, x <= 0, x > 0.1, x >= -1, x == 1.0, x != 0), _x, backward=False),
+    Case("compare_int", lambda i, j: (i == j) & (i != 3) | (j > 5), lambda f, g: [ints(3, 8, gen=g), ints(3, 8, gen=g)],
+         backward=False, floats=False),
+    Case("where", lambda c, x, y: torch.where(c, x, y), lambda f, g: [bools(3, 8, gen=g), rand(3, 8, dtype=f, gen=g),
+                                                                      rand(8, dtype=f, gen=g)]),
+    Case("where_scalar_other", lambda x: torch.where(x > 0, x, 0.5), _x),
+    Case("logical", lambda a, b: (torch.logical_and(a, b), torch.logical_or(a, b), torch.logical_xor(a, b),
+                                  torch.logical_not(a)),
+         lambda f, g: [bools(3, 8, gen=g), ints(3, 8, hi=2, dtype=torch.int32, gen=g)], backward=False, floats=False),
+    Case("bitwise", lambda a, b: (a & b, a | b, a ^ b, ~a, a & 6, a | 1, a ^ 3),
+         lambda f, g: [ints(3, 8, dtype=torch.int32, gen=g), ints(3, 8, dtype=torch.int32, gen=g)], backward=False,
+         floats=False),
+    Case("bitwise_bool", lambda a, b: (a & b, ~a), lambda f, g: [bools(3, 8, gen=g), bools(3, 8, gen=g)],
+         backward=False, floats=False),
+    # -- casts -------------------------------------------------------------------------------------------------
+    Case("to_dtype", lambda x: (x.to(torch.float32) * 2, x.to(torch.int32), x.to(torch.bool), x.to(torch.int64)),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-5, hi=5)]),
+    Case("to_float16", lambda x: x.to(torch.float16).to(torch.bfloat16), _x, backward=True),
+    Case("convert_element_type", lambda x: prims.convert_element_type(x, torch.float32),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False)], backward=False),
+    # -- creation ---------------------------------------------------------------------------------------------
+    Case("full", lambda x: x + torch.full((3, 8), 2.0, dtype=x.dtype) + torch.zeros(8, dtype=x.dtype)
+         + torch.ones(3, 1, dtype=x.dtype), _x),
+    Case("full_like", lambda x: torch.full_like(x, 3.0) * x + torch.ones_like(x), _x),
+    Case("scalar_tensor", lambda x: x * aten.scalar_tensor(2.0, dtype=x.dtype), _x),
+    Case("arange", lambda x: x * torch.arange(8, dtype=x.dtype) + torch.arange(1, 17, 2).to(x.dtype), _x),
+    # -- shape ---------------------------------------------------------------------------------------------------
+    Case("view_reshape", lambda x: x.view(4, 6).reshape(2, 12) * 2, lambda f, g: [rand(3, 8, dtype=f, gen=g)]),
+    Case("unsqueeze_squeeze", lambda x: x.unsqueeze(1).squeeze(1).unsqueeze(0).squeeze() + x.unsqueeze(-1).squeeze(-1),
+         _x),
+    Case("squeeze_dims", lambda x: torch.squeeze(x * 2, (0, 2)), lambda f, g: [rand(1, 8, 1, dtype=f, gen=g)]),
+    Case("squeeze_dim", lambda x: aten.squeeze.dim(x * 2, 1), lambda f, g: [rand(3, 1, 4, dtype=f, gen=g)]),
+    Case("squeeze_all", lambda x: aten.squeeze.default(x * 2), lambda f, g: [rand(3, 1, 4, dtype=f, gen=g)]),
+    Case("expand", lambda x: x.expand(4, 3, 8) * 2, lambda f, g: [rand(3, 1, dtype=f, gen=g)]),
+    Case("permute_transpose_t", lambda x, y: x.permute(2, 0, 1) * 2 + y.t() + x.transpose(0, 2).transpose(1, 2),
+         lambda f, g: [rand(2, 3, 4, dtype=f, gen=g), rand(3, 2, dtype=f, gen=g)]),
+    Case("clone_detach", lambda x: x.clone() * 2 + x.detach(), _x),
+    Case("alias", lambda x: aten.alias(x) * 2, _x),
+    Case("tensor_constant", lambda x: x * torch.tensor([1.0, 2.0, 3.0]).to(x.dtype).unsqueeze(1), _x),
+    Case("slice", lambda x: x[:, 1:7] * 2 + x[-2:, :3].sum() + x[1:, 4:][0, -1], lambda f, g: [rand(4, 8, dtype=f, gen=g)]),
+    # a strided slice's backward is a strided slice_scatter, which has no lowering yet: forward only
+    Case("slice_strided", lambda x: x[:, 1:7:2] * 2 + x[::3, -3:].sum(), lambda f, g: [rand(4, 8, dtype=f, gen=g)],
+         backward=False),
+    Case("select", lambda x: x[:, 1] * 3 + x[-1, 2], _x),
+    Case("cat", lambda x, y: (torch.cat([x, y * 2, x], 1), torch.cat([x, x], 0).sum(0)),
+         lambda f, g: [rand(3, 4, dtype=f, gen=g), rand(3, 4, dtype=f, gen=g)]),
+    Case("cat_promote", lambda i, x: torch.cat([i, x], 0), lambda f, g: [ints(2, 4, dtype=torch.int32, gen=g),
+                                                                       rand(3, 4, dtype=f, gen=g)]),
+    Case("split", lambda x: [t * (k + 1) for k, t in enumerate(torch.split(x, [2, 5, 1], 1))] + list(x.split(3, 0)),
+         lambda f, g: [rand(6, 8, dtype=f, gen=g)]),
+    Case("slice_scatter", lambda x, y: aten.slice_scatter(x, y, 1, 2, 5), lambda f, g: [rand(3, 8, dtype=f, gen=g),
+                                                                                      rand(3, 3, dtype=f, gen=g)]),
+    Case("select_scatter", lambda x, y: aten.select_scatter(x, y, 0, 1), lambda f, g: [rand(3, 8, dtype=f, gen=g),
+                                                                                     rand(8, dtype=f, gen=g)]),
+    # -- reductions -----------------------------------------------------------------------------------------------
+    Case("sum", lambda x: (x.sum(), x.sum(1), x.sum((0, 2), keepdim=True), x.sum(-1, dtype=torch.float32)),
+         lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("sum_int", lambda i, b: (i.sum(1), b.sum(), i.to(torch.int32).sum(0)),
+         lambda f, g: [ints(3, 8, gen=g), bools(3, 8, gen=g)], backward=False, floats=False),
+    # prod's backward uses cumprod (no lowering yet): forward only
+    Case("prod", lambda x: (x.prod(1), x.prod(), x.prod(0, keepdim=True)), lambda f, g: [pos(3, 4, dtype=f, gen=g)],
+         backward=False),
+    Case("amax_amin", lambda x: (x.amax(1), x.amin((0, 2), keepdim=True), x.amax()), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),
+         lambda f, g: [bools(2, 3, 4, gen=g)], backward=False, floats=False),
+    Case("mean", lambda x: (x.mean(), x.mean(1), x.mean((0, 2), keepdim=True)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("var", lambda x: (x.var(1), x.var((0, 2), keepdim=True, correction=0), torch.var(x)),
+         lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    # -- normalisations -------------------------------------------------------------------------------------------
+    Case("softmax", lambda x: torch.softmax(x, -1) + torch.softmax(x, 0), _x),
+    Case("log_softmax", lambda x: F.log_softmax(x, 1), _x),
+    Case("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b) + F.layer_norm(x, (3, 8)),
+         lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, dtype=f, gen=g), rand(8, dtype=f, gen=g)]),
+    # -- matmul -----------------------------------------------------------------------------------------------------
+    Case("mm", lambda a, b: a @ b, lambda f, g: [rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
+    Case("matmul_3d", lambda x, w: x @ w, lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
+    Case("bmm", lambda a, b: torch.bmm(a, b), lambda f, g: [rand(2, 4, 8, dtype=f, gen=g), rand(2, 8, 5, dtype=f, gen=g)]),
+    Case("linear", lambda x, w, b: F.linear(x, w, b), lambda f, g: [rand(4, 8, dtype=f, gen=g), rand(5, 8, dtype=f, gen=g),
+                                                                   rand(5, dtype=f, gen=g)]),
+    Case("addmm_scaled", lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0),
+         lambda f, g: [rand(5, dtype=f, gen=g), rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
+    # -- indexing ---------------------------------------------------------------------------------------------------
+    Case("gather", lambda x, i: torch.gather(x, 1, i), lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False),
+                                                                    ints(3, 5, hi=8, gen=g)], backward=False),
+    Case("index_select", lambda x, i: torch.index_select(x, 1, i) * 2,
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),
+    Case("embedding", lambda w, i: F.embedding(i, w) * 2, lambda f, g: [rand(10, 4, dtype=f, gen=g), ints(2, 5, gen=g)]),
+    Case("embedding_padding", lambda w, i: F.embedding(i, w, padding_idx=0),
+         lambda f, g: [rand(10, 4, dtype=f, gen=g), ints(2, 5, gen=g)]),
+]

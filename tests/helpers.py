@@ -1,0 +1,77 @@
+"""``check_model``: eager vs ``torch.compile(backend="npu")``, with per-dtype tolerances, optional backward and
+dynamic shapes. Tolerances follow torch_npu's accuracy checker: fp32 rtol 1.3e-6 / atol 1e-5; fp16 1e-3 and bf16
+1.6e-2 for both rtol and atol; integer and bool results must be equal.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch._dynamo
+
+TOLERANCES = {
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-3),
+    torch.bfloat16: (1.6e-2, 1.6e-2),
+}
+
+
+def tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def _clone(x):
+    if isinstance(x, torch.Tensor):
+        c = x.detach().clone()
+        return c.requires_grad_(x.requires_grad)
+    return x
+
+
+def _flatten(out) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _flatten(o)]
+    return []
+
+
+def assert_close(actual, expected, what: str, scale: float = 1.0) -> None:
+    """Compare with the tolerance of ``expected``'s dtype (``scale`` widens it for a documented reason)."""
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != eager {expected.dtype}"
+    rtol, atol = tolerance(expected.dtype)
+    torch.testing.assert_close(actual, expected, rtol=rtol * scale, atol=atol * scale, equal_nan=True,
+                               msg=lambda m: f"{what}: {m}")  # fmt: skip
+
+
+def check_model(fn, inputs, *, backward: bool = False, dynamic: bool = False, options: dict | None = None,
+                backend: str = "npu", tol_scale: float = 1.0, seed: int = 0):  # fmt: skip
+    """Run ``fn(*inputs)`` eagerly and compiled; compare outputs and (``backward``) the gradients of every input
+    that requires grad, using random cotangents. Returns the compiled outputs."""
+    torch._dynamo.reset()
+    eager_in = [_clone(x) for x in inputs]
+    comp_in = [_clone(x) for x in inputs]
+    compiled = torch.compile(fn, backend=backend, dynamic=dynamic, options=options)
+    expected = fn(*eager_in)
+    actual = compiled(*comp_in)
+    exp_flat, act_flat = _flatten(expected), _flatten(actual)
+    assert len(exp_flat) == len(act_flat), f"{len(act_flat)} outputs, eager has {len(exp_flat)}"
+    for i, (a, e) in enumerate(zip(act_flat, exp_flat)):
+        assert a.shape == e.shape, f"output {i}: shape {tuple(a.shape)} != eager {tuple(e.shape)}"
+        assert_close(a.detach(), e.detach(), f"output {i}", tol_scale)
+    if backward:
+        _check_backward(eager_in, comp_in, exp_flat, act_flat, tol_scale, seed)
+    torch._dynamo.reset()
+    return actual
+
+
+def _check_backward(eager_in, comp_in, exp_flat, act_flat, tol_scale, seed) -> None:
+    wrt = [i for i, x in enumerate(eager_in) if isinstance(x, torch.Tensor) and x.requires_grad]
+    outs = [i for i, e in enumerate(exp_flat) if e.requires_grad]
+    assert wrt and outs, "backward=True needs inputs that require grad and outputs that depend on them"
+    gen = torch.Generator().manual_seed(seed)
+    cotangents = [torch.randn(exp_flat[i].shape, generator=gen).to(exp_flat[i].dtype) for i in outs]
+    ge = torch.autograd.grad([exp_flat[i] for i in outs], [eager_in[i] for i in wrt], cotangents, allow_unused=True)
+    ga = torch.autograd.grad([act_flat[i] for i in outs], [comp_in[i] for i in wrt], cotangents, allow_unused=True)
+    for k, (a, e) in enumerate(zip(ga, ge)):
+        assert (a is None) == (e is None), f"grad of input {wrt[k]}: compiled {a is None=}, eager {e is None=}"
+        if e is not None:
+            assert_close(a, e, f"grad of input {wrt[k]}", tol_scale)
