@@ -95,7 +95,7 @@ def test_split_input_file_keeps_line_numbers(tmp_path):
     path.write_text(GOOD + "// -----\n" + GOOD.replace('"mul"', '"times"'))
     proc = npu_opt(str(path), "--split-input-file")
     assert proc.returncode == 1
-    assert f"{path}:11:5: 'hfusion.elemwise_binary' op" in proc.stderr  # line 4 of the second chunk (line 12 of the file)
+    assert f"{path}:12:5: 'hfusion.elemwise_binary' op" in proc.stderr  # line 4 of the second chunk (line 12 of the file)
     assert proc.stdout == GOOD
 
 
