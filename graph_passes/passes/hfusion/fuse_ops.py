@@ -52,6 +52,7 @@ class FuseOps(ModulePass):
     output_mode: Literal["multi", "single"] = "multi"
     max_horizontal_fusion_size: int = -1
     outline_single_op: bool = True
+    fuse: bool = True  # false: every compute op becomes its own kernel (the unfused baseline)
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         sizes = module.size_vars()
@@ -64,7 +65,7 @@ class FuseOps(ModulePass):
     def fuse_function(self, module: Operation, host: Operation, sizes: SizeVars, ctx: PassContext) -> None:
         block = host.body
         graph = FusionGraph(list(block.ops), sizes, self.max_horizontal_fusion_size)
-        groups = graph.run()
+        groups = graph.run() if self.fuse else graph.groups()
         minimum = 1 if self.outline_single_op else 2
         kernels: list[tuple[Group, list[Operation], list[Value]]] = []
         for g in groups:

@@ -1,0 +1,110 @@
+"""The named pipelines, read top to bottom like a table of contents, and the memory-planning retry ladder.
+
+Order follows AscendNPU-IR's ``HFusionPipelines.cpp`` / ``HIVMPipelines.cpp``. Where we differ:
+
+- ``hivm-enable-multi-buffer`` runs right after ``hivm-mark-multi-buffer`` (AscendNPU-IR enables it late, after
+  sync insertion, and lets plan-memory and inject-sync reason about the marked buffer). Splitting the copies
+  first means plan-memory and inject-sync see each copy as an ordinary buffer, so neither needs a special case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir.core import Operation
+
+# 1. HFusion: clean up the imported graph, outline fused device kernels, flatten, schedule.
+HFUSION_PREPARE = [
+    "canonicalize",  # fold identities and constants, drop dead ops
+    "cse",  # merge identical pure ops
+]
+HFUSION_FUSE = [
+    "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)
+    "hfusion-flatten-ops",  # collapse contiguous loop dims inside kernels
+    "hfusion-infer-fusion-kind",  # re-classify the flattened kernels
+]
+HFUSION_SCHEDULE = [
+    "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d}",  # tiles, block dim
+]
+# 2. HIVM: buffers, memories, multi-buffering, memory plan, synchronisation.
+HIVM = [
+    "convert-to-hivm",  # kernels → loops over tiles of explicit buffers; host calls → hivm.launch
+    "hivm-infer-core-type",  # AIV / AIC / MIX per kernel
+    "hivm-infer-mem-scope",  # gm / ub / l1 / l0* per buffer
+    "hivm-mark-multi-buffer{depth=%(multi_buffer)d}",  # buffers fed by DMA in loops get n copies
+    "hivm-enable-multi-buffer",  # split the copies, rotate them per iteration
+    "hivm-plan-memory",  # offsets per buffer, reuse, in-place, capacity check
+    "hivm-inject-sync{mode=%(sync_mode)s}",  # set/wait flags, barriers, event ids
+]
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """Knobs of the default pipeline (the backend's options map onto these)."""
+
+    fusion: bool = True
+    multi_buffer: int = 2
+    max_tile_elems: int = 0  # 0: as large as UB allows
+    sync_mode: str = "normal"  # normal | barrier-all
+
+
+def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
+    stages = HFUSION_PREPARE + (HFUSION_FUSE if opts.fusion else ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind"])
+    return ",".join(stages)
+
+
+def lowering_pipeline(opts: PipelineOptions) -> str:
+    """From scheduling down to synchronised HIVM."""
+    values = {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "sync_mode": opts.sync_mode}
+    return ",".join(s % values for s in HFUSION_SCHEDULE + HIVM)
+
+
+def default_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
+    return hfusion_pipeline(opts) + "," + lowering_pipeline(opts)
+
+
+def retry_ladder(opts: PipelineOptions, min_tile_elems: int = 256) -> list[PipelineOptions]:
+    """The attempts made when memory planning overflows: as asked, then fewer multi-buffers, then smaller tiles."""
+    attempts = [opts]
+    if opts.multi_buffer > 1:
+        opts = PipelineOptions(opts.fusion, 1, opts.max_tile_elems, opts.sync_mode)
+        attempts.append(opts)
+    tile = opts.max_tile_elems
+    while tile == 0 or tile > min_tile_elems:
+        tile = 16384 if tile == 0 else tile // 2
+        attempts.append(PipelineOptions(opts.fusion, opts.multi_buffer, tile, opts.sync_mode))
+    return attempts
+
+
+@dataclass
+class LadderResult:
+    module: Operation
+    ctx: object
+    options: PipelineOptions
+    attempts: list[str] = field(default_factory=list)  # one line per failed attempt
+
+
+def lower_with_retry(module: Operation, opts: PipelineOptions, *, verify=True, debug_dir=None, ctx=None) -> LadderResult:
+    """Run the lowering pipeline on a copy of ``module``; on a memory-plan overflow, walk the retry ladder.
+
+    Fails with the last overflow's one-line summary (kernel, scope, bytes needed and available, largest buffers)
+    when no attempt fits.
+    """
+    from .passes import PassContext, PassManager
+    from .passes.hivm.plan_memory import MemoryPlanOverflow
+
+    failures: list[str] = []
+    last: MemoryPlanOverflow | None = None
+    for attempt in retry_ladder(opts):
+        candidate = module.clone()
+        run_ctx = ctx if ctx is not None else PassContext()
+        try:
+            PassManager.from_pipeline(lowering_pipeline(attempt), verify=verify, debug_dir=debug_dir).run(
+                candidate, run_ctx
+            )
+        except MemoryPlanOverflow as e:
+            failures.append(f"multi-buffer={attempt.multi_buffer} max-tile-elems={attempt.max_tile_elems}: {e}")
+            last = e
+            continue
+        return LadderResult(candidate, run_ctx, attempt, failures)
+    raise last
