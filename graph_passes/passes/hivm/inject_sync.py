@@ -305,6 +305,9 @@ class _KernelSync:
     # -- code generation ---------------------------------------------------------------------------------------
     def _emit(self) -> None:
         plan: list[tuple[Operation, int, int, Operation]] = []  # (insert before, class, seq, new op)
+        # Note: resolve gap indices to ops before creating iteration numbers, which shift loop bodies.
+        barrier_at = [self.blocks[key].ops[g] for key, gaps in self.barriers.items() for g in sorted(gaps)]
+        quiesce_at = [self.func.body.ops[q] for q in sorted(self.quiesce)]
         selectors = {}
         for f in self.flags:
             if f.rot_loop is not None and id(f.rot_loop) not in selectors:
@@ -324,14 +327,11 @@ class _KernelSync:
                 one = {"src_pipe": f.src, "dst_pipe": f.dst, "event_ids": [i]}
                 add(f.carried, PREARM, SetFlagOp([], [], dict(one), [], f.carried.loc))
                 add(_after(f.carried), DRAIN, WaitFlagOp([], [], dict(one), [], f.carried.loc))
-        for key, gaps in self.barriers.items():
-            blk = self.blocks[key]
-            for g in gaps:
-                add(blk.ops[g], BARRIER, PipeBarrierOp([], [], {"pipe": "PIPE_V"}, [], blk.ops[g].loc))
-        body = self.func.body
-        for q in self.quiesce:
-            add(body.ops[q], QUIESCE, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], body.ops[q].loc))
-        ret = body.terminator
+        for at in barrier_at:
+            add(at, BARRIER, PipeBarrierOp([], [], {"pipe": "PIPE_V"}, [], at.loc))
+        for at in quiesce_at:
+            add(at, QUIESCE, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], at.loc))
+        ret = self.func.body.terminator
         add(ret, END, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], ret.loc))
         for before, _, _, op in sorted(plan, key=lambda p: (p[1], p[2])):
             before.parent.insert_before(before, op)
