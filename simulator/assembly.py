@@ -118,7 +118,9 @@ def _parse_body(lines, pos):
             else:
                 body.append(parse_instr(line))
                 pos += 1
-        except (ProgramError, ValueError, KeyError) as e:
+        except (ProgramError, AssemblyError, ValueError, KeyError) as e:
+            if str(e).startswith("line "):
+                raise
             raise AssemblyError(f"line {n}: {line!r}: {e}") from None
     raise AssemblyError("unexpected end of text: missing '}'")
 

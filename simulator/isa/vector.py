@@ -378,7 +378,7 @@ class VReduce(_Vec):
     src_blk: object = 1
     src_rep: object = 8
     whole: object = 0
-    EXPRS = ("dst", "src", "repeat", "mask", "src_blk", "src_rep", "whole")
+    EXPRS = ("dst", "src", "repeat", "mask", "src_blk", "src_rep")
     COST = "reduce"
 
     @property
@@ -500,8 +500,7 @@ class VCmp(_Vec):
     src1_blk: object = 1
     src0_rep: object = 8
     src1_rep: object = 8
-    EXPRS = ("dst", "src0", "src1", "scalar", "scalar_rhs", "repeat", "mask", "src0_blk", "src1_blk",
-             "src0_rep", "src1_rep")
+    EXPRS = ("dst", "src0", "src1", "scalar", "repeat", "mask", "src0_blk", "src1_blk", "src0_rep", "src1_rep")
 
     @property
     def mnemonic(self):
