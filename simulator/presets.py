@@ -22,7 +22,7 @@ class VectorCosts:
     # own model is head + slope*repeat + tail (cce_costmodel_core.hpp: EstimateLinearCycles, vconv head 14 +
     # tail 18 = 32). HARDWARE.md's "start-up a few to ~20" counts the head only; we charge head + tail = 30.
     startup: int = 30  # PTO (calibration rows, head + tail)
-    per_repeat: dict = field(default_factory=lambda: {
+    per_repeat: dict = field(default_factory=lambda: {  # cycles per repeat by class (ASCENDC, PTO)
         "scalar": 1,   # ASCENDC, PTO: vector-scalar ops ~1 cycle/repeat; also vdup/vbrcb/copy/abs/relu/neg
         "binary": 2,   # ASCENDC, PTO: vector-vector binary ~2 (also compare, select, transpose per 256 B)
         # Note: HARDWARE.md's summary says exp/ln/sqrt 4 (fp16) / 2 (fp32), but the PTO calibration rows for
@@ -39,7 +39,7 @@ class VectorCosts:
 class ChipSpec:
     """One chip. Sizes in bytes, rates in bytes per cycle per core unless noted."""
 
-    name: str
+    name: str                     # CANN-INI SoC_version, lower-cased
     coupled: bool                 # CANN-INI cube_vector_combine (910B: split; 910A: one AICore holds all)
     aic_cores: int                # CANN-INI cube_core_cnt / ai_core_cnt
     aiv_cores: int                # CANN-INI vector_core_cnt (0 when coupled)
@@ -53,15 +53,15 @@ class ChipSpec:
     gm_bytes: int                 # CANN-INI memory_size (host-side allocation limit)
     # Note: NPUSPEC/ANIR-PM align L0A/L0B/L0C to 512 B; the Ascend C API says 64 B. We follow the compiler
     # spec (512 B) because the simulator runs what our AscendNPU-IR-like compiler emits.
-    align: dict = field(default_factory=lambda: {"UB": 32, "L1": 32, "L0A": 512, "L0B": 512, "L0C": 512,
-                                                 "GM": 1})  # NPUSPEC, ANIR-PM; GM: DMA takes any byte address
+    align: dict = field(default_factory=lambda: {  # NPUSPEC, ANIR-PM; GM: DMA takes any byte address
+        "UB": 32, "L1": 32, "L0A": 512, "L0B": 512, "L0C": 512, "GM": 1})
     # --- cube -----------------------------------------------------------------------------------------
     cube_head: int = 6            # HC31, PTO: ~6 cycles head latency when the cube queue was idle
     # (m0, k0, n0, cycles) per input dtype: one fractal per `cycles`.  HC31, CANN-INI [DtypeMKN], PTO
-    cube_fractal: dict = field(default_factory=lambda: {
+    cube_fractal: dict = field(default_factory=lambda: {  # HC31, CANN-INI [DtypeMKN], PTO
         "f16": (16, 16, 16, 1), "bf16": (16, 16, 16, 1), "i8": (16, 32, 16, 1), "f32": (16, 8, 16, 2)})
     # --- vector ---------------------------------------------------------------------------------------
-    vector: VectorCosts = field(default_factory=VectorCosts)
+    vector: VectorCosts = field(default_factory=VectorCosts)  # ASCENDC, PTO (see VectorCosts)
     vector_repeat_bytes: int = 256   # ASCENDC, CANN-INI vec_calc_size=128 fp16 lanes
     max_repeat: int = 255            # ASCENDC
     # --- data paths -----------------------------------------------------------------------------------

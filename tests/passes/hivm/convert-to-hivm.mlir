@@ -1,0 +1,80 @@
+// RUN: npu-opt %s -p convert-to-hivm --split-input-file | filecheck %s
+
+// A scheduled elementwise kernel: gm arguments, tiling parameters (sorted by name), a loop over the tiles cyclic
+// over the cores, a partial last tile, loads, vector ops (the add in place into the product's buffer, a
+// vector-scalar multiply), a store; the host call becomes hivm.launch.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    [[X:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>, [[Y:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>, [[Z:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>, [[OUT:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>
+// CHECK-SAME:    [[BD:%block_dim]]: index, [[N:%n0]]: index, [[NT:%n_tiles]]: index, %tiles0: index)
+// CHECK-DAG:     [[C2:%[a-z0-9_]+]] = arith.constant {value = 2.0} : () -> f16
+// CHECK-DAG:     [[TILE:%[a-z0-9_]+]] = arith.constant {value = 12288} : () -> index
+// CHECK:         [[BID:%[a-z0-9_]+]] = hivm.get_block_idx
+// CHECK-COUNT-4: hivm.alloc : () -> memref<12288xf16>
+// CHECK:         scf.for [[BID]], [[NT]], [[BD]] ({
+// CHECK-NEXT:    ^bb0([[T:%[a-z0-9_]+]]: index):
+// CHECK-NEXT:      [[OFF:%[a-z0-9_]+]] = arith.muli [[T]], [[TILE]]
+// CHECK-NEXT:      [[REM:%[a-z0-9_]+]] = arith.subi [[N]], [[OFF]]
+// CHECK-NEXT:      [[LEN:%[a-z0-9_]+]] = arith.minsi [[REM]], [[TILE]]
+// CHECK-NEXT:      hivm.load [[X]], [[UX:%[a-z0-9_]+]], [[OFF]], [[LEN]]
+// CHECK-NEXT:      hivm.load [[Y]], [[UY:%[a-z0-9_]+]], [[OFF]], [[LEN]]
+// CHECK-NEXT:      hivm.vbinary [[UX]], [[UY]], [[UT:%[a-z0-9_]+]], [[LEN]] {fun = "mul"}
+// CHECK-NEXT:      hivm.load [[Z]], [[UZ:%[a-z0-9_]+]], [[OFF]], [[LEN]]
+// CHECK-NEXT:      hivm.vbinary [[UT]], [[UZ]], [[UT]], [[LEN]] {fun = "add"}
+// CHECK-NEXT:      hivm.vbinary [[UT]], [[C2]], [[UT]], [[LEN]] {fun = "mul"}
+// CHECK-NEXT:      hivm.store [[UT]], [[OUT]], [[OFF]], [[LEN]]
+// CHECK:       func.func @main(
+// CHECK:         hivm.launch %a, %b, %c, %e {callee = "main_fused_0"}
+// CHECK-NOT:     func.call
+module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<(128*s0)xf16>, %y: tensor<(128*s0)xf16>, %z: tensor<(128*s0)xf16>, %out: tensor<(128*s0)xf16>) -> (tensor<(128*s0)xf16>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3], schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, tile = [12288], ub_bytes = 196608}, tiling = {block_dim = (Min(48,ceiling(s0/96))), n0 = (128*s0), n_tiles = (ceiling(s0/96)), tiles0 = (ceiling(s0/96))}} {
+    %t = hfusion.elemwise_binary %x, %y {fun = "mul"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
+    %u = hfusion.elemwise_binary %t, %z {fun = "add"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
+    %c = arith.constant {value = 2.0} : () -> f16
+    %r = hfusion.elemwise_binary %u, %c {fun = "mul"} : (tensor<(128*s0)xf16>, f16) -> tensor<(128*s0)xf16>
+    func.return %r : tensor<(128*s0)xf16>
+  }
+  func.func @main(%a: tensor<(128*s0)xf16>, %b: tensor<(128*s0)xf16>, %c: tensor<(128*s0)xf16>) -> (tensor<(128*s0)xf16>) {
+    %e = tensor.empty : () -> tensor<(128*s0)xf16>
+    %r = func.call %a, %b, %c, %e {callee = "main_fused_0"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>, tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
+    func.return %r : tensor<(128*s0)xf16>
+  }
+}
+
+// -----
+
+// A row reduction whose rows fit one tile: a bias row is broadcast (its gm view gains a unit dim), the row sums
+// are reduced into a rows×1 buffer and stored into a rows×1 view of the result.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    %x: memref<s0x64xf32, gm>, %bias: memref<1x64xf32, gm>, %out0: memref<s0x1xf32, gm>
+// CHECK:         hivm.load %bias, [[UB:%[a-z0-9_]+]], %c0, %c0, %c1, %n1 : memref<1x64xf32, gm>, memref<1x64xf32>
+// CHECK-NEXT:    hivm.vbrc [[UB]], [[B:%[a-z0-9_]+]], [[LEN:%[a-z0-9_]+]], %n1 {dims = [0]}
+// CHECK:         hivm.vreduce [[S:%[a-z0-9_]+]], [[R:%[a-z0-9_]+]], [[LEN]], %n1 {dims = [1], kind = "sum"} : memref<{{[0-9]+}}x64xf32>, memref<{{[0-9]+}}x1xf32>
+// CHECK-NEXT:    hivm.store [[R]], %out0, [[OFF:%[a-z0-9_]+]], %c0, [[LEN]], %c1
+module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<s0x64xf32>, %bias: tensor<64xf32>, %out0: tensor<s0xf32>) -> (tensor<s0xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [2], schedule = {buffers = 4, distribution = "cyclic", kind = "LAST_AXIS_PBR", multi_buffer = 2, passes = 1, reduce_dims = [1], reduce_looped = false, tile = [128, 64], ub_bytes = 100000}, tiling = {block_dim = (Min(48,ceiling(s0/128))), n0 = s0, n1 = 64, n_tiles = (ceiling(s0/128)), tiles0 = (ceiling(s0/128))}} {
+    %b = hfusion.broadcast %bias {dims = [0]} : (tensor<64xf32>) -> tensor<s0x64xf32>
+    %s = hfusion.elemwise_binary %x, %b {fun = "add"} : (tensor<s0x64xf32>, tensor<s0x64xf32>) -> tensor<s0x64xf32>
+    %r = hfusion.reduce %s {dims = [1], kind = "sum"} : (tensor<s0x64xf32>) -> tensor<s0xf32>
+    func.return %r : tensor<s0xf32>
+  }
+}
+
+// -----
+
+// A kernel with no vector lowering stays at tensor level, marked, and stays called.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    hivm.unsupported = "hfusion.gather"
+// CHECK:         hfusion.gather
+// CHECK:       func.func @main(
+// CHECK:         func.call
+module attributes {target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<8x16xf32>, %i: tensor<8x4xi64>, %out: tensor<8x4xf32>) -> (tensor<8x4xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
+    %r = hfusion.gather %x, %i {dim = 1} : (tensor<8x16xf32>, tensor<8x4xi64>) -> tensor<8x4xf32>
+    func.return %r : tensor<8x4xf32>
+  }
+  func.func @main(%a: tensor<8x16xf32>, %b: tensor<8x4xi64>) -> (tensor<8x4xf32>) {
+    %e = tensor.empty : () -> tensor<8x4xf32>
+    %r = func.call %a, %b, %e {callee = "main_fused_0"} : (tensor<8x16xf32>, tensor<8x4xi64>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    func.return %r : tensor<8x4xf32>
+  }
+}
