@@ -8,7 +8,7 @@ Choosing the tile (``choose_tile``), dims from the innermost outwards::
 
     for d in (last dim … dim 0):            # innermost first: GM rows stay contiguous
         t[d] = the largest size <= the dim's upper bound with ub_bytes(t) <= UB and prod(t) <= max-tile-elems
-        (a dim not covered whole is rounded down to 32 B granules when it is the last dim)
+        (a last dim not covered whole is rounded down to whole 256 B vector repeats, else 32 B granules)
 
 then, for static shapes, the parallel dims are shrunk (outermost first) until there are at least
 ``vector_cores`` work items, so that every core gets work; kernels that reduce a non-last dim cap the last dim at
@@ -79,6 +79,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         ub = sizes.upper_bound(info.domain[d])
         uppers.append(ub if ub is not None and ub < 2**40 else None)
     granule = _granule(info, target.ub_align)
+    repeat = _granule(info, target.vector_bytes_per_repeat)
     cap_elems = max_tile_elems if max_tile_elems > 0 else None
 
     def fits(tile, looped) -> bool:
@@ -115,8 +116,9 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             if d in info.reduce_dims and not looped and not covers:
                 ok = False
                 break
-            if not covers and d == rank - 1 and t > granule:
-                t = t // granule * granule
+            if not covers and d == rank - 1:
+                step = repeat if t >= repeat else granule  # whole 256 B vector repeats when it can
+                t = max(t // step * step, min(t, granule))
             tile[d] = t
         if ok:
             break

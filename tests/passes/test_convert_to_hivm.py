@@ -112,3 +112,34 @@ def test_unsupported_kernel_stays_tensor_level():
     assert kernel.attributes["hivm.unsupported"] == "hfusion.transpose"
     assert ctx.counter("convert-to-hivm", "kernels-unsupported") == 1
     assert any(op.name == "func.call" for op in m.lookup("main").body.ops)
+
+
+def test_mem_scope_conflict_names_the_op():
+    from graph_passes.passes import PassError
+
+    text = """module attributes {target = "ascend910b1"} {
+  func.func @bad(%out: memref<64xf32, gm>) attributes {kernel, output_args = [0]} {
+    %c64 = arith.constant {value = 64} : () -> index
+    %c0 = arith.constant {value = 0} : () -> index
+    %u0 = hivm.alloc : () -> memref<64xf32>
+    %u1 = hivm.alloc : () -> memref<64xf32>
+    hivm.load %u0, %u1, %c0, %c64 : memref<64xf32>, memref<64xf32>, index, index
+    hivm.store %u1, %out, %c0, %c64 : memref<64xf32>, memref<64xf32, gm>, index, index
+    func.return
+  }
+}
+"""
+    with pytest.raises(PassError, match="'hivm.load' uses a local buffer .* global-memory operand 0"):
+        PassManager.from_pipeline("hivm-infer-mem-scope").run(parse_module(text))
+
+
+def test_full_vector_pipeline_scopes_and_core_type():
+    m = vk.softmax()
+    pipeline = "hfusion-auto-schedule,convert-to-hivm,hivm-infer-core-type,hivm-infer-mem-scope"
+    ctx = PassManager.from_pipeline(pipeline, verify=True).run(m)
+    kernel = m.lookup("main_fused_0")
+    assert kernel.attributes["core_type"] == "AIV"
+    allocs = [op for op in kernel.walk() if op.name == "hivm.alloc"]
+    assert allocs and all(op.result.type.scope == "ub" for op in allocs)
+    assert ctx.counter("hivm-infer-mem-scope", "buffers-scoped") == len(allocs)
+    assert ctx.counter("hivm-infer-core-type", "aiv") == 1

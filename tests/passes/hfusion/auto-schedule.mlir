@@ -1,0 +1,71 @@
+// RUN: npu-opt %s -p hfusion-auto-schedule --split-input-file | filecheck %s
+
+// Dynamic elementwise kernel: a static capacity-driven tile; dim sizes, trip counts and the block dim are
+// expressions of s0. Four buffers (x, y, z, and t reused in place by the add), each double-buffered, fill UB.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, tile = [12288], ub_bytes = 196608}
+// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/96))), n0 = (128*s0), n_tiles = (ceiling(s0/96)), tiles0 = (ceiling(s0/96))}
+// CHECK:       func.func @main(
+// CHECK-NOT:     schedule
+module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<(128*s0)xf16>, %y: tensor<(128*s0)xf16>, %z: tensor<(128*s0)xf16>, %out: tensor<(128*s0)xf16>) -> (tensor<(128*s0)xf16>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3]} {
+    %t = hfusion.elemwise_binary %x, %y {fun = "mul"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
+    %r = hfusion.elemwise_binary %t, %z {fun = "add"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
+    func.return %r : tensor<(128*s0)xf16>
+  }
+  func.func @main(%a: tensor<(128*s0)xf16>, %b: tensor<(128*s0)xf16>, %c: tensor<(128*s0)xf16>) -> (tensor<(128*s0)xf16>) {
+    %e = tensor.empty : () -> tensor<(128*s0)xf16>
+    %r = func.call %a, %b, %c, %e {callee = "main_fused_0"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>, tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
+    func.return %r : tensor<(128*s0)xf16>
+  }
+}
+
+// -----
+
+// A static shape small enough that one tile would cover it is split so that every vector core gets work;
+// multi-buffer=1 and a block-dim override.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    tile = [64]
+// CHECK-SAME:    tiling = {block_dim = 47, n0 = 3000, n_tiles = 47, tiles0 = 47}
+// RUN: npu-opt %s -p "hfusion-auto-schedule{multi-buffer=1 block-dim=8}" --split-input-file | filecheck %s --check-prefix=OPT
+// OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, tile = [24576]
+// OPT-SAME:  block_dim = (Min(8,ceiling(s0/192)))
+// OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, tile = [64]
+// OPT-SAME:  tiling = {block_dim = 8, n0 = 3000
+module attributes {target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<3000xf32>, %out: tensor<3000xf32>) -> (tensor<3000xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [1]} {
+    %r = hfusion.elemwise_unary %x {fun = "exp"} : (tensor<3000xf32>) -> tensor<3000xf32>
+    func.return %r : tensor<3000xf32>
+  }
+}
+
+// -----
+
+// Softmax rows that do not fit UB: the reduced dim is tiled (reduce_looped), three passes over each row.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    passes = 3, reduce_dims = [1], reduce_looped = true, tile = [1, {{[0-9]+}}]
+// CHECK-SAME:    tiling = {block_dim = (Min(48,s0)), n0 = s0, n1 = 1000000, n_tiles = s0, tiles0 = s0, tiles1 = {{[0-9]+}}}
+module attributes {symbols = {s0 = [1, 4096]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<s0x1000000xf32>, %out: tensor<s0x1000000xf32>) -> (tensor<s0x1000000xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [1]} {
+    %m = hfusion.reduce %x {dims = [1], kind = "max"} : (tensor<s0x1000000xf32>) -> tensor<s0xf32>
+    %mb = hfusion.broadcast %m {dims = [1]} : (tensor<s0xf32>) -> tensor<s0x1000000xf32>
+    %d = hfusion.elemwise_binary %x, %mb {fun = "sub"} : (tensor<s0x1000000xf32>, tensor<s0x1000000xf32>) -> tensor<s0x1000000xf32>
+    %e = hfusion.elemwise_unary %d {fun = "exp"} : (tensor<s0x1000000xf32>) -> tensor<s0x1000000xf32>
+    %s = hfusion.reduce %e {dims = [1], kind = "sum"} : (tensor<s0x1000000xf32>) -> tensor<s0xf32>
+    %sb = hfusion.broadcast %s {dims = [1]} : (tensor<s0xf32>) -> tensor<s0x1000000xf32>
+    %r = hfusion.elemwise_binary %e, %sb {fun = "div"} : (tensor<s0x1000000xf32>, tensor<s0x1000000xf32>) -> tensor<s0x1000000xf32>
+    func.return %r : tensor<s0x1000000xf32>
+  }
+}
+
+// -----
+
+// Cube kernels are left alone.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-NOT:     schedule
+module attributes {target = "ascend910b1"} {
+  func.func @main_fused_0(%a: tensor<16x32xf16>, %b: tensor<32x16xf16>, %out: tensor<16x16xf16>) -> (tensor<16x16xf16>) attributes {fusion_kind = "SINGLE_CUBE", kernel, output_args = [2]} {
+    %r = hfusion.matmul %a, %b : (tensor<16x32xf16>, tensor<32x16xf16>) -> tensor<16x16xf16>
+    func.return %r : tensor<16x16xf16>
+  }
+}
