@@ -1,0 +1,96 @@
+"""``hivm.load`` / ``hivm.store`` → ``copy_gm_to_ub`` / ``copy_ub_to_gm`` (MTE2 / MTE3).
+
+A tile of valid extents ``e`` at GM offsets ``off`` moves as bursts: the innermost dim is one burst per row
+(``burst_len = e[-1]·es``), rows are ``n_burst = e[-2]`` apart by the GM row stride (from the GM memref's symbolic
+shape, through kernel params) and the UB row pitch (the alloc's static, 32-B padded shape)::
+
+    gm_addr = base + (Σ off[d]·gm_stride[d])·es
+    for r in range(e[-2]):  ub[r·ub_pitch : +e[-1]·es] <-> gm[gm_addr + r·gm_stride[-2]·es : +e[-1]·es]
+
+Dims of static extent 1 drop out; a region that is contiguous on both sides is one burst; dims beyond two loop.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from simulator.expr import Expr, Imm
+
+from .errors import CodegenError
+from .vector import _fold, _static, counted
+
+
+def _gm_strides(L, buf) -> list[Expr]:
+    shape = list(buf.type.shape)
+    out = []
+    for d in range(len(shape)):
+        out.append(L.size(sympy.Mul(*shape[d + 1 :]) if d + 1 < len(shape) else sympy.Integer(1)))
+    return out
+
+
+def emit_load(L, op) -> None:
+    _transfer(L, op, gm=L.buf(op.operands[0]), ub=L.buf(op.operands[1]), to_ub=True)
+
+
+def emit_store(L, op) -> None:
+    _transfer(L, op, gm=L.buf(op.operands[1]), ub=L.buf(op.operands[0]), to_ub=False)
+
+
+def _transfer(L, op, gm, ub, to_ub: bool) -> None:
+    if gm.scope != "gm" or ub.scope != "ub":
+        raise CodegenError(op, f"moves between GM and UB only, got {gm.type} and {ub.type}")
+    if gm.dtype != ub.dtype:
+        raise CodegenError(op, f"element types differ ({gm.dtype} vs {ub.dtype}); DMA does not convert")
+    if gm.type.rank != ub.type.rank:
+        raise CodegenError(op, f"GM rank {gm.type.rank} and UB rank {ub.type.rank} differ")
+    offsets = [L.index(v) for v in op.offsets()]
+    extents = [L.index(v) for v in op.extents()]
+    es = gm.es
+    gs = _gm_strides(L, gm)
+    us = ub.static_strides()
+    lin = Imm(0)
+    for o, s in zip(offsets, gs):
+        lin = _fold(lin + o * s)
+    gaddr = _fold(gm.addr + lin * es)
+    if not isinstance(gaddr, Imm) and gaddr != gm.addr:
+        gaddr = L.b.mov(L.fresh(f"{'src' if to_ub else 'dst'}_gm"), gaddr)
+    dims = [d for d, e in enumerate(extents) if _static(e) != 1]
+    _bursts(L, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub)
+
+
+def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub) -> None:
+    if len(dims) > 2:
+        d = dims[0]
+
+        def body(i):
+            _bursts(L, op, dims[1:], extents, _fold(gaddr + i * gs[d] * es), _fold(uaddr + i * (us[d] * es)), gs, us,
+                    es, to_ub)
+
+        return counted(L, "d", extents[d], body, max_unroll=1)
+    if not dims:
+        return _copy(L, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0))
+    inner = dims[-1]
+    if _static(gs[inner]) != 1 or us[inner] != 1:
+        if len(dims) == 2:
+            raise CodegenError(op, "the innermost moved dim is not contiguous in GM and UB")
+        # one element per burst (a column)
+        if (us[inner] * es) % 32:
+            raise CodegenError(op, f"UB bursts {us[inner] * es} B apart are not 32-B aligned")
+        return _copy(L, to_ub, gaddr, uaddr, Imm(es), extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es))
+    row = _fold(extents[inner] * es)
+    if len(dims) == 1:
+        return _copy(L, to_ub, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0))
+    outer = dims[0]
+    e1 = _static(extents[inner])
+    if e1 is not None and _static(gs[outer]) == e1 and us[outer] == e1:  # contiguous on both sides
+        return _copy(L, to_ub, gaddr, uaddr, _fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0))
+    if (us[outer] * es) % 32:
+        raise CodegenError(op, f"UB rows {us[outer] * es} B apart are not 32-B aligned (pad the alloc's last dim)")
+    _copy(L, to_ub, gaddr, uaddr, row, extents[outer], _fold(gs[outer] * es), Imm(us[outer] * es))
+
+
+def _copy(L, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride) -> None:
+    if to_ub:
+        L.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride)
+    else:
+        L.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride)

@@ -1,0 +1,38 @@
+"""The one table: IR op name → emitter ``fn(lowering, op)``. ``tests/codegen`` checks that every ``hivm.*`` op except
+the host-side ``hivm.launch`` has an entry (an emitter may still reject a form it cannot emit, with a CodegenError)."""
+
+from __future__ import annotations
+
+from graph_passes.dialects.arith import BINARY_OPS
+
+from . import dma, scalar_ops, sync, vector_ops
+
+HOST_ONLY = ("hivm.launch",)
+
+EMITTERS = {
+    # scalar unit
+    "arith.constant": scalar_ops.emit_constant,
+    **{name: scalar_ops.emit_index_binary for name in BINARY_OPS},
+    "arith.index_cast": scalar_ops.emit_index_cast,
+    "hivm.get_block_idx": scalar_ops.emit_block_idx,
+    "hivm.alloc": scalar_ops.emit_alloc,
+    "hivm.multi_buffer_select": scalar_ops.emit_multi_buffer_select,
+    # MTE2 / MTE3
+    "hivm.load": dma.emit_load,
+    "hivm.store": dma.emit_store,
+    # V
+    "hivm.copy": vector_ops.emit_copy,
+    "hivm.vunary": vector_ops.emit_vunary,
+    "hivm.vbinary": vector_ops.emit_vbinary,
+    "hivm.vcmp": vector_ops.emit_vcmp,
+    "hivm.vsel": vector_ops.emit_vsel,
+    "hivm.vcast": vector_ops.emit_vcast,
+    "hivm.vbrc": vector_ops.emit_vbrc,
+    "hivm.vreduce": vector_ops.emit_vreduce,
+    "hivm.vtranspose": vector_ops.emit_vtranspose,
+    "hivm.vfill": vector_ops.emit_vfill,
+    # sync
+    "hivm.set_flag": sync.emit_set_flag,
+    "hivm.wait_flag": sync.emit_wait_flag,
+    "hivm.pipe_barrier": sync.emit_pipe_barrier,
+}

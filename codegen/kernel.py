@@ -1,0 +1,202 @@
+"""``compile_kernel``: one HIVM kernel → a :class:`CompiledKernel` (simulator program + host tiling function + layout).
+
+    ck = compile_kernel(module.lookup("main_fused_0"), module)
+    outs, res = ck.run([x, y, out], {"s0": 300}, chip="ascend910b1")   # out-parameters come back in order
+    print(ck.assembly()); res.stats.cycles
+
+Kernel params (in order): one GM base address per memref argument (scalar arguments by value, in argument order),
+then the ``tiling`` parameters in the kernel's argument order, then *derived* size params codegen needed (a GM row
+stride that no tiling parameter names). The host evaluates the tiling parameters — ``block_dim`` among them —
+from the shape-symbol bindings through the module's ``SizeVars`` (:class:`Tiling`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from graph_passes.ir.core import Operation
+from graph_passes.ir.sizes import SizeVars, expr_str
+from graph_passes.ir.types import MemRefType, ScalarType
+from graph_passes.target import module_target
+from simulator import GlobalMemory, Program, launch, to_text
+from simulator.assembly import instr_text
+from simulator.program import If, Loop
+
+from .dtypes import ITEMSIZE, np_dtype
+from .emitters import EMITTERS
+from .errors import CodegenError
+from .lowering import KernelLowering, TracingBuilder
+
+GM_ALIGN = 512  # GM bases on 512-B boundaries: the DMA's fastest alignment (ASCENDC, simulator gm_model)
+
+
+@dataclass
+class Tiling:
+    """The host tiling function: tiling parameter values from shape-symbol bindings."""
+
+    params: list[str]  # in kernel param order (derived params last)
+    exprs: dict  # name -> sympy expression over shape symbols
+    sizes: SizeVars
+
+    def __call__(self, bindings: dict[str, int]) -> dict[str, int]:
+        return {p: self.sizes.evaluate(self.exprs[p], bindings) for p in self.params}
+
+    def block_dim(self, bindings: dict[str, int]) -> int:
+        return self.sizes.evaluate(self.exprs["block_dim"], bindings)
+
+    def __str__(self) -> str:
+        return ", ".join(f"{p} = {expr_str(self.exprs[p])}" for p in self.params)
+
+
+@dataclass
+class ArgLayout:
+    """One kernel argument as the host passes it: param name, dtype, symbolic shape, whether the kernel writes it."""
+
+    name: str
+    dtype: str
+    shape: tuple  # sympy expressions; () for a scalar argument
+    is_output: bool
+    is_scalar: bool = False
+
+    def evaluate_shape(self, sizes: SizeVars, bindings) -> tuple[int, ...]:
+        return tuple(sizes.evaluate(d, bindings) for d in self.shape)
+
+
+@dataclass
+class CompiledKernel:
+    name: str
+    core_type: str  # "AIV"
+    program: Program
+    params: list[str]
+    tiling: Tiling
+    arg_layout: list[ArgLayout]
+    source_ops: Counter  # HIVM op name -> count
+    origin: dict = field(repr=False, default_factory=dict)  # id(instruction) -> HIVM op it came from
+    hivm: Operation | None = field(repr=False, default=None)
+
+    # -- dumps -------------------------------------------------------------------------------------------------------
+    def assembly(self) -> str:
+        """The program's assembly, headed by the kernel name, its HIVM source ops and tiling, with a ``#`` comment
+        naming the HIVM op before the instructions emitted for it (``simulator.parse`` reads it back)."""
+        ops = ", ".join(f"{n} x{c}" for n, c in sorted(self.source_ops.items()))
+        head = [f"# kernel @{self.name} ({self.core_type}), compiled from HIVM", f"# source ops: {ops}",
+                f"# tiling: {self.tiling}",
+                "# args: " + ", ".join(f"{a.name}: {'out ' if a.is_output else ''}{a.dtype}"
+                                       f"[{', '.join(expr_str(d) for d in a.shape)}]" for a in self.arg_layout)]
+        lines = to_text(self.program).splitlines()
+        out, last, i = list(head), None, 1
+        instrs = self.program.instructions()
+        k = 0
+        for line in lines:
+            body = line.strip()
+            is_instr = not (body.startswith(("kernel ", "loop ", "if ", "}")) or body == "")
+            if is_instr and k < len(instrs):
+                src = self.origin.get(id(instrs[k]))
+                k += 1
+                if src is not None and src is not last:
+                    ind = line[: len(line) - len(line.lstrip())]
+                    out.append(f"{ind}# {src.name}{_attrs(src)}" + (f"  ({src.loc})" if src.loc else ""))
+                    last = src
+            out.append(line)
+            i += 1
+        return "\n".join(out)
+
+    # -- running -----------------------------------------------------------------------------------------------------
+    def run(self, gm_arrays: list, bindings: dict[str, int], chip="ascend910b1", check_hazards: bool = True,
+            trace: bool = False):
+        """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores, read the
+        outputs back. ``gm_arrays``: one array per memref argument (a number per scalar argument), in order.
+        Returns ``(outputs, LaunchResult)``; outputs in ``output_args`` order."""
+        if len(gm_arrays) != len(self.arg_layout):
+            raise ValueError(f"{self.name}: expects {len(self.arg_layout)} arguments "
+                             f"({', '.join(a.name for a in self.arg_layout)}), got {len(gm_arrays)}")
+        values = self.tiling(bindings)
+        gm = GlobalMemory(align=GM_ALIGN)
+        args, placed = {}, []
+        for a, arr in zip(self.arg_layout, gm_arrays):
+            if a.is_scalar:
+                args[a.name] = float(arr) if a.dtype.startswith(("f", "bf")) else int(arr)
+                continue
+            shape = a.evaluate_shape(self.tiling.sizes, bindings)
+            arr = np.asarray(arr)
+            if arr.dtype != np_dtype(a.dtype):
+                raise ValueError(f"{self.name}: argument {a.name} must be {a.dtype}, got {arr.dtype}")
+            if arr.size != int(np.prod(shape)):
+                raise ValueError(f"{self.name}: argument {a.name} needs {shape} = {int(np.prod(shape))} elements, "
+                                 f"got array of shape {arr.shape}")
+            addr = gm.alloc(max(arr.nbytes, 1), GM_ALIGN)
+            if arr.nbytes:
+                gm.write(addr, arr)
+            args[a.name] = addr
+            placed.append((a, addr, shape))
+        args.update(values)
+        result = None
+        if values["block_dim"] > 0:
+            result = launch(self.program, chip=chip, block_dim=values["block_dim"], args=args, gm=gm,
+                            check_hazards=check_hazards, trace=trace)
+        outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in placed if a.is_output]
+        return outs, result
+
+
+def _attrs(op) -> str:
+    keep = {k: v for k, v in op.attributes.items() if k in ("fun", "kind", "dims", "predicate", "round_mode", "value",
+                                                           "src_pipe", "dst_pipe", "event_ids", "pipe")}
+    return (" {" + ", ".join(f"{k} = {v}" for k, v in keep.items()) + "}") if keep else ""
+
+
+def _scratch_base(func) -> int:
+    top = 0
+    for op in func.walk():
+        if op.name == "hivm.alloc" and op.result.type.scope == "ub":
+            t = op.result.type
+            nbytes = int(np.prod(t.static_shape())) * ITEMSIZE[t.dtype]
+            for off in op.attributes.get("offsets") or []:
+                top = max(top, int(off) + nbytes)
+    return -(-top // 32) * 32
+
+
+def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
+    """Lower one HIVM kernel (a ``func.func`` with ``kernel`` after ``hivm-inject-sync``) to a simulator program."""
+    if kernel.name != "func.func" or not kernel.attributes.get("kernel"):
+        raise CodegenError(kernel, "not a kernel function (needs the 'kernel' attribute)")
+    if "tiling" not in kernel.attributes or "block_dim" not in kernel.attributes["tiling"]:
+        raise CodegenError(kernel, "kernel has no 'tiling' with a block_dim")
+    core = kernel.attributes.get("core_type", "AIV")
+    if core != "AIV":
+        raise CodegenError(kernel, f"core_type {core}: only vector (AIV) kernels have an emitter")
+    name = kernel.sym_name
+    L = KernelLowering(kernel, module, EMITTERS, ub_bytes=module_target(module).ub_bytes)
+    L.scratch_base = _scratch_base(kernel)
+    L.b = TracingBuilder(name, "aiv")
+    L.bind_args()
+    L.block(kernel.body)
+    params = L.gm_params + L.tiling_params + list(L.derived)
+    L.b.params = params
+    program = L.b.build()
+    exprs = dict(L.tiling)
+    exprs.update(L.derived)
+    tiling = Tiling(L.tiling_params + list(L.derived), exprs, L.sizes)
+    outputs = set(kernel.attributes.get("output_args") or [])
+    layout, gi = [], 0
+    for i, a in enumerate(kernel.body.args):
+        if isinstance(a.type, MemRefType):
+            layout.append(ArgLayout(L.gm_params[gi], a.type.dtype, tuple(a.type.shape), i in outputs))
+            gi += 1
+        elif isinstance(a.type, ScalarType):
+            layout.append(ArgLayout(L.gm_params[gi], a.type.dtype, (), False, is_scalar=True))
+            gi += 1
+    ops = Counter(op.name for op in kernel.walk() if op.dialect == "hivm")
+    return CompiledKernel(name, core, program, params, tiling, layout, ops, L.b.origin, kernel)
+
+
+def compile_module(module: Operation) -> dict[str, CompiledKernel]:
+    """Every HIVM kernel of the module (kernels left at tensor level, ``hivm.unsupported``, are not compiled)."""
+    out = {}
+    for f in module.functions:
+        if f.attributes.get("kernel") and "hivm.unsupported" not in f.attributes:
+            out[f.sym_name] = compile_kernel(f, module)
+    return out

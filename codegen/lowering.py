@@ -1,0 +1,213 @@
+"""Walking one HIVM kernel into a simulator program: the per-kernel state every emitter works with.
+
+``KernelLowering`` owns the :class:`~simulator.ProgramBuilder`, maps every SSA value to what the program sees —
+an index value to an expression (a constant or a scalar register), a buffer to its address expression and type, a
+float scalar to its value or kernel param — and walks the kernel's body: ``scf.for`` becomes a ``Loop`` over a
+scalar register, other ops go to their emitter in :data:`codegen.emitters.EMITTERS`.
+
+Sizes of GM buffers are sympy expressions over shape symbols; the program sees them through kernel params:
+a tiling parameter whose expression is the same, or a *derived* param (``gm_<arg>_<dim>``) that the host tiling
+function evaluates too (``CompiledKernel.tiling``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy
+
+from graph_passes.ir.core import Operation, Value
+from graph_passes.ir.sizes import as_expr
+from graph_passes.ir.types import IndexType, MemRefType, ScalarType
+from simulator import ProgramBuilder
+from simulator.expr import Expr, Imm, Reg, as_expr as sim_expr
+
+from .dtypes import ITEMSIZE
+from .errors import CodegenError
+
+RESERVED = {"block_idx", "block_num", "subblock_idx", "subblock_num", "min", "max", "inf", "nan"}
+UB_BYTES = 192 * 1024  # the UB capacity codegen may use for scratch when the module names no target
+
+
+@dataclass
+class Buf:
+    """A buffer as the program sees it: ``scope`` ('gm' or 'ub'), byte address expression, IR type."""
+
+    scope: str
+    addr: Expr
+    type: MemRefType
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def es(self) -> int:
+        return ITEMSIZE[self.type.dtype]
+
+    def static_strides(self) -> list[int]:
+        """Row-major element strides of a local buffer (its static shape, padding included)."""
+        shape = self.type.static_shape()
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.append(acc)
+            acc *= d
+        return strides[::-1]
+
+
+class TracingBuilder(ProgramBuilder):
+    """A ProgramBuilder that remembers, for every instruction, the HIVM op it was emitted for."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.current = None
+        self.origin: dict[int, Operation] = {}
+
+    def emit(self, ins):
+        if self.current is not None:
+            self.origin[id(ins)] = self.current
+        return super().emit(ins)
+
+
+def _ident(hint: str | None, fallback: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", hint or "") or fallback
+    return name if not name[0].isdigit() else f"v{name}"
+
+
+class KernelLowering:
+    def __init__(self, func: Operation, module: Operation, emitters: dict, ub_bytes: int = UB_BYTES):
+        self.func, self.module, self.emitters = func, module, emitters
+        self.sizes = module.size_vars()
+        self.tiling = {k: as_expr(v) for k, v in (func.attributes.get("tiling") or {}).items()}
+        self.ub_bytes = ub_bytes
+        self.taken: set[str] = set(RESERVED)
+        self.values: dict[Value, object] = {}  # index → Expr, buffer → Buf, float scalar → Expr
+        self.gm_params: list[str] = []
+        self.tiling_params: list[str] = []
+        self.derived: dict[str, sympy.Expr] = {}  # derived param → size expression
+        self.scratch_base = 0
+        self.b: TracingBuilder | None = None
+
+    # -- names and registers -------------------------------------------------------------------------------------
+    def fresh(self, hint: str | None, fallback: str = "r") -> str:
+        base = _ident(hint, fallback)
+        name, i = base, 1
+        while name in self.taken:
+            name, i = f"{base}_{i}", i + 1
+        self.taken.add(name)
+        return name
+
+    def mov(self, hint: str, value) -> Expr:
+        """One scalar instruction: a fresh register = value (constants stay immediates, no instruction)."""
+        value = sim_expr(value)
+        if isinstance(value, Imm):
+            return value
+        return self.b.mov(self.fresh(hint), value)
+
+    # -- values ----------------------------------------------------------------------------------------------------
+    def index(self, v: Value) -> Expr:
+        e = self.values.get(v)
+        if not isinstance(e, Expr) or not isinstance(v.type, IndexType):
+            raise CodegenError(self.b.current, f"index operand {v} has no value in the program")
+        return e
+
+    def static(self, v: Value) -> int | None:
+        """The value of an index operand known at compile time (an arith.constant), else None."""
+        e = self.values.get(v)
+        return int(e.value) if isinstance(e, Imm) else None
+
+    def buf(self, v: Value) -> Buf:
+        b = self.values.get(v)
+        if not isinstance(b, Buf):
+            raise CodegenError(self.b.current, f"operand of type {v.type} is not a buffer the program knows")
+        return b
+
+    def scalar(self, v: Value) -> Expr:
+        e = self.values.get(v)
+        if not isinstance(e, Expr):
+            raise CodegenError(self.b.current, f"scalar operand {v} has no value in the program")
+        return e
+
+    def size(self, e) -> Expr:
+        """A GM size expression over shape symbols as a program expression over kernel params."""
+        e = sympy.sympify(as_expr(e))
+        if e.is_Integer:
+            return Imm(int(e))
+        for name, t in self.tiling.items():
+            if t == e or sympy.simplify(t - e) == 0:
+                return Reg(name)
+        for name, t in self.derived.items():
+            if t == e:
+                return Reg(name)
+        name = self.fresh(f"size{len(self.derived)}")
+        self.derived[name] = e
+        return Reg(name)
+
+    # -- scratch UB above the memory plan -------------------------------------------------------------------------
+    def scratch(self, nbytes: int, what: str) -> int:
+        """A UB region no planned buffer uses (above the plan's peak), for an op's transient values."""
+        need = self.scratch_base + -(-nbytes // 32) * 32
+        if need > self.ub_bytes:
+            raise CodegenError(
+                self.b.current,
+                f"{what} needs {nbytes} B of UB scratch that hivm-plan-memory did not plan; only "
+                f"{self.ub_bytes - self.scratch_base} B are free above the plan's peak",
+            )
+        return self.scratch_base
+
+    # -- the walk ----------------------------------------------------------------------------------------------------
+    def bind_args(self) -> None:
+        for a in self.func.body.args:
+            t = a.type
+            if isinstance(t, MemRefType):
+                if t.scope not in (None, "gm"):
+                    raise CodegenError(self.func, f"kernel argument %{a.name_hint} of type {t} is not in GM")
+                name = self.fresh(a.name_hint, "arg")
+                self.gm_params.append(name)
+                self.values[a] = Buf("gm", Reg(name), t)
+            elif isinstance(t, IndexType):
+                if a.name_hint not in self.tiling:
+                    raise CodegenError(self.func, f"index parameter %{a.name_hint} has no entry in 'tiling'")
+                self.taken.add(a.name_hint)
+                self.tiling_params.append(a.name_hint)
+                self.values[a] = Reg(a.name_hint)
+            elif isinstance(t, ScalarType):
+                name = self.fresh(a.name_hint, "s")
+                self.gm_params.append(name)  # a scalar kernel argument: passed by value, in argument order
+                self.values[a] = Reg(name)
+            else:
+                raise CodegenError(self.func, f"kernel argument of type {t} is not supported")
+
+    def block(self, block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if op.name in ("scf.yield", "func.return"):
+            if op.operands:
+                raise CodegenError(op, "returning or yielding values is not supported in kernels")
+            return
+        if op.name == "scf.for":
+            return self.loop(op)
+        emitter = self.emitters.get(op.name)
+        if emitter is None:
+            raise CodegenError(op, "no emitter for this op")
+        saved, self.b.current = self.b.current, op
+        try:
+            emitter(self, op)
+        finally:
+            self.b.current = saved
+
+    def loop(self, op: Operation) -> None:
+        if len(op.operands) > 3:
+            raise CodegenError(op, "loop-carried values (iter_args) are not supported in kernels")
+        self.b.current = op
+        lo, hi, step = (self.index(v) for v in op.operands[:3])
+        iv = op.body.args[0]
+        var = self.fresh(iv.name_hint, "i")
+        self.values[iv] = Reg(var)
+        with self.b.loop(var, lo, hi, step):
+            self.b.current = None
+            self.block(op.body)
+        self.b.current = None

@@ -1,0 +1,87 @@
+"""Scalar-unit emitters: index arithmetic, constants, the block index, buffer addresses.
+
+Every ``arith`` index op is one ``mov`` (the scalar unit pays one instruction each); constants are immediates.
+``hivm.alloc`` is the byte offset ``hivm-plan-memory`` gave it; ``hivm.multi_buffer_select %k, b0 … bn-1`` is
+``b0 + (k % n)·(b1 − b0)`` when the copies are evenly spaced, else a sum of ``(k % n == i)·b_i``.
+"""
+
+from __future__ import annotations
+
+from graph_passes.ir.types import IndexType, MemRefType, ScalarType
+from simulator.expr import Expr, Imm, emax, emin
+
+from .errors import CodegenError
+from .lowering import Buf
+
+_ARITH = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": lambda a, b: (a + b - 1) // b,  # index operands are non-negative sizes/offsets
+    "arith.remsi": lambda a, b: a % b,
+    "arith.minsi": emin,
+    "arith.maxsi": emax,
+}
+
+
+def _const_fold(name, a: Imm, b: Imm) -> Imm:
+    x, y = a.value, b.value
+    return Imm({"arith.addi": x + y, "arith.subi": x - y, "arith.muli": x * y, "arith.floordivsi": x // y,
+                "arith.ceildivsi": -(-x // y), "arith.remsi": x % y, "arith.minsi": min(x, y),
+                "arith.maxsi": max(x, y)}[name])
+
+
+def emit_constant(L, op) -> None:
+    t, v = op.result.type, op.attributes["value"]
+    if not isinstance(t, (IndexType, ScalarType)) or isinstance(v, (list, tuple)):
+        raise CodegenError(op, f"only scalar constants live in kernels, got {t}")
+    L.values[op.result] = Imm(int(v) if isinstance(t, IndexType) else v)
+
+
+def emit_index_binary(L, op) -> None:
+    if not isinstance(op.result.type, IndexType):
+        raise CodegenError(op, f"integer arithmetic on {op.result.type} is not supported (index only)")
+    a, b = (L.index(v) for v in op.operands)
+    if isinstance(a, Imm) and isinstance(b, Imm):
+        L.values[op.result] = _const_fold(op.name, a, b)
+        return
+    L.values[op.result] = L.b.mov(L.fresh(op.result.name_hint), _ARITH[op.name](a, b))
+
+
+def emit_index_cast(L, op) -> None:
+    L.values[op.result] = L.scalar(op.operands[0])
+
+
+def emit_block_idx(L, op) -> None:
+    L.values[op.result] = L.b.mov(L.fresh(op.result.name_hint, "bid"), L.b.reg("block_idx"))
+
+
+def emit_alloc(L, op) -> None:
+    t = op.result.type
+    offsets = op.attributes.get("offsets")
+    if not isinstance(t, MemRefType) or t.scope != "ub":
+        raise CodegenError(op, f"only UB buffers are emitted (vector kernels), got {t}")
+    if offsets is None:
+        raise CodegenError(op, "the buffer has no 'offsets' (run hivm-plan-memory)")
+    if len(offsets) != 1:
+        raise CodegenError(op, f"a multi_buffer = {len(offsets)} alloc was not split (run hivm-enable-multi-buffer)")
+    L.values[op.result] = Buf("ub", Imm(int(offsets[0])), t)
+
+
+def emit_multi_buffer_select(L, op) -> None:
+    k = L.index(op.operands[0])
+    copies = [L.buf(v) for v in op.operands[1:]]
+    n = len(copies)
+    if not all(isinstance(c.addr, Imm) for c in copies):
+        raise CodegenError(op, "selects among buffers whose addresses are not static")
+    bases = [c.addr.value for c in copies]
+    step = bases[1] - bases[0]
+    if all(bases[i] == bases[0] + i * step for i in range(n)):
+        addr: Expr = (k % n) * step if bases[0] == 0 else bases[0] + (k % n) * step
+    else:
+        addr = Imm(0)
+        for i, base in enumerate(bases):
+            addr = addr + (k % n).eq(i) * base
+    reg = L.b.mov(L.fresh(op.result.name_hint, "buf"), addr)
+    L.values[op.result] = Buf("ub", reg, op.result.type)

@@ -1,0 +1,56 @@
+"""``hivm.set_flag`` / ``hivm.wait_flag`` / ``hivm.pipe_barrier`` → the simulator's sync instructions.
+
+Pipes map by name (``PIPE_MTE2`` → ``MTE2``, ``PIPE_ALL`` → ``ALL``); a flag with a selector uses
+``event_ids[selector % len(event_ids)]`` — ``id0 + k % n`` when the ids are consecutive, else a sum of
+``(k % n == i)·id_i`` — evaluated by the scalar unit at issue.
+"""
+
+from __future__ import annotations
+
+from simulator.expr import Expr, Imm
+
+from .errors import CodegenError
+
+PIPES = {"PIPE_MTE1": "MTE1", "PIPE_MTE2": "MTE2", "PIPE_MTE3": "MTE3", "PIPE_M": "M", "PIPE_V": "V",
+         "PIPE_FIX": "FIX"}
+
+
+def _pipe(op, name: str, allow_all: bool = False) -> str:
+    if allow_all and name == "PIPE_ALL":
+        return "ALL"
+    if name not in PIPES:
+        raise CodegenError(op, f"pipe {name} has no simulator sync lane (known: {', '.join(PIPES)})")
+    return PIPES[name]
+
+
+def _event(L, op) -> Expr:
+    ids = list(op.attributes["event_ids"])
+    if len(ids) == 1:
+        return Imm(ids[0])
+    k = L.index(op.operands[0]) % len(ids)
+    if ids == list(range(ids[0], ids[0] + len(ids))):
+        return ids[0] + k if ids[0] else k
+    e: Expr = Imm(0)
+    for i, ev in enumerate(ids):
+        e = e + k.eq(i) * ev
+    return e
+
+
+def _flag(L, op, mnemonic: str) -> None:
+    src = _pipe(op, op.attributes["src_pipe"])
+    dst = _pipe(op, op.attributes["dst_pipe"])
+    if src == dst:
+        raise CodegenError(op, f"a flag from {src} to itself (use pipe_barrier)")
+    getattr(L.b, mnemonic)(src, dst, _event(L, op))
+
+
+def emit_set_flag(L, op) -> None:
+    _flag(L, op, "set_flag")
+
+
+def emit_wait_flag(L, op) -> None:
+    _flag(L, op, "wait_flag")
+
+
+def emit_pipe_barrier(L, op) -> None:
+    L.b.pipe_barrier(_pipe(op, op.attributes["pipe"], allow_all=True))

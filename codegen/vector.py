@@ -1,0 +1,201 @@
+"""Repeat-based vector emission: how a HIVM region (valid extents over buffers) becomes vector instructions.
+
+A vector instruction processes ``repeat`` (≤ 255) repeats of ``mask`` (≤ lanes = 256 B / widest element) elements;
+operand addresses must be 32-B aligned and advance by ``rep`` 32-B blocks per repeat. Two shapes of region:
+
+- **flat** — every operand is contiguous over the region's ``n`` elements::
+
+      full, tail = n // lanes, n % lanes
+      for g in range(ceil(full / 255)):   op(repeat=min(255, full - 255 g), mask=lanes)    at + 255 g lanes
+      if tail:                            op(repeat=1, mask=tail)                            at + full lanes
+
+- **rows** — ``e0`` rows of ``e1`` valid elements each, a row ``pitch`` apart (rows padded to 32 B in UB)::
+
+      for c in range(ceil(e1 / lanes)):                 # column chunks
+          for g in range(ceil(e0 / 255)):               # row groups: one repeat per row
+              op(repeat=min(255, e0 - 255 g), mask=min(lanes, e1 - c lanes), rep=pitch)   at + c lanes + 255 g pitch
+
+  An operand whose ``pitch`` is 0 reads the same row for every repeat (a row broadcast).
+
+Dims of static extent 1 are dropped; leading dims beyond two become loops. An operand may also be a *block*: a
+256-B region read by every repeat (a vdup'ed scalar), whatever the shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from simulator.expr import Expr, Imm, as_expr, emin
+
+from .errors import CodegenError
+
+MAX_REPEAT = 255
+
+
+@dataclass
+class Operand:
+    """One vector operand: byte address, element size, per-dim element strides of the region (None: a block)."""
+
+    addr: Expr
+    es: int
+    strides: list | None  # element stride per region dim (0 = broadcast along that dim); None = a 256-B block
+
+
+Emit = Callable[[list, Expr, Expr, list], None]  # (addresses, repeat, mask, rep strides in blocks) -> emits
+
+
+def lanes_of(ops: list[Operand]) -> int:
+    return 256 // max(o.es for o in ops)
+
+
+def _static(e) -> int | None:
+    e = as_expr(e)
+    return int(e.value) if isinstance(e, Imm) else None
+
+
+def counted(L, hint: str, count, body, max_unroll: int = 4) -> None:
+    """Call ``body(i)`` for i in range(count): unrolled when count is static and small, else a program loop."""
+    n = _static(count)
+    if n is not None and n <= max_unroll:
+        for i in range(n):
+            body(Imm(i))
+        return
+    var = L.fresh(hint)
+    with L.b.loop(var, 0, count, 1) as i:
+        body(i)
+
+
+def region(L, emit: Emit, ops: list[Operand], extents: list, caps: list[int]) -> None:
+    """Emit ``emit`` over the region ``extents`` (caps: static upper bound per dim) of every operand."""
+    dims = [d for d, e in enumerate(extents) if _static(e) != 1]
+    if any(_static(extents[d]) == 0 for d in dims):
+        return
+    if len(dims) > 2:
+        outer, dims = dims[0], dims[1:]
+
+        def body(i):
+            shifted = [o if o.strides is None else Operand(o.addr + i * (o.strides[outer] * o.es), o.es, o.strides)
+                       for o in ops]
+            region(L, emit, shifted, [e if d != outer else 1 for d, e in enumerate(extents)], caps)
+
+        return counted(L, "d", extents[outer], body, max_unroll=1)
+    if not dims:
+        return flat(L, emit, ops, Imm(1), 1)
+    if len(dims) == 1:
+        d = dims[0]
+        if all(o.strides is None or o.strides[d] == 1 for o in ops):
+            return flat(L, emit, ops, as_expr(extents[d]), caps[d])
+        return rows(L, emit, ops, as_expr(extents[d]), Imm(1), caps[d], 1, d, None)
+    d0, d1 = dims
+    if not all(o.strides is None or o.strides[d1] == 1 for o in ops):
+        raise CodegenError(L.b.current, "the innermost dim of the region is not contiguous in every operand")
+    e1 = _static(extents[d1])
+    if e1 is not None and all(o.strides is None or o.strides[d0] == e1 for o in ops):
+        n = as_expr(extents[d0]) * e1 if _static(extents[d0]) is None else Imm(_static(extents[d0]) * e1)
+        return flat(L, emit, ops, n, caps[d0] * e1)
+    return rows(L, emit, ops, as_expr(extents[d0]), as_expr(extents[d1]), caps[d0], caps[d1], d0, d1)
+
+
+def flat(L, emit: Emit, ops: list[Operand], n: Expr, cap: int) -> None:
+    lanes = lanes_of(ops)
+    reps = [0 if o.strides is None else lanes * o.es // 32 for o in ops]
+
+    def at(k):  # addresses after k elements
+        return [o.addr if o.strides is None else o.addr + k * o.es for o in ops]
+
+    nv = _static(n)
+    if nv is not None:
+        done = 0
+        full, tail = divmod(nv, lanes)
+        while full > 0:
+            r = min(MAX_REPEAT, full)
+            emit([_fold(a) for a in at(done)], Imm(r), Imm(lanes), reps)
+            done += r * lanes
+            full -= r
+        if tail:
+            emit([_fold(a) for a in at(done)], Imm(1), Imm(tail), reps)
+        return
+    full = L.mov("full", n // lanes)
+    tail = L.mov("tail", n % lanes)
+    if cap // lanes <= MAX_REPEAT:
+        if cap >= lanes:
+            with L.b.if_(full > 0):
+                emit(at(Imm(0)), full, Imm(lanes), reps)
+    else:
+
+        def group(g):
+            emit(at(g * (MAX_REPEAT * lanes)), emin(MAX_REPEAT, full - g * MAX_REPEAT), Imm(lanes), reps)
+
+        counted(L, "g", (full + (MAX_REPEAT - 1)) // MAX_REPEAT, group, max_unroll=0)
+    with L.b.if_(tail > 0):
+        emit(at(full * lanes), Imm(1), tail, reps)
+
+
+def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, d1: int | None) -> None:
+    lanes = lanes_of(ops)
+    reps = []
+    for o in ops:
+        if o.strides is None:
+            reps.append(0)
+            continue
+        pitch_bytes = o.strides[d0] * o.es
+        if pitch_bytes % 32:
+            raise CodegenError(L.b.current, f"rows of {pitch_bytes} B are not 32-B aligned in UB (pad the buffer)")
+        reps.append(pitch_bytes // 32)
+
+    def at(c, g):
+        out = []
+        for o in ops:
+            if o.strides is None:
+                out.append(o.addr)
+                continue
+            a = o.addr
+            if d1 is not None:
+                a = a + c * (lanes * o.es)
+            out.append(_fold(a + g * (MAX_REPEAT * o.strides[d0] * o.es)))
+        return out
+
+    n_chunks = _ceil(e1, lanes)
+    n_groups = _ceil(e0, MAX_REPEAT)
+    e1s = _static(e1)
+
+    def chunk(c):
+        mask = Imm(min(lanes, e1s - c.value * lanes)) if e1s is not None and isinstance(c, Imm) else \
+            emin(lanes, e1 - c * lanes)
+        if cap0 <= MAX_REPEAT:
+            emit(at(c, Imm(0)), e0, mask, reps)
+            return
+        counted(L, "g", n_groups, lambda g: emit(at(c, g), _fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT)), mask, reps),
+                max_unroll=0)
+
+    if cap1 <= lanes:
+        chunk(Imm(0))
+    else:
+        counted(L, "c", n_chunks, chunk)
+
+
+def _ceil(e: Expr, k: int) -> Expr:
+    v = _static(e)
+    return Imm(-(-v // k)) if v is not None else (e + (k - 1)) // k
+
+
+def _fold(e: Expr) -> Expr:
+    """Fold ``x + 0`` / constant arithmetic so that the assembly stays readable."""
+    from simulator.expr import BinOp
+
+    if not isinstance(e, BinOp):
+        return e
+    a, b = _fold(e.a), _fold(e.b)
+    if isinstance(a, Imm) and isinstance(b, Imm) and e.op in ("+", "-", "*", "//", "%"):
+        return Imm({"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value,
+                    "//": a.value // b.value if b.value else 0, "%": a.value % b.value if b.value else 0}[e.op])
+    if e.op in ("+", "-") and isinstance(b, Imm) and b.value == 0:
+        return a
+    if e.op == "+" and isinstance(a, Imm) and a.value == 0:
+        return b
+    if e.op == "*" and ((isinstance(b, Imm) and b.value == 0) or (isinstance(a, Imm) and a.value == 0)):
+        return Imm(0)
+    if e.op == "*" and isinstance(b, Imm) and b.value == 1:
+        return a
+    return BinOp(e.op, a, b)

@@ -1,0 +1,71 @@
+"""Shared helpers of the codegen tests: run the real pipeline, compile, run, and break a kernel's sync."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from codegen import compile_kernel, compile_module
+from graph_passes.ir.parser import parse_module
+from graph_passes.passes import PASS_REGISTRY, PassManager
+
+
+def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0):
+    """Tensor-level module text → synchronised HIVM through ``graph_passes.pipelines.default_pipeline``.
+
+    Note: while ``hivm-infer-core-type`` / ``hivm-infer-mem-scope`` are not registered yet, their effect on vector
+    kernels (core_type = AIV, every alloc in UB) is applied here in their place, so the rest of the real pipeline
+    still runs. Remove the shim once both passes land.
+    """
+    from graph_passes.pipelines import PipelineOptions, default_pipeline
+
+    module = parse_module(text)
+    pipeline = default_pipeline(PipelineOptions(multi_buffer=multi_buffer, max_tile_elems=max_tile_elems))
+    missing = [p for p in ("hivm-infer-core-type", "hivm-infer-mem-scope") if p not in PASS_REGISTRY]
+    if not missing:
+        PassManager.from_pipeline(pipeline, verify=True).run(module)
+        return module
+    head, tail = pipeline.split("hivm-infer-core-type,hivm-infer-mem-scope,")
+    PassManager.from_pipeline(head.rstrip(","), verify=True).run(module)
+    for op in module.walk():
+        if op.name == "hivm.alloc" and op.result.type.scope is None:
+            op.result.type = op.result.type.with_scope("ub")
+        if op.name == "func.func" and op.attributes.get("kernel") and "hivm.unsupported" not in op.attributes:
+            op.attributes.setdefault("core_type", "AIV")
+    PassManager.from_pipeline(tail, verify=True).run(module)
+    return module
+
+
+def only_kernel(module):
+    cks = compile_module(module)
+    assert len(cks) == 1, f"expected one kernel, got {sorted(cks)}"
+    return next(iter(cks.values()))
+
+
+def run_kernel(ck, inputs, bindings, **kw):
+    """Run ``ck`` on ``inputs`` (the non-output arguments), zero-filled outputs; returns (outputs, result)."""
+    arrays, it = [], iter(inputs)
+    for a in ck.arg_layout:
+        if a.is_output:
+            shape = a.evaluate_shape(ck.tiling.sizes, bindings)
+            from codegen.dtypes import np_dtype
+
+            arrays.append(np.zeros(shape, np_dtype(a.dtype)))
+        else:
+            arrays.append(next(it))
+    return ck.run(arrays, bindings, **kw)
+
+
+def drop_one_sync(ck, module, which: int = 0, src: str = "PIPE_MTE2", dst: str = "PIPE_V"):
+    """Recompile ``ck``'s kernel with its ``which``-th ``hivm.wait_flag`` from ``src`` to ``dst`` removed (its
+    matching set_flag stays: the flag is then never consumed, which the simulator allows at kernel end)."""
+    func = module.lookup(ck.name)
+    clone = func.clone()
+    waits = [op for op in clone.walk() if op.name == "hivm.wait_flag" and op.attributes["src_pipe"] == src
+             and op.attributes["dst_pipe"] == dst]
+    waits[which].erase()
+    module.body.insert_before(func, clone)
+    clone.attributes["sym_name"] = ck.name + "_nosync"
+    try:
+        return compile_kernel(clone, module)
+    finally:
+        clone.erase()
