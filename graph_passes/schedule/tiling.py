@@ -127,21 +127,26 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             f"no tile fits UB ({target.ub_bytes} B): {len(plan_buffers(info, True).buffers)} buffers"
         )
 
-    if all(as_expr(s).is_Integer for s in info.domain):
-        _balance(info, tile, target.vector_cores, granule)
+    if all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
+        _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule)
     plan = plan_buffers(info, looped)
     return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {})
 
 
 def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int) -> None:
-    """Shrink parallel tiles (outermost dim first) until there are >= ``cores`` work items, when possible."""
-    dims = [int(s) for s in info.domain]
+    """Shrink parallel tiles (outermost dim first) until there are >= ``cores`` work items, when possible.
+
+    The last dim is not cut below ``granule`` elements (32 B; one 256 B repeat when the kernel reduces, whose
+    column tiles are strided GM reads)."""
+    dims = {d: int(info.domain[d]) for d in info.parallel_dims}
     for d in info.parallel_dims:
-        n_work = _prod(-(-dims[p] // tile[p]) for p in info.parallel_dims)
+        count = {p: -(-dims[p] // tile[p]) for p in dims}
+        n_work = _prod(count.values())
         if n_work >= cores:
             return
+        others = n_work // count[d]
+        want = -(-cores // others)  # tiles needed along d
         step = granule if d == info.rank - 1 else 1
-        want = -(-cores // (n_work // (-(-dims[d] // tile[d]))))  # tiles needed along d alone
         t = -(-dims[d] // want)
         t = max(step, -(-t // step) * step)
         tile[d] = min(tile[d], t)

@@ -1,0 +1,130 @@
+"""hfusion-auto-schedule: tile sizes fit UB, the work split fits the cores, tiling expressions evaluate right."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from graph_passes.ir.sizes import evaluate
+from graph_passes.passes import PassManager
+from graph_passes.schedule.buffers import plan_buffers
+from graph_passes.schedule.kernel_info import analyze_kernel
+from graph_passes.target import target_spec
+from tests.passes import vector_kernels as vk
+
+TARGET = target_spec("ascend910b1")
+
+
+def schedule(module, options=""):
+    ctx = PassManager.from_pipeline(f"hfusion-auto-schedule{options}", verify=True).run(module)
+    kernel = module.lookup("main_fused_0")
+    return kernel, kernel.attributes.get("schedule"), kernel.attributes.get("tiling"), ctx
+
+
+def ub_bytes(module, kernel, sched) -> int:
+    """UB bytes of the buffers the lowering allocates (recomputed independently of the recorded figure)."""
+    info = analyze_kernel(kernel, module.size_vars())
+    plan = plan_buffers(info, sched["reduce_looped"])
+    return plan.ub_bytes(sched["tile"], TARGET.ub_align, sched["multi_buffer"])
+
+
+def test_static_elementwise():
+    m = vk.elementwise(n=4096, dtype="f32", symbols="")
+    kernel, sched, tiling, ctx = schedule(m)
+    assert ctx.counter("hfusion-auto-schedule", "kernels-scheduled") == 1
+    assert sched["kind"] == "PURE_ELEMWISE" and sched["buffers"] == 4 and sched["multi_buffer"] == 2
+    tile = sched["tile"][0]
+    assert tile * 48 >= 4096 and tile % 8 == 0  # every core gets work, 32 B-aligned tiles
+    assert tiling["n0"] == 4096 and tiling["n_tiles"] == math.ceil(4096 / tile)
+    assert tiling["block_dim"] == min(48, tiling["n_tiles"])
+    assert ub_bytes(m, kernel, sched) == sched["ub_bytes"] <= TARGET.ub_bytes
+
+
+@pytest.mark.parametrize("s0", [1, 1000, 777777])
+def test_dynamic_elementwise_tiling_evaluates(s0):
+    m = vk.elementwise()  # 128*s0 f16 elements
+    kernel, sched, tiling, _ = schedule(m)
+    tile = sched["tile"][0]
+    assert isinstance(tile, int)
+    n = evaluate(tiling["n0"], {"s0": s0})
+    n_tiles = evaluate(tiling["n_tiles"], {"s0": s0})
+    block_dim = evaluate(tiling["block_dim"], {"s0": s0})
+    assert n == 128 * s0
+    assert n_tiles == math.ceil(n / tile)
+    assert 1 <= block_dim <= min(48, n_tiles)
+    assert ub_bytes(m, kernel, sched) * 1 == sched["ub_bytes"] <= 192 * 1024
+    # every live buffer times its depth: 4 buffers, all loaded or stored → depth 2
+    assert sched["buffers"] * 2 * tile * 2 <= 192 * 1024
+
+
+def test_options_multi_buffer_max_tile_and_block_dim():
+    _, sched, tiling, _ = schedule(vk.elementwise(), "{multi-buffer=3 max-tile-elems=1000 block-dim=7}")
+    assert sched["multi_buffer"] == 3
+    assert sched["tile"][0] <= 1000
+    assert evaluate(tiling["block_dim"], {"s0": 10**6}) == 7
+    assert evaluate(tiling["block_dim"], {"s0": 1}) == 1  # never more cores than tiles
+
+
+def test_softmax_short_row_one_pass():
+    m = vk.softmax(cols=64)
+    kernel, sched, tiling, ctx = schedule(m)
+    assert sched["reduce_dims"] == [1] and not sched["reduce_looped"] and sched["passes"] == 1
+    assert sched["tile"][1] == 64 and sched["tile"][0] > 1  # a block of whole rows per tile
+    assert "tiles1" not in tiling
+    assert evaluate(tiling["n_tiles"], {"s0": 1000}) == math.ceil(1000 / sched["tile"][0])
+    assert ub_bytes(m, kernel, sched) <= TARGET.ub_bytes
+    assert ctx.counter("hfusion-auto-schedule", "reductions-multipass") == 0
+
+
+def test_softmax_row_too_long_for_ub_is_multipass():
+    m = vk.softmax(rows="s0", cols=1_000_000)
+    kernel, sched, tiling, ctx = schedule(m)
+    assert sched["reduce_looped"] and sched["passes"] == 3  # running max, sum of exp, normalise
+    assert sched["tile"][0] == 1 and sched["tile"][1] < 1_000_000
+    assert tiling["tiles1"] == math.ceil(1_000_000 / sched["tile"][1])
+    assert evaluate(tiling["n_tiles"], {"s0": 5}) == 5  # one row per work item
+    assert ub_bytes(m, kernel, sched) <= TARGET.ub_bytes
+    assert ctx.counter("hfusion-auto-schedule", "reductions-multipass") == 1
+
+
+def test_dim0_reduction():
+    m = vk.column_sum(rows="s0", cols=300)
+    kernel, sched, tiling, _ = schedule(m)
+    assert sched["reduce_dims"] == [0]
+    assert sched["reduce_looped"]  # s0 is unbounded: the reduced rows are tiled and accumulated
+    rows, cols = sched["tile"]
+    assert rows > 1 and (cols == 300 or cols % 8 == 0)
+    assert evaluate(tiling["n_tiles"], {"s0": 10}) == math.ceil(300 / cols) > 1  # columns spread over cores
+    assert evaluate(tiling["tiles0"], {"s0": 10_000}) == math.ceil(10_000 / rows)
+    assert ub_bytes(m, kernel, sched) <= TARGET.ub_bytes
+
+
+def test_dim0_reduction_bounded_rows_one_pass():
+    m = vk.column_sum(rows="s0", cols=64, symbols="s0 = [1, 64]")
+    _, sched, tiling, _ = schedule(m)
+    assert not sched["reduce_looped"] and sched["tile"][0] == 64  # sized for the largest s0
+    assert "tiles0" not in tiling
+
+
+def test_schedule_is_attributes_only_interpreter_agrees():
+    from torch_npu_backend.interpreter import interpret
+
+    before, after = vk.softmax(), vk.softmax()
+    schedule(after)
+    x = torch.randn(37, 64)
+    outs = [torch.zeros(37, 64), torch.zeros(37)]
+    want = interpret(before, [x, *outs], func="main_fused_0")
+    got = interpret(after, [x, *outs], func="main_fused_0")
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+
+
+def test_unschedulable_vector_kernel_is_counted():
+    t = "tensor<8x16xf32>"
+    body = f"""    %r = hfusion.transpose %x {{perm = [1, 0]}} : ({t}) -> tensor<16x8xf32>"""
+    m = vk.module([("x", t)], body, [("%r", "tensor<16x8xf32>")], "ANY_PB", [("a", t)])
+    kernel, sched, _, ctx = schedule(m)
+    assert sched is None
+    assert ctx.counter("hfusion-auto-schedule", "kernels-unschedulable") == 1
