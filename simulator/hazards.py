@@ -27,12 +27,16 @@ def granules(starts: np.ndarray, length: int) -> np.ndarray:
     lo = starts // G
     hi = (starts + (length - 1)) // G
     if len(starts) == 1:
-        return np.arange(lo[0], hi[0] + 1)
+        return slice(int(lo[0]), int(hi[0]) + 1)  # one burst: a view, much cheaper than fancy indexing
     span = int((hi - lo).max()) + 1
     if span == 1:
         return lo
     idx = lo[:, None] + np.arange(span)
     return idx[idx <= hi[:, None]]
+
+
+def _arr(g):
+    return np.arange(g.start, g.stop) if isinstance(g, slice) else g
 
 
 class _Local:
@@ -115,12 +119,13 @@ class HazardChecker:
             sh.r_st[g] = -1
         else:
             upd = (rs < 0) | (rs == stream) | (vc[np.maximum(rs, 0)] >= sh.r_seq[g])
-            gu = g[upd]
+            gu = _arr(g)[upd]
             sh.r_st[gu] = stream
             sh.r_seq[gu] = seq
             sh.r_gid[gu] = ins.gid
 
     def _race(self, ins, scope, core, g, bad, gids, verb, other_verb):
+        g = _arr(g)
         idx = np.flatnonzero(bad)
         first = int(idx[0])
         other = self.items[int(gids[first])]

@@ -212,8 +212,8 @@ class Mmad(Instr):
         B = core.mem["L0B"].view(self.dtype)[self.b // es: self.b // es + K1 * N1 * 16 * k0]
         B = B.reshape(K1, N1, 16, k0).transpose(0, 3, 1, 2).reshape(K1 * k0, N1 * 16)
         wide = np.int64 if acc == "i32" else np.float64
-        A = A.astype(wide)[:, : self.k]
-        B = B.astype(wide)[: self.k, :]
+        A = np.ascontiguousarray(A[:, : self.k], dtype=wide)   # contiguous so numpy uses BLAS
+        B = np.ascontiguousarray(B[: self.k, :], dtype=wide)
         prod = A @ B
         cv = core.mem["L0C"].view(acc)
         n = M1 * N1 * 256
