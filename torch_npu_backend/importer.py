@@ -207,8 +207,14 @@ class ImportContext:
         """A scalar operand: a constant of ``dtype``, or the index value of a symbolic size."""
         if isinstance(value, torch.fx.Node):
             value = value.meta["val"]
+        if isinstance(value, sympy.Expr):
+            if value.is_Integer:
+                value = int(value)
+            else:
+                self.declare(value)
+                return self.size_value(value)
         if is_symbolic(value):
-            if not isinstance(value, torch.SymInt):
+            if not isinstance(value, (torch.SymInt, torch.SymFloat)):
                 raise self.error(f"symbolic {type(value).__name__} operands are not supported")
             return self.size_value(self.expr(value))
         if isinstance(value, bool) or dtype == "i1":
@@ -218,6 +224,16 @@ class ImportContext:
         else:
             value = int(value)
         return self.emit(ConstantOp, [], ScalarType(dtype), value=value)
+
+    def symbolic_ratio(self, arg) -> tuple[sympy.Expr, sympy.Expr] | None:
+        """(num, den) when ``arg`` is a SymFloat ``num / den`` of sizes (e.g. 2/(s0-1) in var's backward)."""
+        val = self.meta(arg)
+        if not isinstance(val, torch.SymFloat):
+            return None
+        e = val.node.expr
+        if type(e).__name__ != "FloatTrueDiv":
+            return None
+        return convert(e.args[0]), convert(e.args[1])
 
     def operand(self, arg, dtype: str, shape) -> Value:
         """A tensor argument cast to ``dtype`` and broadcast to ``shape``, or a scalar argument as a constant."""
@@ -305,7 +321,13 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportR
         if node.target in IGNORED_TARGETS:
             continue
         val = node.meta.get("val")
-        if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+        if isinstance(val, (int, float)):
+            ctx.env[node] = val  # a scalar computed on the host at trace time (sizes as numbers)
+            continue
+        if isinstance(val, torch.SymFloat):
+            ctx.env[node] = val  # converted where it is used (a ratio of sizes may only be usable as mul/div)
+            continue
+        if isinstance(val, torch.SymInt):
             ctx.env[node] = ctx.expr(val)  # a size computation: it lives in the types, not as ops
             continue
         lowering = LOWERINGS.get(node.target)

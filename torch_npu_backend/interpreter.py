@@ -8,7 +8,7 @@ parameters) and ints (for ``index`` parameters); shape symbols are bound from th
 its IR type (shape under the bindings, dtype), so a wrong lowering fails at the op that is wrong.
 
 Rules live in one table, :data:`RULES`, keyed by op name: ``rule(interp, op, *operand_values)`` returns the
-op's result value (one result), a sequence (several results), or None (no results).
+op's result value (one result), a sequence (several results, or a variadic result list), or None (no results).
 """
 
 from __future__ import annotations
@@ -113,7 +113,8 @@ class Interpreter:
             raise InterpreterError(f"{op.loc or '<unknown>'}: '{op.name}' failed: {type(e).__name__}: {e}") from e
         if op.has_trait(Terminator):
             return list(out)
-        results = [] if out is None else ([out] if len(op.results) == 1 else list(out))
+        variadic = any(n.startswith("*") for n in op.result_names)
+        results = [] if out is None else (list(out) if variadic or len(op.results) != 1 else [out])
         if len(results) != len(op.results):
             raise InterpreterError(f"{op.loc}: '{op.name}' produced {len(results)} values for {len(op.results)}")
         for r, v in zip(op.results, results):

@@ -21,8 +21,8 @@ def is_symbolic(x) -> bool:
 
 def to_expr(x) -> sympy.Expr:
     """An int or SymInt → an IR size expression."""
-    if isinstance(x, torch.SymInt):
-        return convert(x.node.expr)
+    if isinstance(x, (torch.SymInt, torch.SymFloat)):
+        return convert(x.node.expr)  # a SymFloat is accepted when it is an integer size as float (ToFloat(s0))
     if isinstance(x, bool):
         raise NpuCompileError(f"expected a size, got {x!r}")
     if isinstance(x, int):
@@ -38,12 +38,16 @@ def convert(e: sympy.Basic) -> sympy.Expr:
         return sym(e.name)
     if isinstance(e, sympy.Integer):
         return sympy.Integer(int(e))
+    if isinstance(e, sympy.Float) and float(e).is_integer():
+        return sympy.Integer(int(e))  # SymFloat arithmetic on sizes (ToFloat(s0) - 1.0)
     fname = type(e).__name__
     args = [convert(a) for a in e.args]
     if isinstance(e, (sympy.Add, sympy.Mul, sympy.Max, sympy.Min)):
         return e.func(*args)
     if isinstance(e, sympy.Pow) and e.args[1].is_Integer:
         return args[0] ** args[1]
+    if fname == "ToFloat" and len(args) == 1:
+        return args[0]
     if fname in ("FloorDiv", "IntTrueDiv") and len(args) == 2:
         return sympy.floor(args[0] / args[1])
     if fname == "CeilDiv" and len(args) == 2:

@@ -23,6 +23,12 @@ def _arith(ctx, fun: str, a, b, alpha=1):
     if not (ctx.is_tensor(a) or ctx.is_tensor(b)):
         raise ctx.error("both operands are scalars")
     lhs = ctx.operand(a, out.dtype, out.shape)
+    ratio = ctx.symbolic_ratio(b)
+    if ratio is not None and fun in ("mul", "div") and alpha == 1:
+        # x * (n/d) -> (x * n) / d and x / (n/d) -> (x / n) * d: sizes stay integer values
+        first, second = ("mul", "div") if fun == "mul" else ("div", "mul")
+        v = ctx.emit(ElemwiseBinaryOp, [lhs, ctx.scalar(ratio[0], out.dtype)], out, fun=first)
+        return ctx.emit(ElemwiseBinaryOp, [v, ctx.scalar(ratio[1], out.dtype)], out, fun=second)
     if alpha != 1 and not ctx.is_tensor(b):
         b, alpha = ctx.meta(b) * alpha, 1
     rhs = ctx.operand(b, out.dtype, out.shape)

@@ -1,0 +1,69 @@
+"""Dynamic shapes: one compile serves several batch sizes, the IR keeps symbolic dims, results match eager."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._dynamo.testing import CompileCounterWithBackend
+
+import torch_npu_backend
+from tests.helpers import assert_close, check_model
+
+
+class _Model(torch.nn.Module):
+    """Parameters keep static shapes under dynamic=True (dynamo's force_parameter_static_shapes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(128, 16)
+
+    def forward(self, x):
+        return torch.softmax(self.proj(x), -1).sum(1, keepdim=True) + x.mean(1, keepdim=True) * 2
+
+
+def test_one_compile_for_three_batch_sizes(fresh_dynamo, tmp_path):
+    model = _Model()
+    counter = CompileCounterWithBackend("npu")
+    compiled = torch.compile(model, backend=counter, dynamic=True)
+    npu = torch.compile(model, backend="npu", dynamic=True, options={"debug_dir": str(tmp_path)})
+    with torch.no_grad():
+        for batch in (3, 5, 7):
+            x = torch.randn(batch, 128)
+            assert_close(compiled(x), model(x), f"batch {batch} (counter)")
+            assert_close(npu(x), model(x), f"batch {batch}")
+    assert counter.frame_count == 1
+    assert fresh_dynamo["backend_calls"] == 2  # one per torch.compile above: the "npu" one compiled once
+    ir = (tmp_path / "graph_001_inference" / "000_input.mlir").read_text()
+    assert re.search(r"tensor<s\d+x128xf32>", ir), ir
+    assert re.search(r"symbols = \{[^}]*s\d+ = \[2, 9223372036854775807\]", ir), ir
+
+
+def test_symbolic_expression_survives_into_types(fresh_dynamo, tmp_path):
+    def fn(x):
+        return x.view(-1, 64).sum(1) * 2
+
+    npu = torch.compile(fn, backend="npu", options={"debug_dir": str(tmp_path)})
+    for batch in (2, 3, 4):
+        x = torch.randn(batch, 128)
+        torch._dynamo.mark_dynamic(x, 0)  # only the batch dim is symbolic
+        assert_close(npu(x), fn(x), f"batch {batch}")
+    assert fresh_dynamo["graphs_compiled"] == 1
+    ir = (tmp_path / "graph_000_inference" / "000_input.mlir").read_text()
+    assert re.search(r"tensor<\(2\*s\d+\)x64xf32>", ir), ir
+
+
+@pytest.mark.parametrize("name, fn, make", [
+    ("mlp", lambda x, w, b: F.gelu(F.linear(x, w, b)).mean(-1),
+     lambda n: [torch.randn(n, 8, requires_grad=True), torch.randn(16, 8, requires_grad=True),
+                torch.randn(16, requires_grad=True)]),
+    ("layer_norm", lambda x, w: F.layer_norm(x, (8,), w) * x.var(0, keepdim=True),
+     lambda n: [torch.randn(n, 8, requires_grad=True), torch.randn(8, requires_grad=True)]),
+    ("embedding_slice", lambda w, i: F.embedding(i, w)[:, 1:].log_softmax(-1),
+     lambda n: [torch.randn(10, 4, requires_grad=True), torch.randint(0, 10, (n, 5))]),
+])  # fmt: skip
+def test_dynamic_forward_and_backward(name, fn, make):
+    for n in (3, 6):
+        check_model(fn, make(n), backward=True, dynamic=True)

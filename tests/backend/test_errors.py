@@ -1,0 +1,66 @@
+"""Failures name what is wrong: an aten op without lowering, an unsupported dtype, an unknown option."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from torch_npu_backend import NpuOptions, OptionsError
+from torch_npu_backend.errors import UnsupportedDtypeError, UnsupportedOpError
+
+
+def _compile_error(fn, *args, **kw):
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(fn, backend="npu", **kw)(*args)
+    torch._dynamo.reset()
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    return chain
+
+
+def test_unsupported_op_names_op_and_node():
+    chain = _compile_error(lambda x: torch.cumsum(x, 0) + 1, torch.randn(4))
+    errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
+    assert errs, f"no UnsupportedOpError in {chain}"
+    assert errs[0].op == "aten.cumsum.default" and errs[0].node == "cumsum"
+    assert "no npu lowering for aten op aten.cumsum.default (FX node 'cumsum')" in str(chain[0])
+
+
+def test_unsupported_dtype_names_dtype():
+    chain = _compile_error(lambda x: x * 2, torch.randn(4, dtype=torch.float64))
+    errs = [e for e in chain if isinstance(e, UnsupportedDtypeError)]
+    assert errs and "torch.float64" in str(errs[0])
+
+
+def test_unknown_option_lists_valid_ones():
+    chain = _compile_error(lambda x: x * 2, torch.randn(4), options={"bogus": 1})
+    errs = [e for e in chain if isinstance(e, OptionsError)]
+    assert errs, chain
+    msg = str(errs[0])
+    assert "bogus" in msg and all(name in msg for name in ("execute", "pipeline", "debug_dir", "verify", "chip"))
+
+
+def test_execute_mode_other_than_interpret_is_rejected():
+    with pytest.raises(OptionsError, match="execute='simulate' is not supported; valid: interpret"):
+        NpuOptions.from_dict({"execute": "simulate"})
+
+
+def test_options_are_frozen_and_validated():
+    opts = NpuOptions.from_dict({"verify": False, "pipeline": "cse"})
+    assert opts.verify is False and opts.pipeline == "cse" and opts.chip == "ascend910b1"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.verify = True
+    with pytest.raises(OptionsError, match="verify must be a bool"):
+        NpuOptions.from_dict({"verify": "yes"})
+    with pytest.raises(OptionsError, match="chip='ascend310'"):
+        NpuOptions.from_dict({"chip": "ascend310"})
+
+
+def test_bad_pipeline_fails_at_compile():
+    chain = _compile_error(lambda x: x * 2, torch.randn(4), options={"pipeline": "no-such-pass"})
+    assert any("no-such-pass" in str(e) for e in chain), chain
