@@ -89,6 +89,12 @@ def _run_op(op, env, bid):
             "arith.ceildivsi": -(-a // b) if b else 0,
         }[name]  # fmt: skip
         return
+    if name in ("hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier"):
+        return  # the evaluator runs in program order: synchronisation has no effect here
+    if name == "hivm.multi_buffer_select":
+        copies = ins[1:]
+        env[op.result] = copies[ins[0] % len(copies)]
+        return
     if name == "hivm.get_block_idx":
         env[op.result] = bid
         return
