@@ -229,7 +229,13 @@ def emit_vbrc(L, op) -> None:
 
 
 def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
-    """dst[r, c] = src[r]: vbrcb puts src[r] in row r's first block, vcopy (block stride 0) spreads it."""
+    """dst[r, c] = src[r]: vbrcb puts src[r] in row r's first block, vcopy (block stride 0) spreads it::
+
+        rows [0, T0) (T0 = rows rounded down to 8):  vbrcb 8 rows per repeat into their own first blocks; spread
+        rows [T0, e0) when the tile's rows are not a multiple of 8 (vbrcb would write past the buffer): vbrcb
+            their values (from the aligned row Ts) as contiguous blocks into rows [B, T0) of dst, spread each
+            block over its row, then the main part overwrites rows [B, T0)
+    """
     shape = dst.type.static_shape()
     rows_cap, pitch = (1, shape[0]) if len(shape) == 1 else shape
     e0, e1 = (Imm(1), ext[0]) if len(shape) == 1 else (ext[0], ext[1])
@@ -238,41 +244,61 @@ def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
     lanes = 256 // es
     if pb % 32:
         raise CodegenError(op, f"rows of {pb} B are not 32-B aligned")
-    if rows_cap % 8 == 0:
-        groups = -(-rows_cap // 8)
-        step = 252  # vbrcb repeats per instruction: 8 source elements each, keeps the source 32-B aligned
-
-        def brcb(g):
-            rep = emin(step, (e0 + 7) // 8 - g * step) if groups > step else (e0 + 7) // 8
-            L.b.vbrcb(dtype, _fold(dst.addr + g * (step * 8 * pb)), _fold(src.addr + g * (step * 8 * es)),
-                      repeat=_fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
-
-        if groups > step:
-            counted(L, "g", ((e0 + 7) // 8 + step - 1) // step, brcb, max_unroll=0)
-        else:
-            brcb(Imm(0))
-        barrier(L)
-        _spread(L, dtype, dst.addr, dst.addr, pb // 32, e0, e1, rows_cap, shape[-1], lanes)
-        return
-    if rows_cap < 8 and pitch >= lanes:
-        # row 0's first 8 blocks get src[0..7]; rows 1.. copy their block from row 0, then row 0 spreads its own
-        L.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
-        barrier(L)
-        if rows_cap > 1:
-            def rest():
-                _spread(L, dtype, _fold(dst.addr + pb), _fold(dst.addr + 32), 1, _fold(e0 - 1), e1, rows_cap - 1,
-                        pitch, lanes, dst_rep=pb // 32)
-
-            if _static(e0) is None:
-                with L.b.if_(e0 > 1):
-                    rest()
-            elif _static(e0) > 1:
-                rest()
+    T0 = rows_cap - rows_cap % 8
+    if T0 == 0:
+        return _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes)
+    if T0 != rows_cap:
+        align = max(8, 32 // es)  # vbrcb's source must start 32-B aligned
+        Ts = T0 - T0 % align
+        blocks = 256 * -(-(rows_cap - Ts) // 8)
+        B = T0 - -(-blocks // pb)
+        if B < 0:
+            raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: no room to stage the last "
+                                   f"{rows_cap - T0} rows' blocks")
+        with L.b.if_(e0 > T0):
+            L.b.vbrcb(dtype, dst.addr + B * pb, src.addr + Ts * es, repeat=_fold((e0 - Ts + 7) // 8), dst_blk=1,
+                      dst_rep=8)
             barrier(L)
-        _spread(L, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32)
-        return
-    raise CodegenError(op, f"column broadcast into {rows_cap} rows: vbrcb writes rows in groups of 8 "
-                           f"(the tile's rows must be a multiple of 8, or fewer than 8 rows of >= 256 B)")
+            _spread(L, dtype, _fold(dst.addr + T0 * pb), _fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
+                    rows_cap - T0, pitch, lanes, dst_rep=pb // 32)
+            barrier(L)
+    groups = T0 // 8
+    step = 252  # vbrcb repeats per instruction: 8 source elements each, keeps the source 32-B aligned
+    n_rep = (e0 + 7) // 8 if T0 == rows_cap else emin((e0 + 7) // 8, groups)
+
+    def brcb(g):
+        rep = emin(step, n_rep - g * step) if groups > step else n_rep
+        L.b.vbrcb(dtype, _fold(dst.addr + g * (step * 8 * pb)), _fold(src.addr + g * (step * 8 * es)),
+                  repeat=_fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
+
+    if groups > step:
+        counted(L, "g", (n_rep + step - 1) // step, brcb, max_unroll=0)
+    else:
+        brcb(Imm(0))
+    barrier(L)
+    rows_main = e0 if T0 == rows_cap else _fold(emin(e0, T0))
+    _spread(L, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes)
+
+
+def _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes) -> None:
+    """Fewer than 8 rows: row 0's first 8 blocks get src[0..7]; rows 1.. spread their block from row 0, then row 0
+    spreads its own (block 0, rewritten with the same values)."""
+    if pb < 256:
+        raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: vbrcb needs 8 blocks of room")
+    L.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    barrier(L)
+    if rows_cap > 1:
+        def rest():
+            _spread(L, dtype, _fold(dst.addr + pb), _fold(dst.addr + 32), 1, _fold(e0 - 1), e1, rows_cap - 1, pitch,
+                    lanes, dst_rep=pb // 32)
+
+        if _static(e0) is None:
+            with L.b.if_(e0 > 1):
+                rest()
+        elif _static(e0) > 1:
+            rest()
+        barrier(L)
+    _spread(L, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32)
 
 
 def _spread(L, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None):
