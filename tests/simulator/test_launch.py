@@ -117,3 +117,14 @@ def test_gm_bandwidth_is_shared_between_cores():
     # 48 cores cannot beat the chip DDR bandwidth: the speed-up is far below 48x
     assert r1.stats.cycles / r48.stats.cycles < 20
     assert r48.stats.cycles >= r48.stats.ddr_bytes / get_chip().ddr_bpc_chip
+
+
+def test_docs_api_example_runs():
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).parents[2] / "docs" / "simulator.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    ns = {}
+    exec(compile(code.replace('res.write_trace("trace.json")', ""), "simulator.md", "exec"), ns)
+    np.testing.assert_array_equal(ns["out"], np.full(1024, 2, np.float16))
+    assert ns["res"].stats.hazards_checked
