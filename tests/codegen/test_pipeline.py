@@ -1,0 +1,156 @@
+"""Kernels produced by the real pipeline (tensor-level hfusion text → default_pipeline → codegen) run on the
+simulator with the hazard checker on, against numpy."""
+
+import numpy as np
+import pytest
+
+from simulator import RaceError
+
+from .helpers import drop_one_sync, lower, only_kernel, run_kernel
+
+HEAD = "module attributes {symbols = {s0 = [1, 4096]}} {"
+
+
+def _module(body: str) -> str:
+    return HEAD + body + "\n}"
+
+
+def elementwise(dt: str) -> str:
+    t = f"tensor<s0x128x{dt}>"
+    return _module(f"""
+  func.func @main(%x: {t}, %y: {t}, %z: {t}) -> ({t}) {{
+    %m = hfusion.elemwise_binary %x, %y {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %a = hfusion.elemwise_binary %m, %z {{fun = "add"}} : ({t}, {t}) -> {t}
+    %r = hfusion.elemwise_unary %a {{fun = "relu"}} : ({t}) -> {t}
+    func.return %r : {t}
+  }}""")
+
+
+BIAS_ADD = _module("""
+  func.func @main(%x: tensor<s0x96xf32>, %bias: tensor<96xf32>) -> (tensor<s0x96xf32>) {
+    %bb = hfusion.broadcast %bias {dims = [0]} : (tensor<96xf32>) -> tensor<s0x96xf32>
+    %a = hfusion.elemwise_binary %x, %bb {fun = "add"} : (tensor<s0x96xf32>, tensor<s0x96xf32>) -> tensor<s0x96xf32>
+    func.return %a : tensor<s0x96xf32>
+  }""")
+
+
+def softmax(dt: str, n: int) -> str:
+    t, r = f"tensor<s0x{n}x{dt}>", f"tensor<s0x{dt}>"
+    return _module(f"""
+  func.func @main(%x: {t}) -> ({t}) {{
+    %max = hfusion.reduce %x {{dims = [1], kind = "max"}} : ({t}) -> {r}
+    %maxb = hfusion.broadcast %max {{dims = [1]}} : ({r}) -> {t}
+    %sub = hfusion.elemwise_binary %x, %maxb {{fun = "sub"}} : ({t}, {t}) -> {t}
+    %exp = hfusion.elemwise_unary %sub {{fun = "exp"}} : ({t}) -> {t}
+    %sum = hfusion.reduce %exp {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    %sumb = hfusion.broadcast %sum {{dims = [1]}} : ({r}) -> {t}
+    %div = hfusion.elemwise_binary %exp, %sumb {{fun = "div"}} : ({t}, {t}) -> {t}
+    func.return %div : {t}
+  }}""")
+
+
+SUM_DIM0 = _module("""
+  func.func @main(%x: tensor<s0x64xf32>) -> (tensor<64xf32>) {
+    %s = hfusion.reduce %x {dims = [0], kind = "sum"} : (tensor<s0x64xf32>) -> tensor<64xf32>
+    func.return %s : tensor<64xf32>
+  }""")
+
+CAST_CHAIN = _module("""
+  func.func @main(%x: tensor<s0x128xf16>) -> (tensor<s0x128xf16>) {
+    %a = hfusion.cast %x : (tensor<s0x128xf16>) -> tensor<s0x128xf32>
+    %b = hfusion.elemwise_unary %a {fun = "exp"} : (tensor<s0x128xf32>) -> tensor<s0x128xf32>
+    %c = hfusion.cast %b : (tensor<s0x128xf32>) -> tensor<s0x128xf16>
+    func.return %c : tensor<s0x128xf16>
+  }""")
+
+ADD_F32 = _module("""
+  func.func @main(%x: tensor<s0x1024xf32>, %y: tensor<s0x1024xf32>) -> (tensor<s0x1024xf32>) {
+    %a = hfusion.elemwise_binary %x, %y {fun = "add"} : (tensor<s0x1024xf32>, tensor<s0x1024xf32>) -> tensor<s0x1024xf32>
+    func.return %a : tensor<s0x1024xf32>
+  }""")
+
+
+def _inputs(ck, bindings, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in ck.arg_layout:
+        if not a.is_output:
+            dt = {"f16": np.float16, "f32": np.float32}[a.dtype]
+            out.append(rng.standard_normal(a.evaluate_shape(ck.tiling.sizes, bindings)).astype(dt))
+    return out
+
+
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_elementwise_dynamic_sizes_one_program(dt):
+    ck = only_kernel(lower(elementwise(dt)))
+    for s0 in (1, 77, 1000):  # one partial tile; several tiles with a partial last one; more tiles than cores
+        b = {"s0": s0}
+        x, y, z = _inputs(ck, b)
+        (out,), res = run_kernel(ck, [x, y, z], b)
+        ref = np.maximum(x * y + z, 0)
+        np.testing.assert_array_equal(out.reshape(ref.shape), ref)
+        assert res.stats.hazards_checked
+
+
+def test_broadcast_add():
+    ck = only_kernel(lower(BIAS_ADD))
+    for s0 in (3, 1000):
+        b = {"s0": s0}
+        args = dict(zip([a.name for a in ck.arg_layout if not a.is_output], _inputs(ck, b)))
+        (out,), _ = run_kernel(ck, list(args.values()), b)  # the fused kernel's argument order is fusion's
+        x, bias = args["x"], args["bias"]
+        np.testing.assert_array_equal(out.reshape(x.shape), x + bias)
+
+
+@pytest.mark.parametrize("dt,n,sizes", [("f32", 40, (1, 242, 1000)), ("f16", 40, (5, 300)), ("f32", 1000, (3, 50))])
+def test_last_axis_softmax(dt, n, sizes):
+    ck = only_kernel(lower(softmax(dt, n)))
+    for s0 in sizes:
+        b = {"s0": s0}
+        (x,) = _inputs(ck, b)
+        (out,), _ = run_kernel(ck, [x], b)
+        xf = x.astype(np.float32)
+        e = np.exp(xf - xf.max(1, keepdims=True))
+        ref = e / e.sum(1, keepdims=True)
+        np.testing.assert_allclose(out.reshape(ref.shape).astype(np.float32), ref, rtol=2e-3 if dt == "f16" else 1e-5,
+                                   atol=1e-3 if dt == "f16" else 1e-7)
+
+
+def test_sum_over_dim0():
+    ck = only_kernel(lower(SUM_DIM0))
+    for s0 in (1, 300, 1200):  # 1200 rows: several reduced tiles accumulated
+        b = {"s0": s0}
+        (x,) = _inputs(ck, b)
+        (out,), _ = run_kernel(ck, [x], b)
+        np.testing.assert_allclose(out.reshape(-1), x.sum(0, dtype=np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_cast_chain():
+    ck = only_kernel(lower(CAST_CHAIN))
+    for s0 in (2, 500):
+        b = {"s0": s0}
+        (x,) = _inputs(ck, b)
+        (out,), _ = run_kernel(ck, [x], b)
+        ref = np.exp(x.astype(np.float32)).astype(np.float16)
+        np.testing.assert_array_equal(out.reshape(ref.shape), ref)
+
+
+def test_double_buffering_is_faster_on_a_bandwidth_bound_kernel():
+    b = {"s0": 2048}  # 8 MiB per operand: every core runs several tiles
+    cycles = {}
+    for depth in (1, 2):
+        ck = only_kernel(lower(ADD_F32, multi_buffer=depth))
+        x, y = _inputs(ck, b)
+        (out,), res = run_kernel(ck, [x, y], b)
+        np.testing.assert_array_equal(out.reshape(x.shape), x + y)
+        cycles[depth] = res.stats.cycles
+    assert cycles[2] < cycles[1], cycles
+
+
+def test_dropping_a_wait_from_a_pipeline_kernel_is_a_race():
+    module = lower(elementwise("f32"))
+    ck = only_kernel(module)
+    broken = drop_one_sync(ck, module)
+    b = {"s0": 1000}
+    with pytest.raises(RaceError):
+        run_kernel(broken, _inputs(broken, b), b)
