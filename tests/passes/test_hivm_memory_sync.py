@@ -487,3 +487,19 @@ def test_too_many_event_ids_names_the_kernel():
     assert check_sync(m) == [] and ctx.counter("hivm-inject-sync", "event-ids-used") >= 8
     with pytest.raises(PassError, match="kernel main_fused_0 needs more than 8 event ids for PIPE_MTE2 -> PIPE_V"):
         run(text, "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-inject-sync")  # 8 rotating pairs
+
+
+@pytest.mark.parametrize("name", ["elementwise", "bias_relu", "softmax", "column_sum"])
+def test_oracle_on_convert_to_hivm_output(name):
+    """The whole HIVM chain on what hfusion-auto-schedule + convert-to-hivm produce (tests/passes/vector_kernels)."""
+    from tests.passes import vector_kernels as vk
+
+    m = getattr(vk, name)()
+    run_pipeline = ("hfusion-auto-schedule,convert-to-hivm,hivm-infer-core-type,hivm-infer-mem-scope,"
+                    "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync")  # fmt: skip
+    ctx = PassManager.from_pipeline(run_pipeline).run(m)
+    assert ctx.counter("hivm-inject-sync", "set-flags") > 0
+    k = m.lookup("main_fused_0")
+    for tiles in (3, 1):  # every tiling parameter bound small, one core
+        b = {a.name_hint: (1 if a.name_hint == "block_dim" else tiles) for a in k.body.args if not hasattr(a.type, "scope")}
+        assert Trace(k, b).problems == []
