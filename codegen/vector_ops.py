@@ -503,25 +503,38 @@ def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
 
 
 def _bit_flat(L, op, n, cap, lanes, emit) -> None:
-    """Flat emission over n elements where every instruction's bit address (k / 8 bytes) stays 32-B aligned."""
+    """Emit over n elements so that every instruction's bit-mask address (element k at byte k / 8) is 32-B aligned:
+    whole groups of q = 256 / lanes repeats, then the remaining repeats in one instruction with a full mask. That
+    last instruction also computes the lanes after n up to the next repeat boundary (inside the buffer when its
+    capacity is a multiple of lanes; those lanes are not valid data and never stored)."""
+    q = 256 // lanes  # repeats per 32 B of mask bits
     nv = _static(n)
-    if nv is None:
-        if cap > lanes:
-            raise CodegenError(op, "compare/select over a dynamic extent longer than one repeat: the bit mask of "
-                                   "its partial tail would start at an unaligned UB address")
+    if nv is not None and (nv % lanes == 0 or (nv // lanes) % q == 0):
+        done, full, tail = 0, nv // lanes, nv % lanes
+        while full:
+            r = min(252, full)
+            emit(done, Imm(r), Imm(lanes))
+            done += r * lanes
+            full -= r
+        if tail:
+            emit(done, Imm(1), Imm(tail))
+        return
+    if cap % lanes:
+        raise CodegenError(op, f"compare/select over {cap} elements (not a multiple of {lanes}): the bit mask of a "
+                               f"partial tail would start at an unaligned UB address")
+    if cap <= lanes:
         emit(0, Imm(1), n)
         return
-    done = 0
-    full, tail = divmod(nv, lanes)
-    if tail and (full * lanes // 8) % 32:
-        raise CodegenError(op, f"compare/select over {nv} elements: the tail's bit mask would start unaligned")
-    while full:
-        r = min(252, full)
-        emit(done, Imm(r), Imm(lanes))
-        done += r * lanes
-        full -= r
-    if tail:
-        emit(done, Imm(1), Imm(tail))
+    reps = L.mov("reps", (n + lanes - 1) // lanes)
+    main = L.mov("main", reps - reps % q)
+    if cap // lanes > 252:
+        counted(L, "g", (main + 251) // 252, lambda g: emit(g * (252 * lanes), _fold(emin(252, main - g * 252)),
+                                                             Imm(lanes)), max_unroll=0)
+    else:
+        with L.b.if_(main > 0):
+            emit(0, main, Imm(lanes))
+    with L.b.if_(reps > main):
+        emit(main * lanes, reps - main, Imm(lanes))
 
 
 def emit_vcmp(L, op) -> None:

@@ -50,3 +50,47 @@ def fma_1d(dt: str = "f32", tile: int = 4096) -> str:
                  "{b3}": str(3 * nbytes)}.items():
         text = text.replace(k, v)
     return text
+
+
+def single_tile(buffers: dict, body: list[str], outputs: list[str], inputs: list[str], cap: int = 4096,
+                dims: int = 1, cols: int = 0) -> str:
+    """A one-tile kernel in barrier-all form (hivm-inject-sync{mode=barrier-all}): load ``inputs``, run ``body``
+    (HIVM op lines over %u_<name> buffers, extents %n [and %c]), store ``outputs``. ``buffers``: name -> dtype;
+    GM arguments are ``s0`` elements (``s0 x cols`` when dims == 2), UB buffers ``cap`` (``cap x pad(cols)``)."""
+    sizes = {"f16": 2, "f32": 4, "i1": 1, "i32": 4, "i16": 2}
+    args, allocs, loads, stores, off = [], [], [], [], 0
+    gshape = "s0" if dims == 1 else f"s0x{cols}"
+    ext = "%n" if dims == 1 else "%n, %c"
+    zeros = "%c0" if dims == 1 else "%c0, %c0"
+    for name, dt in buffers.items():
+        if dims == 1:
+            ushape, nbytes = f"{cap}", cap * sizes[dt]
+        else:
+            pad = -(-cols * sizes[dt] // 32) * 32 // sizes[dt]
+            ushape, nbytes = f"{cap}x{pad}", cap * pad * sizes[dt]
+        u = f"memref<{ushape}x{dt}, ub>"
+        allocs.append(f"    %u_{name} = hivm.alloc {{offsets = [{off}]}} : () -> {u}")
+        off += -(-nbytes // 32) * 32
+        g = f"memref<{gshape}x{dt}, gm>"
+        idx = ", index" * (2 * dims)
+        if name in inputs:
+            args.append(f"%{name}: {g}")
+            loads.append(f"    hivm.load %{name}, %u_{name}, {zeros}, {ext} : {g}, {u}{idx}")
+        if name in outputs:
+            args.append(f"%{name}: {g}")
+            stores.append(f"    hivm.store %u_{name}, %{name}, {zeros}, {ext} : {u}, {g}{idx}")
+    outs = [i for i, a in enumerate(args) if a.split(":")[0][1:] in outputs]
+    barrier = '    hivm.pipe_barrier {pipe = "PIPE_ALL"}'
+    tiling = "block_dim = 1, n = (s0)" + (f", c = {cols}" if dims == 2 else "")
+    params = "%block_dim: index, %n: index" + (", %c: index" if dims == 2 else "")
+    lines = [
+        "module attributes {symbols = {s0 = [1, %d]}} {" % cap,
+        f"  func.func @k({', '.join(args)}, {params}) attributes {{core_type = \"AIV\", kernel, "
+        f"output_args = {outs}, tiling = {{{tiling}}}}} {{",
+        "    %c0 = arith.constant {value = 0} : () -> index",
+        *allocs, *loads, barrier,
+    ]
+    for line in body:
+        lines += ["    " + line, barrier]
+    lines += [*stores, barrier, "    func.return", "  }", "}"]
+    return "\n".join(lines)
