@@ -69,6 +69,13 @@ def test_every_mnemonic_roundtrips(mnemonic):
     ins = getattr(b, mnemonic)(**kw) if mnemonic != "mov" else b.mov("r", 3)
     text = roundtrip(b.build())
     assert text.splitlines()[1].strip().startswith(mnemonic)
+    # completeness: every instruction has a pipe, a cost and (for ops) a functional rule
+    from simulator.presets import get_chip
+    r = ins.resolve({}) if mnemonic != "mov" else None
+    if r is not None:
+        assert r.pipe in ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX")
+        if r.KIND == "op":
+            assert r.cycles(get_chip()) >= 1 and type(r).execute is not type(r).__mro__[-2].execute
 
 
 def test_parse_errors_name_the_line():
