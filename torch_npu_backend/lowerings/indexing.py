@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from graph_passes.dialects.hfusion import ArangeOp, BroadcastOp, GatherOp, MatmulOp
+from graph_passes.dialects.hfusion import ArangeOp, BroadcastOp, GatherOp, MatmulOp, ReduceOp, SelectOp, TransposeOp
 from graph_passes.ir.types import TensorType
 
 from ..dtypes import opmath
@@ -76,3 +76,30 @@ def embedding_dense_backward(ctx, grad_output, indices, num_weights, padding_idx
 
 def _bcast(ctx, v, out_type, dims):
     return ctx.emit(BroadcastOp, [v], out_type.with_dtype(v.type.dtype), dims=dims)
+
+
+@register_lowering(aten.scatter.value)
+def scatter_value(ctx, x, dim, index, value):
+    """out = x with out[.., index[.., j, ..], ..] = value along ``dim``: a one-hot mask and a select.
+
+    mask[i, c] = any_j(index[i, j] == c) (the compare runs over index.shape + [C] with C = x.shape[dim], then
+    ``any`` reduces j); index must match x outside ``dim`` (the case nll_loss's backward produces).
+    """
+    v, idx = ctx.tensor(x), ctx.tensor(index)
+    out = ctx.out_type()
+    rank = v.type.rank
+    dim = normalize_dim(ctx, dim, rank)
+    if idx.type.rank != rank or any(idx.type.shape[i] != v.type.shape[i] for i in range(rank) if i != dim):
+        raise ctx.error(f"index {idx.type} must match input {v.type} outside dim {dim}")
+    c = v.type.shape[dim]
+    wide = TensorType(tuple(idx.type.shape) + (c,), "i64")  # [.., K (at dim), .., C (last)]
+    positions = ctx.emit(ArangeOp, [], TensorType((c,), "i64"), start=0, step=1)
+    hot = compare(ctx, "eq", _bcast(ctx, ctx.cast(idx, "i64"), wide, [rank]),
+                  _bcast(ctx, positions, wide, list(range(rank))))  # fmt: skip
+    mask = ctx.emit(ReduceOp, [hot], TensorType(tuple(idx.type.shape[:dim] + idx.type.shape[dim + 1:]) + (c,), "i1"),
+                    kind="any", dims=[dim])  # fmt: skip
+    if dim != rank - 1:
+        perm = list(range(rank - 1))
+        perm.insert(dim, rank - 1)
+        mask = ctx.emit(TransposeOp, [mask], TensorType(tuple(v.type.shape), "i1"), perm=perm)
+    return ctx.emit(SelectOp, [mask, ctx.scalar(value, out.dtype), ctx.cast(v, out.dtype)], out)
