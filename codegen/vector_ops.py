@@ -5,7 +5,8 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
     vbinary a, b, dst     vadd/vsub/vmul/vdiv/vmax/vmin/vand/vor over the region; a scalar operand uses the
                           vector-scalar form (vadds/vmuls/vmaxs/vmins; x - s = vadds(x, -s)), else a vdup'ed
                           256-B block read by every repeat
-    vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg/vnot; sigmoid = vrec(vadds(vexp(vmuls(x,-1)),1))
+    vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg/vnot; sigmoid, tanh, silu, gelu_tanh as
+                          in-place sequences on dst (COMPOSITE); floor/ceil as vconv f32->f32 with the round mode
     vcast src, dst        vconv with the round mode
     vfill dst             vdup
     copy src, dst         vcopy
@@ -139,6 +140,21 @@ def emit_vbinary(L, op) -> None:
     region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
 
 
+_SIGMOID = [("s", "muls", -1.0), ("u", "exp"), ("s", "adds", 1.0), ("u", "rec")]  # 1 / (1 + exp(-x))
+_TANH = [("s", "muls", 2.0), ("u", "exp"), ("s", "adds", 1.0), ("u", "rec"), ("s", "muls", -2.0),
+         ("s", "adds", 1.0)]  # 1 - 2 / (exp(2x) + 1)
+COMPOSITE = {  # unary funs with no instruction: steps in place on dst ("x" = multiply by the source again)
+    "sigmoid": _SIGMOID,
+    "tanh": _TANH,
+    "silu": _SIGMOID + [("x", "mul")],  # x * sigmoid(x)
+    "gelu_tanh": [("x0", "mul"), ("s", "muls", 0.044715), ("s", "adds", 1.0), ("x", "mul"),
+                  ("s", "muls", 0.7978845608028654)] + _TANH + [("s", "adds", 1.0), ("x", "mul"),
+                                                                ("s", "muls", 0.5)],
+    "floor": [("r", "floor")],
+    "ceil": [("r", "ceil")],
+}
+
+
 def emit_vunary(L, op) -> None:
     src_v, dst_v = op.buffers
     dst, src = _ub(L, op, dst_v), _ub(L, op, src_v)
@@ -148,24 +164,37 @@ def emit_vunary(L, op) -> None:
     ops = [_operand(src), _operand(dst)]
     if fun in UNARY:
         return region(L, _vec(L, "v" + UNARY[fun], dtype, ["src", "dst"]), ops, ext, caps)
-    if fun == "sigmoid" and dtype in ("f16", "f32"):
-        d = [_operand(dst), _operand(dst)]
+    steps = COMPOSITE.get(fun)
+    if steps is None or dtype not in ("f16", "f32") or (fun in ("floor", "ceil") and dtype != "f32"):
+        raise CodegenError(op, f"unary fun '{fun}' on {dtype} has no vector instruction sequence")
+    if any(st[0].startswith("x") for st in steps) and (src_v is dst_v or src.addr == dst.addr):
+        raise CodegenError(op, f"'{fun}' reads its source after writing dst, but dst is the source (in place)")
+    d = [_operand(dst), _operand(dst)]
+    for i, st in enumerate(steps):
+        cur = ops if i == 0 else d
+        if i:
+            barrier(L)
+        if st[0] == "s":
+            form, value = st[1], Imm(st[2])
 
-        def scalar(form, value, operands):
-            def emit(addrs, repeat, mask, reps):
-                getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), value, repeat=_fold(repeat), mask=_fold(mask),
-                                         src_rep=reps[0], dst_rep=reps[1])
+            def emit(addrs, repeat, mask, reps, form=form, value=value):
+                getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), value, repeat=_fold(repeat),
+                                         mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
 
-            region(L, emit, operands, ext, caps)
+            region(L, emit, cur, ext, caps)
+        elif st[0] == "u":
+            region(L, _vec(L, "v" + st[1], dtype, ["src", "dst"]), cur, ext, caps)
+        elif st[0] == "r":
 
-        scalar("muls", Imm(-1.0), ops)
-        barrier(L)
-        region(L, _vec(L, "vexp", dtype, ["src", "dst"]), d, ext, caps)
-        barrier(L)
-        scalar("adds", Imm(1.0), d)
-        barrier(L)
-        return region(L, _vec(L, "vrec", dtype, ["src", "dst"]), d, ext, caps)
-    raise CodegenError(op, f"unary fun '{fun}' has no vector instruction sequence")
+            def emit(addrs, repeat, mask, reps, mode=st[1]):
+                L.b.vconv(dtype, dtype, _fold(addrs[1]), _fold(addrs[0]), round_mode=mode, repeat=_fold(repeat),
+                          mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
+
+            region(L, emit, cur, ext, caps)
+        else:  # "x": dst = dst * src;  "x0": dst = src * src
+            first = _operand(src) if st[0] == "x0" else _operand(dst)
+            region(L, _vec(L, "v" + st[1], dtype, ["src0", "src1", "dst"]), [first, _operand(src), _operand(dst)],
+                   ext, caps)
 
 
 def emit_vcast(L, op) -> None:

@@ -69,3 +69,27 @@ def drop_one_sync(ck, module, which: int = 0, src: str = "PIPE_MTE2", dst: str =
         return compile_kernel(clone, module)
     finally:
         clone.erase()
+
+
+def run_host(module, kernels: dict, args: list, bindings=None, func: str = "main", results: list | None = None):
+    """Run the host function with the reference interpreter, except that each ``hivm.launch`` runs the compiled
+    kernel on the simulator (hazard checker on). ``results`` collects each launch's LaunchResult."""
+    import torch
+
+    from torch_npu_backend.interpreter import Interpreter
+
+    class Host(Interpreter):
+        def run_op(self, op, values):
+            if op.name != "hivm.launch":
+                return super().run_op(op, values)
+            ck = kernels[op.attributes["callee"]]
+            arrays = [v.contiguous().numpy() if v.dtype != torch.bfloat16 else v.float().numpy() for v in values]
+            outs, res = ck.run(arrays, self.bindings)
+            if results is not None:
+                results.append(res)
+            return [torch.from_numpy(np.ascontiguousarray(o)).reshape(r.shape if hasattr(r, "shape") else -1)
+                    for o, r in zip(outs, [values[i] for i in ck.hivm.attributes["output_args"]])]
+
+    interp = Host(module, bindings)
+    interp.bind(module.lookup(func), args)
+    return interp.call(func, args)

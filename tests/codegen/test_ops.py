@@ -78,7 +78,10 @@ def test_scalar_minus_vector_and_fill():
 
 
 @pytest.mark.parametrize("fun,ref", [("exp", np.exp), ("sqrt", lambda x: np.sqrt(np.abs(x))),
-                                     ("sigmoid", lambda x: 1 / (1 + np.exp(-x))), ("abs", np.abs)])
+                                     ("sigmoid", lambda x: 1 / (1 + np.exp(-x))), ("abs", np.abs),
+                                     ("tanh", np.tanh), ("silu", lambda x: x / (1 + np.exp(-x))),
+                                     ("gelu_tanh", lambda x: 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))),
+                                     ("floor", np.floor), ("ceil", np.ceil)])
 def test_unary(fun, ref):
     bufs = {"x": "f32", "o": "f32"}
     pre = []
@@ -87,7 +90,7 @@ def test_unary(fun, ref):
     body = pre + [op("hivm.vunary", ["%u_x", "%u_o"], f'{{fun = "{fun}"}}', bufs)]
     x = np.random.default_rng(3).standard_normal(3000).astype(np.float32)
     outs, _ = run(bufs, body, ["o"], ["x"], {"x": x}, 3000)
-    np.testing.assert_allclose(outs["o"], ref(x).astype(np.float32), rtol=1e-5)
+    np.testing.assert_allclose(outs["o"], ref(x).astype(np.float32), rtol=1e-5, atol=2e-6)
 
 
 @pytest.mark.parametrize("kind,ref", [("sum", np.sum), ("max", np.max), ("min", np.min)])
