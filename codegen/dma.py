@@ -41,6 +41,9 @@ def _transfer(L, op, gm, ub, to_ub: bool) -> None:
         raise CodegenError(op, f"moves between GM and UB only, got {gm.type} and {ub.type}")
     if gm.dtype != ub.dtype:
         raise CodegenError(op, f"element types differ ({gm.dtype} vs {ub.dtype}); DMA does not convert")
+    if gm.dtype == "i1":
+        raise CodegenError(op, "i1 buffers are packed bit masks in UB (vcmp/vsel) while GM bools are bytes; moving "
+                               "them needs a byte<->bit conversion the vector unit does not have")
     if gm.type.rank != ub.type.rank:
         raise CodegenError(op, f"GM rank {gm.type.rank} and UB rank {ub.type.rank} differ")
     offsets = [L.index(v) for v in op.offsets()]

@@ -22,7 +22,7 @@ from graph_passes.ir.core import Operation
 from graph_passes.ir.sizes import SizeVars, expr_str
 from graph_passes.ir.types import MemRefType, ScalarType
 from graph_passes.target import module_target
-from simulator import GlobalMemory, Program, launch, to_text
+from simulator import GlobalMemory, Program, launch
 from simulator.assembly import instr_text
 from simulator.program import If, Loop
 
@@ -87,23 +87,31 @@ class CompiledKernel:
                 f"# tiling: {self.tiling}",
                 "# args: " + ", ".join(f"{a.name}: {'out ' if a.is_output else ''}{a.dtype}"
                                        f"[{', '.join(expr_str(d) for d in a.shape)}]" for a in self.arg_layout)]
-        lines = to_text(self.program).splitlines()
-        out, last, i = list(head), None, 1
-        instrs = self.program.instructions()
-        k = 0
-        for line in lines:
-            body = line.strip()
-            is_instr = not (body.startswith(("kernel ", "loop ", "if ", "}")) or body == "")
-            if is_instr and k < len(instrs):
-                src = self.origin.get(id(instrs[k]))
-                k += 1
-                if src is not None and src is not last:
-                    ind = line[: len(line) - len(line.lstrip())]
-                    out.append(f"{ind}# {src.name}{_attrs(src)}" + (f"  ({src.loc})" if src.loc else ""))
-                    last = src
-            out.append(line)
-            i += 1
-        return "\n".join(out)
+        lines = [f"kernel {self.program.name} core={self.program.core_type} params={','.join(self.program.params)} {{"]
+        state = {"last": None}
+        self._body(self.program.body, lines, "  ", state)
+        lines.append("}")
+        return "\n".join(head + lines)
+
+    def _body(self, body, lines, ind, state) -> None:
+        for node in body:
+            src = self.origin.get(id(node))
+            if src is not None and src is not state["last"]:
+                lines.append(f"{ind}# {src.name}{_attrs(src)}" + (f"  ({src.loc})" if src.loc else ""))
+                state["last"] = src
+            if isinstance(node, Loop):
+                lines.append(f"{ind}loop {node.var} = {node.start}, {node.stop}, {node.step} {{")
+                self._body(node.body, lines, ind + "  ", state)
+                lines.append(f"{ind}}}")
+            elif isinstance(node, If):
+                lines.append(f"{ind}if {node.cond} {{")
+                self._body(node.then, lines, ind + "  ", state)
+                if node.orelse:
+                    lines.append(f"{ind}}} else {{")
+                    self._body(node.orelse, lines, ind + "  ", state)
+                lines.append(f"{ind}}}")
+            else:
+                lines.append(ind + instr_text(node))
 
     # -- running -----------------------------------------------------------------------------------------------------
     def run(self, gm_arrays: list, bindings: dict[str, int], chip="ascend910b1", check_hazards: bool = True,

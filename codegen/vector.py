@@ -161,8 +161,12 @@ def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, 
     e1s = _static(e1)
 
     def chunk(c):
-        mask = Imm(min(lanes, e1s - c.value * lanes)) if e1s is not None and isinstance(c, Imm) else \
-            emin(lanes, e1 - c * lanes)
+        if cap1 <= lanes:
+            mask = e1
+        elif e1s is not None and isinstance(c, Imm):
+            mask = Imm(min(lanes, e1s - c.value * lanes))
+        else:
+            mask = emin(lanes, e1 - c * lanes)
         if cap0 <= MAX_REPEAT:
             emit(at(c, Imm(0)), e0, mask, reps)
             return

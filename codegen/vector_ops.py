@@ -285,7 +285,7 @@ def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
             raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: no room to stage the last "
                                    f"{rows_cap - T0} rows' blocks")
         with L.b.if_(e0 > T0):
-            L.b.vbrcb(dtype, dst.addr + B * pb, src.addr + Ts * es, repeat=_fold((e0 - Ts + 7) // 8), dst_blk=1,
+            L.b.vbrcb(dtype, _fold(dst.addr + B * pb), _fold(src.addr + Ts * es), repeat=_fold((e0 - Ts + 7) // 8), dst_blk=1,
                       dst_rep=8)
             barrier(L)
             _spread(L, dtype, _fold(dst.addr + T0 * pb), _fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
@@ -336,7 +336,9 @@ def _spread(L, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None
     e1s = _static(e1)
 
     def chunk(c):
-        if e1s is not None and isinstance(c, Imm):
+        if cap1 <= lanes:
+            mask = e1
+        elif e1s is not None and isinstance(c, Imm):
             mask = Imm(min(lanes, e1s - c.value * lanes))
         else:
             mask = _fold(emin(lanes, e1 - c * lanes))
