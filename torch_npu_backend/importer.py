@@ -174,9 +174,13 @@ class ImportContext:
         return self.emit(CastOp, [v], v.type.with_dtype(dtype), round_mode=round_mode)
 
     def reshape(self, v: Value, shape) -> Value:
+        """``v`` with a new shape; a reshape of a reshape reads the original value (keepdim → broadcast chains)."""
         shape = tuple(sympy.sympify(d) for d in shape)
         if _same(v.type.shape, shape):
             return v
+        producer = getattr(v, "op", None)
+        if isinstance(producer, ReshapeOp):
+            return self.reshape(producer.operands[0], shape)
         return self.emit(ReshapeOp, [v], v.type.with_shape(shape))
 
     def broadcast_to(self, v: Value, shape) -> Value:
