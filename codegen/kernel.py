@@ -180,8 +180,13 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
     L = KernelLowering(kernel, module, EMITTERS, ub_bytes=module_target(module).ub_bytes)
     L.scratch_base = _scratch_base(kernel)
     L.b = TracingBuilder(name, "aiv")
-    L.bind_args()
-    L.block(kernel.body)
+    try:
+        L.bind_args()
+        L.block(kernel.body)
+    except CodegenError as e:
+        if e.kernel is None:  # name the kernel too: ops built by passes often carry no location
+            raise CodegenError(e.op, e.reason, name) from None
+        raise
     params = L.gm_params + L.tiling_params + list(L.derived)
     L.b.params = params
     program = L.b.build()
