@@ -47,34 +47,36 @@ def npu_sim_backend(gm, example_inputs, options: dict | None = None):
     return npu_backend(gm, example_inputs, options)
 
 
-def _foreign_entry_point(name: str, ours: str) -> str | None:
-    """The ``module:function`` of another package's entry point for ``name``, if there is one."""
+def _entry_points(name: str) -> list[str]:
+    """The ``module:function`` values of every installed ``torch_dynamo_backends`` entry point called ``name``."""
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group=_ENTRY_POINT_GROUP):
-        if ep.name == name and ep.value.replace(" ", "") != ours:
-            return ep.value
-    return None
+    return [ep.value.replace(" ", "") for ep in entry_points(group=_ENTRY_POINT_GROUP) if ep.name == name]
 
 
 def register_backends() -> list[str]:
-    """Register ``npu_sim`` (always) and ``npu`` (when free) with dynamo; returns the names now usable."""
+    """Make ``npu_sim`` (always) and ``npu`` (when free) usable with dynamo; returns the names now usable.
+
+    Note: a name whose entry point is ours is left to dynamo, which loads entry points lazily and asserts on a name
+    registered twice; ``register_backend`` is called only for names without any entry point (a source checkout).
+    """
     from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
 
     available = []
     for name, fn in (("npu_sim", npu_sim_backend), ("npu", npu_backend)):
         ours = f"{__name__}:{fn.__name__}"
         current = _COMPILER_FNS.get(name)
+        eps = _entry_points(name)
         owner = None
         if current is not None and current is not fn:
             owner = f"{getattr(current, '__module__', '?')}.{getattr(current, '__name__', '?')}"
-        elif current is None:
-            owner = _foreign_entry_point(name, ours)
+        elif current is None and any(v != ours for v in eps):
+            owner = next(v for v in eps if v != ours)
         if owner is not None:
             warnings.warn(f"dynamo backend name {name!r} is already taken by {owner}; use backend='npu_sim'",
                           stacklevel=2)  # fmt: skip
             continue
-        if current is None:
+        if current is None and not eps:
             register_backend(fn, name=name)
         available.append(name)
     return available

@@ -84,3 +84,25 @@ def test_compile_graph_directly():
 
 def test_backend_callable_takes_options():
     assert npu_backend.__name__ == "npu_backend"
+
+
+def test_source_checkout_registers_through_dynamo(monkeypatch):
+    """Without entry points, register_backends calls torch._dynamo.register_backend for both names."""
+    from torch_npu_backend import backend
+
+    monkeypatch.setattr(backend, "_entry_points", lambda name: [])
+    for name in ("npu", "npu_sim"):
+        monkeypatch.delitem(registry._COMPILER_FNS, name, raising=False)
+    assert register_backends() == ["npu_sim", "npu"]
+    assert registry._COMPILER_FNS["npu"] is npu_backend and registry._COMPILER_FNS["npu_sim"] is npu_sim_backend
+
+
+def test_entry_point_in_a_fresh_process():
+    """backend="npu" before any import of torch_npu_backend: dynamo loads our entry point (no duplicate assert)."""
+    import subprocess
+    import sys
+
+    code = "import torch; print(torch.compile(lambda x: x * 2, backend='npu')(torch.ones(2)).tolist())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("[2.0, 2.0]")
