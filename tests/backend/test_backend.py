@@ -92,6 +92,7 @@ def test_source_checkout_registers_through_dynamo(monkeypatch):
 
     monkeypatch.setattr(backend, "_entry_points", lambda name: [])
     for name in ("npu", "npu_sim"):
+        monkeypatch.setitem(registry._BACKENDS, name, registry._BACKENDS.get(name))  # restored after the test
         monkeypatch.delitem(registry._COMPILER_FNS, name, raising=False)
     assert register_backends() == ["npu_sim", "npu"]
     assert registry._COMPILER_FNS["npu"] is npu_backend and registry._COMPILER_FNS["npu_sim"] is npu_sim_backend
