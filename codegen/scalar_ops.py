@@ -80,8 +80,8 @@ def emit_multi_buffer_select(L, op) -> None:
     if all(bases[i] == bases[0] + i * step for i in range(n)):
         addr: Expr = (k % n) * step if bases[0] == 0 else bases[0] + (k % n) * step
     else:
-        addr = Imm(0)
-        for i, base in enumerate(bases):
+        addr = (k % n).eq(0) * bases[0]
+        for i, base in enumerate(bases[1:], 1):
             addr = addr + (k % n).eq(i) * base
     reg = L.b.mov(L.fresh(op.result.name_hint, "buf"), addr)
     L.values[op.result] = Buf("ub", reg, op.result.type)

@@ -30,8 +30,8 @@ def _event(L, op) -> Expr:
     k = L.index(op.operands[0]) % len(ids)
     if ids == list(range(ids[0], ids[0] + len(ids))):
         return ids[0] + k if ids[0] else k
-    e: Expr = Imm(0)
-    for i, ev in enumerate(ids):
+    e: Expr = k.eq(0) * ids[0]
+    for i, ev in enumerate(ids[1:], 1):
         e = e + k.eq(i) * ev
     return e
 

@@ -21,7 +21,8 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
 
 Dependent instructions inside one op are separated by ``pipe_barrier V`` (the vector pipe may overlap its own
 instructions; inject-sync only sees the HIVM op as a whole). bf16 arithmetic does not exist on the vector unit
-(CANN-INI): it would need an f32 scratch copy the memory plan does not provide, so it is a CodegenError.
+(CANN-INI): vunary/vbinary on bf16 go through f32 copies in UB scratch above the memory plan (``_via_f32``); when
+the plan left no room that is a CodegenError.
 """
 
 from __future__ import annotations
@@ -113,31 +114,104 @@ def emit_vbinary(L, op) -> None:
     fun = op.attributes["fun"]
     if fun not in BINARY:
         raise CodegenError(op, f"binary fun '{fun}' has no vector instruction")
-    dtype = _dtype(op, dst.type)
-    ext, caps = _region(L, op)
-    a_is_buf, b_is_buf = isinstance(a_v.type, MemRefType), isinstance(b_v.type, MemRefType)
-    if a_is_buf and b_is_buf:
-        ops = [_operand(_ub(L, op, a_v)), _operand(_ub(L, op, b_v)), _operand(dst)]
-        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
-    if not (a_is_buf or b_is_buf):
+    ins = [_operand(_ub(L, op, v)) if isinstance(v.type, MemRefType) else L.scalar(v) for v in (a_v, b_v)]
+    if not any(isinstance(x, Operand) for x in ins):
         raise CodegenError(op, "both operands are scalars")
-    vec_v, s = (a_v, L.scalar(b_v)) if a_is_buf else (b_v, L.scalar(a_v))
-    src = _operand(_ub(L, op, vec_v))
+    ext, caps = _region(L, op)
+    if dst.dtype == "bf16":
+        return _via_f32(L, op, [a_v, b_v], dst, ext, caps,
+                        lambda xs, out, e, c: _binary(L, op, fun, "f32", xs[0], xs[1], out, e, c))
+    _binary(L, op, fun, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps)
+
+
+def _binary(L, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
+    """dst = a fun b over the region; a or b may be a scalar expression."""
+    if isinstance(a, Operand) and isinstance(b, Operand):
+        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), [a, b, dst], ext, caps)
+    a_is_buf = isinstance(a, Operand)
+    src, s = (a, b) if a_is_buf else (b, a)
     form = None
     if fun in SCALAR_FORM:
         form = SCALAR_FORM[fun]
     elif fun == "sub" and a_is_buf:
         form, s = "adds", _fold(Imm(0) - s) if not isinstance(s, Imm) else Imm(-s.value)
-    if form is not None and dtype in ("f16", "f32", "i16", "i32"):
+    if form is not None:
 
         def emit(addrs, repeat, mask, reps):
             getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), s, repeat=_fold(repeat), mask=_fold(mask),
                                      src_rep=reps[0], dst_rep=reps[1])
 
-        return region(L, emit, [src, _operand(dst)], ext, caps)
+        return region(L, emit, [src, dst], ext, caps)
     block = splat(L, op, s, dtype)
-    ops = [src, block, _operand(dst)] if a_is_buf else [block, src, _operand(dst)]
+    ops = [src, block, dst] if a_is_buf else [block, src, dst]
     region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
+
+
+def _via_f32(L, op, inputs, dst: Buf, ext, caps, body) -> None:
+    """bf16 elementwise math through f32 (the vector unit has no bf16 arithmetic): per chunk of K elements of each
+    row, vconv the bf16 inputs into f32 scratch, run ``body(inputs, out, [n], [K])`` in f32 into the first scratch
+    (or a fresh one), vconv the result back into dst (rint)."""
+    shape = dst.type.static_shape()
+    dims = [d for d, e in enumerate(ext) if _static(e) != 1]
+    if len(dims) > 2 or (dims and dims[-1] != len(shape) - 1):
+        raise CodegenError(op, "bf16 math over this region shape is not supported")
+    bufs = [L.buf(v) if isinstance(v.type, MemRefType) else None for v in inputs]
+    for b in bufs:
+        if b is not None and b.dtype != "bf16":
+            raise CodegenError(op, f"mixes bf16 with {b.dtype}")
+    n_scratch = max(1, sum(b is not None for b in bufs))
+    cap = shape[-1]
+    free = L.ub_bytes - L.scratch_base
+    K = min(-(-cap // 64) * 64, (free // (4 * n_scratch)) // 64 * 64)
+    if K < 64:
+        raise CodegenError(op, f"bf16 arithmetic needs f32 scratch ({n_scratch} x {4 * min(cap, 64)} B at least) that "
+                               f"hivm-plan-memory did not plan; {free} B are free above the plan")
+    S = [L.scratch(n_scratch * K * 4, "bf16 math through f32") + i * K * 4 for i in range(n_scratch)]
+    L.scratch_base += n_scratch * K * 4
+    n = ext[dims[-1]] if dims else Imm(1)
+
+    def row(offset_elems):
+        def chunk(j):
+            nj = _fold(emin(K, n - j * K)) if cap > K else n
+            base = _fold(offset_elems + j * K)
+            barrier(L)
+            xs, k = [], 0
+            for v, b in zip(inputs, bufs):
+                if b is None:
+                    xs.append(L.scalar(v))
+                    continue
+                _cast(L, "bf16", "f32", Operand(_fold(b.addr + base * 2), 2, [1]), Operand(Imm(S[k]), 4, [1]), nj, K)
+                xs.append(Operand(Imm(S[k]), 4, [1]))
+                k += 1
+            barrier(L)
+            body(xs, Operand(Imm(S[0]), 4, [1]), [nj], [K])
+            barrier(L)
+            _cast(L, "f32", "bf16", Operand(Imm(S[0]), 4, [1]), Operand(_fold(dst.addr + base * 2), 2, [1]), nj, K)
+
+        if cap > K:
+            counted(L, "j", (n + K - 1) // K, chunk, max_unroll=0)
+        else:
+            chunk(Imm(0))
+
+    try:
+        if len(dims) == 2:
+            pitch = dst.static_strides()[dims[0]]
+            var = L.fresh("r")
+            with L.b.loop(var, 0, ext[dims[0]], 1) as r:
+                row(r * pitch)
+        else:
+            row(Imm(0))
+        barrier(L)
+    finally:
+        L.scratch_base -= n_scratch * K * 4
+
+
+def _cast(L, sd, dd, src: Operand, dst: Operand, n, cap) -> None:
+    def emit(addrs, repeat, mask, reps):
+        L.b.vconv(sd, dd, _fold(addrs[1]), _fold(addrs[0]), repeat=_fold(repeat), mask=_fold(mask), src_rep=reps[0],
+                  dst_rep=reps[1])
+
+    flat(L, emit, [src, dst], n, cap)
 
 
 _SIGMOID = [("s", "muls", -1.0), ("u", "exp"), ("s", "adds", 1.0), ("u", "rec")]  # 1 / (1 + exp(-x))
@@ -159,17 +233,28 @@ def emit_vunary(L, op) -> None:
     src_v, dst_v = op.buffers
     dst, src = _ub(L, op, dst_v), _ub(L, op, src_v)
     fun = op.attributes["fun"]
-    dtype = _dtype(op, dst.type)
     ext, caps = _region(L, op)
-    ops = [_operand(src), _operand(dst)]
+    if fun not in UNARY and fun not in COMPOSITE:
+        raise CodegenError(op, f"unary fun '{fun}' has no vector instruction sequence")
+    in_place = src_v is dst_v or src.addr == dst.addr
+    if dst.dtype == "bf16":
+        if in_place and any(st[0].startswith("x") for st in COMPOSITE.get(fun, [])):
+            raise CodegenError(op, f"'{fun}' in place on bf16")
+        return _via_f32(L, op, [src_v], dst, ext, caps,
+                        lambda xs, out, e, c: _unary(L, op, fun, "f32", xs[0], out, e, c, False))
+    _unary(L, op, fun, _dtype(op, dst.type), _operand(src), _operand(dst), ext, caps, in_place)
+
+
+def _unary(L, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: bool) -> None:
+    ops = [src, dst]
     if fun in UNARY:
         return region(L, _vec(L, "v" + UNARY[fun], dtype, ["src", "dst"]), ops, ext, caps)
-    steps = COMPOSITE.get(fun)
-    if steps is None or dtype not in ("f16", "f32") or (fun in ("floor", "ceil") and dtype != "f32"):
+    steps = COMPOSITE[fun]
+    if dtype not in ("f16", "f32") or (fun in ("floor", "ceil") and dtype != "f32"):
         raise CodegenError(op, f"unary fun '{fun}' on {dtype} has no vector instruction sequence")
-    if any(st[0].startswith("x") for st in steps) and (src_v is dst_v or src.addr == dst.addr):
+    if any(st[0].startswith("x") for st in steps) and in_place:
         raise CodegenError(op, f"'{fun}' reads its source after writing dst, but dst is the source (in place)")
-    d = [_operand(dst), _operand(dst)]
+    d = [dst, dst]
     for i, st in enumerate(steps):
         cur = ops if i == 0 else d
         if i:
@@ -192,9 +277,8 @@ def emit_vunary(L, op) -> None:
 
             region(L, emit, cur, ext, caps)
         else:  # "x": dst = dst * src;  "x0": dst = src * src
-            first = _operand(src) if st[0] == "x0" else _operand(dst)
-            region(L, _vec(L, "v" + st[1], dtype, ["src0", "src1", "dst"]), [first, _operand(src), _operand(dst)],
-                   ext, caps)
+            first = src if st[0] == "x0" else dst
+            region(L, _vec(L, "v" + st[1], dtype, ["src0", "src1", "dst"]), [first, src, dst], ext, caps)
 
 
 def emit_vcast(L, op) -> None:

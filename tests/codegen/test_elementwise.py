@@ -61,3 +61,15 @@ def test_unplanned_alloc_is_an_error():
     text = fma_1d("f32", 4096).replace("hivm.alloc {offsets = [0]}", "hivm.alloc")
     with pytest.raises(CodegenError, match="plan-memory"):
         compile_module(parse_module(text))
+
+
+def test_rotating_event_ids_any_list():
+    text = fma_1d("f32", 4096)
+    for kind in ("set_flag", "wait_flag"):
+        text = text.replace(f'hivm.{kind} {{dst_pipe = "PIPE_V", event_ids = [0], src_pipe = "PIPE_MTE2"}}',
+                            f'hivm.{kind} %t {{dst_pipe = "PIPE_V", event_ids = [1, 4], src_pipe = "PIPE_MTE2"}} : index')
+    ck = compile_module(parse_module(text))["fma"]
+    assert "event=((((t%2)==0)*1)+(((t%2)==1)*4))" in ck.assembly()
+    x = np.arange(9000, dtype=np.float32)
+    (out,), _ = run_kernel(ck, [x, x, x], {"s0": 9000})
+    np.testing.assert_array_equal(out, x * x + x)

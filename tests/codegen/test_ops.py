@@ -127,9 +127,34 @@ def test_row_broadcast_and_row_reduce_2d():
         np.testing.assert_array_equal(out, x - x.max(1, keepdims=True))
 
 
-def test_bf16_arithmetic_is_reported():
-    bufs = {"x": "bf16", "o": "bf16"}
-    body = [f'hivm.vunary %u_x, %u_o, %n {{fun = "exp"}} : memref<{CAP}xbf16, ub>, memref<{CAP}xbf16, ub>, index']
-    text = single_tile({"x": "f16", "o": "f16"}, body, ["o"], ["x"]).replace("xf16", "xbf16")
-    with pytest.raises(CodegenError, match="bf16"):
+def _bf16_kernel(body_fun: str, binary: bool):
+    ty = f"memref<{CAP}xbf16, ub>"
+    if binary:
+        body = [f'hivm.vbinary %u_x, %u_y, %u_o, %n {{fun = "{body_fun}"}} : {ty}, {ty}, {ty}, index']
+        bufs, ins = {"x": "f16", "y": "f16", "o": "f16"}, ["x", "y"]
+    else:
+        body = [f'hivm.vunary %u_x, %u_o, %n {{fun = "{body_fun}"}} : {ty}, {ty}, index']
+        bufs, ins = {"x": "f16", "o": "f16"}, ["x"]
+    return single_tile(bufs, body, ["o"], ins).replace("xf16", "xbf16")
+
+
+def test_bf16_math_goes_through_f32():
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    rng = np.random.default_rng(5)
+    for fun, binary, ref in (("exp", False, np.exp), ("add", True, np.add), ("sigmoid", False,
+                                                                              lambda x: 1 / (1 + np.exp(-x)))):
+        ck = compile_module(parse_module(_bf16_kernel(fun, binary)))["k"]
+        assert "vconv dtype" not in ck.assembly() and "vconv src_dtype=bf16 dst_dtype=f32" in ck.assembly()
+        x, y = (rng.standard_normal(3000).astype(bf16) for _ in range(2))
+        (out,), _ = run_kernel(ck, [x, y] if binary else [x], {"s0": 3000})
+        want = (ref(x.astype(np.float32), y.astype(np.float32)) if binary else ref(x.astype(np.float32))).astype(bf16)
+        np.testing.assert_array_equal(out.astype(np.float32), want.astype(np.float32))
+
+
+def test_bf16_without_free_ub_is_reported():
+    text = _bf16_kernel("exp", False).replace("%u_o = hivm.alloc {offsets = [8192]}",
+                                              f"%u_o = hivm.alloc {{offsets = [{192 * 1024 - 8192}]}}")
+    with pytest.raises(CodegenError, match="bf16 arithmetic needs f32 scratch"):
         compile_module(parse_module(text))
