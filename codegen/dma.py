@@ -58,7 +58,26 @@ def _transfer(L, op, gm, ub, to_ub: bool) -> None:
     if not isinstance(gaddr, Imm) and gaddr != gm.addr:
         gaddr = L.b.mov(L.fresh(f"{'src' if to_ub else 'dst'}_gm"), gaddr)
     dims = [d for d, e in enumerate(extents) if _static(e) != 1]
+    dims, extents, gs, us = _merge(dims, extents, gs, us)
     _bursts(L, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub)
+
+
+def _merge(dims, extents, gs, us):
+    """Merge a dim into the next inner one when the inner dim is whole on both sides (static extent equal to the
+    stride ratio in GM and in UB): [len0, 8, 32] over strides [256, 32, 1] moves as one run of len0·256."""
+    ext, gs, us = list(extents), list(gs), list(us)
+    out = list(dims)
+    i = len(out) - 2
+    while i >= 0:
+        a, b = out[i], out[i + 1]
+        eb = _static(ext[b])
+        if eb is not None and _static(gs[a]) is not None and _static(gs[b]) is not None \
+                and _static(gs[a]) == eb * _static(gs[b]) and us[a] == eb * us[b]:
+            ea = _static(ext[a])
+            ext[b] = Imm(ea * eb) if ea is not None else _fold(ext[a] * eb)
+            del out[i]
+        i -= 1
+    return out, ext, gs, us
 
 
 def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub) -> None:

@@ -171,7 +171,10 @@ class KernelLowering:
                     raise CodegenError(self.func, f"index parameter %{a.name_hint} has no entry in 'tiling'")
                 self.taken.add(a.name_hint)
                 self.tiling_params.append(a.name_hint)
-                self.values[a] = Reg(a.name_hint)
+                t_expr = self.tiling[a.name_hint]
+                # Note: a parameter whose tiling expression is a constant is a compile-time constant (folds, merges
+                # DMA dims); it stays a kernel param so the launch interface does not depend on it.
+                self.values[a] = Imm(int(t_expr)) if t_expr.is_Integer else Reg(a.name_hint)
             elif isinstance(t, ScalarType):
                 name = self.fresh(a.name_hint, "s")
                 self.gm_params.append(name)  # a scalar kernel argument: passed by value, in argument order

@@ -569,34 +569,32 @@ def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
 
 
 def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
-    """dst[.., 0, c] = ⊕_r src[.., r, c]: dst = row 0, then dst ⊕= row r, r = 1 … e_d - 1."""
+    """dst[a, 0, c] = ⊕_r src[a, r, c]: dst = row 0, then dst ⊕= row r for r = 1 … e_d − 1; each step covers every
+    outer index a at once (one repeat per a, rows mode)."""
     _, comb = REDUCE[kind]
     shape = src.type.static_shape()
-    strides = src.static_strides()
-    dstrides = dst.static_strides()
+    strides, dstrides = src.static_strides(), dst.static_strides()
     es = src.es
     inner = ext[d + 1] if d + 1 < len(ext) else Imm(1)
     cap_inner = shape[d + 1] if d + 1 < len(shape) else 1
-
-    def one(prefix_src, prefix_dst):
-        row = lambda r: Operand(_fold(prefix_src + r * (strides[d] * es)), es, [1])
-        out = Operand(prefix_dst, es, [1])
-        flat(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [row(Imm(0)), out], inner, cap_inner)
-        barrier(L)
-        var = L.fresh("r")
-        with L.b.loop(var, 1, ext[d], 1) as r:
-            flat(L, _vec(L, "v" + comb, dtype, ["src0", "src1", "dst"]), [out, row(r), out], inner, cap_inner)
-            barrier(L)
-
     outer = [k for k in range(d) if _static(ext[k]) != 1]
-    if not outer:
-        return one(src.addr, dst.addr)
     if len(outer) > 1:
         raise CodegenError(op, "reduction with several outer dims")
-    k = outer[0]
-    var = L.fresh("o")
-    with L.b.loop(var, 0, ext[k], 1) as i:
-        one(_fold(src.addr + i * (strides[k] * es)), _fold(dst.addr + i * (dstrides[k] * es)))
+    if outer:
+        k = outer[0]
+        ext2, caps2 = [ext[k], inner], [shape[k], cap_inner]
+        row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es, [strides[k], 1])
+        out = Operand(dst.addr, es, [dstrides[k], 1])
+    else:
+        ext2, caps2 = [inner], [cap_inner]
+        row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es, [1])
+        out = Operand(dst.addr, es, [1])
+    region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [row(Imm(0)), out], ext2, caps2)
+    barrier(L)
+    var = L.fresh("r")
+    with L.b.loop(var, 1, ext[d], 1) as r:
+        region(L, _vec(L, "v" + comb, dtype, ["src0", "src1", "dst"]), [out, row(r), out], ext2, caps2)
+        barrier(L)
 
 
 # -- compare / select ------------------------------------------------------------------------------------------------
