@@ -142,9 +142,40 @@ def _binary(L, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
                                      src_rep=reps[0], dst_rep=reps[1])
 
         return region(L, emit, [src, dst], ext, caps)
-    block = splat(L, op, s, dtype)
-    ops = [src, block, dst] if a_is_buf else [block, src, dst]
-    region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
+    if src.addr != dst.addr:  # no aliasing: fill dst with the scalar, then dst = src fun dst element by element
+        def dup(addrs, repeat, mask, reps):
+            L.b.vdup(dtype, _fold(addrs[0]), s, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+
+        region(L, dup, [dst], ext, caps)
+        barrier(L)
+        ops = [src, dst, dst] if a_is_buf else [dst, src, dst]
+        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
+    if fun == "sub":  # s - x in place: -x, then + s (both exact)
+        _scalar_form(L, dtype, "muls", Imm(-1.0), [src, dst], ext, caps)
+        barrier(L)
+        return _scalar_form(L, dtype, "adds", s, [dst, dst], ext, caps)
+    if L.ub_bytes - L.scratch_base >= 256:  # in place: the scalar needs a block of its own
+        block = splat(L, op, s, dtype)
+        ops = [src, block, dst] if a_is_buf else [block, src, dst]
+        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
+    if fun == "div" and dtype in ("f16", "f32"):
+        # Note: in place with no free UB, x / s = x * (1 / s) and s / x = s * rec(x): within an ulp or two of the
+        # correctly rounded quotient (the only inexact lowering; docs/codegen.md).
+        if a_is_buf:
+            return _scalar_form(L, dtype, "muls", _fold(Imm(1.0) / s) if not isinstance(s, Imm) else
+                                Imm(1.0 / s.value), [src, dst], ext, caps)
+        region(L, _vec(L, "vrec", dtype, ["src", "dst"]), [src, dst], ext, caps)
+        barrier(L)
+        return _scalar_form(L, dtype, "muls", s, [dst, dst], ext, caps)
+    raise CodegenError(op, f"'{fun}' with a scalar operand, in place, with no UB free for the scalar's block")
+
+
+def _scalar_form(L, dtype, form, s, ops, ext, caps) -> None:
+    def emit(addrs, repeat, mask, reps):
+        getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), s, repeat=_fold(repeat), mask=_fold(mask),
+                                 src_rep=reps[0], dst_rep=reps[1])
+
+    region(L, emit, ops, ext, caps)
 
 
 def _via_f32(L, op, inputs, dst: Buf, ext, caps, body) -> None:

@@ -201,3 +201,29 @@ def test_middle_dim_reduction(kind):
         ref = x.sum(1) if kind == "sum" else x.max(1)
         np.testing.assert_allclose(out.reshape(ref.shape), ref, rtol=1e-6, atol=1e-6)
     assert "loop d" not in ck.assembly()  # the [rows, 8, 32] tile is contiguous: one burst, no per-row loop
+
+
+def test_scalar_operands_in_a_ub_filling_kernel():
+    """x / 3 and 2 - x have no vector-scalar instruction; the tile fills UB, so no scratch: dst takes the scalar."""
+    t = "tensor<s0x128xf32>"
+    ck = only_kernel(lower(_module(f"""
+  func.func @main(%x: {t}) -> ({t}) {{
+    %c = arith.constant {{value = 3.0}} : () -> f32
+    %d = arith.constant {{value = 2.0}} : () -> f32
+    %a = hfusion.elemwise_binary %x, %c {{fun = "div"}} : ({t}, f32) -> {t}
+    %b = hfusion.elemwise_binary %d, %a {{fun = "sub"}} : (f32, {t}) -> {t}
+    func.return %b : {t}
+  }}""")))
+    b = {"s0": 300}
+    (x,) = _inputs(ck, b)
+    (out,), _ = run_kernel(ck, [x], b)
+    np.testing.assert_array_equal(out.reshape(x.shape), np.float32(2) - x / np.float32(3))
+
+
+def test_pipeline_kernel_assembly_parses_back():
+    from simulator import parse, to_text
+
+    ck = only_kernel(lower(softmax("f16", 40)))
+    text = ck.assembly()
+    assert "# hivm.vbrc {dims = [1]}" in text and "vbrcb" in text
+    assert to_text(parse(text)) == to_text(ck.program)
