@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graph_passes.dialects.arith import BINARY_OPS
 
-from . import dma, scalar_ops, sync, vector_ops
+from . import broadcast, dma, mask_ops, reduce, scalar_ops, sync, vector_ops
 
 HOST_ONLY = ("hivm.launch",)
 
@@ -24,11 +24,11 @@ EMITTERS = {
     "hivm.copy": vector_ops.emit_copy,
     "hivm.vunary": vector_ops.emit_vunary,
     "hivm.vbinary": vector_ops.emit_vbinary,
-    "hivm.vcmp": vector_ops.emit_vcmp,
-    "hivm.vsel": vector_ops.emit_vsel,
+    "hivm.vcmp": mask_ops.emit_vcmp,
+    "hivm.vsel": mask_ops.emit_vsel,
     "hivm.vcast": vector_ops.emit_vcast,
-    "hivm.vbrc": vector_ops.emit_vbrc,
-    "hivm.vreduce": vector_ops.emit_vreduce,
+    "hivm.vbrc": broadcast.emit_vbrc,
+    "hivm.vreduce": reduce.emit_vreduce,
     "hivm.vtranspose": vector_ops.emit_vtranspose,
     "hivm.vfill": vector_ops.emit_vfill,
     # sync

@@ -16,7 +16,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-import sympy
 
 from graph_passes.ir.core import Operation
 from graph_passes.ir.sizes import SizeVars, expr_str

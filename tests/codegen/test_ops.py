@@ -113,7 +113,7 @@ def test_reduce_whole_1d(kind, ref, n):
 def test_row_broadcast_and_row_reduce_2d():
     cols = 200  # rows longer than one repeat (64 f32): the row reduction folds column chunks first
     bufs = {"x": "f32", "o": "f32"}
-    ub = f"memref<64x200xf32, ub>"
+    ub = "memref<64x200xf32, ub>"
     body = [f'hivm.vreduce %u_x, %u_r, %n, %c {{dims = [1], kind = "max"}} : {ub}, memref<64x1xf32, ub>, index, index',
             f"hivm.vbrc %u_r, %u_o, %n, %c {{dims = [1]}} : memref<64x1xf32, ub>, {ub}, index, index",
             f'hivm.vbinary %u_x, %u_o, %u_o, %n, %c {{fun = "sub"}} : {ub}, {ub}, {ub}, index, index']

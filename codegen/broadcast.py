@@ -1,0 +1,128 @@
+"""``hivm.vbrc`` → row broadcast (vcopy with a 0 stride along the broadcast dims) or column broadcast (vbrcb + vcopy
+with block stride 0); see docs/codegen.md."""
+
+from __future__ import annotations
+
+from simulator.expr import Imm, emin
+
+from .errors import CodegenError
+from .lowering import Buf
+from .vector import MAX_REPEAT, _fold, _static, counted, region
+from .vector_ops import _dtype, _operand, _region, _ub, _vec, barrier
+
+def emit_vbrc(L, op) -> None:
+    src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
+    dims = sorted(op.attributes["dims"])
+    rank = dst.type.rank
+    dtype = _dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
+    ext, caps = _region(L, op)
+    if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)
+        return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
+    if rank == 1 or (rank == 2 and dims == [1]):
+        return _column_broadcast(L, op, src, dst, dtype, ext)
+    raise CodegenError(op, f"broadcast along dims {dims} of a rank-{rank} buffer has no vector idiom here")
+
+
+def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
+    """dst[r, c] = src[r]: vbrcb puts src[r] in row r's first block, vcopy (block stride 0) spreads it::
+
+        rows [0, T0) (T0 = rows rounded down to 8):  vbrcb 8 rows per repeat into their own first blocks; spread
+        rows [T0, e0) when the tile's rows are not a multiple of 8 (vbrcb would write past the buffer): vbrcb
+            their values (from the aligned row Ts) as contiguous blocks into rows [B, T0) of dst, spread each
+            block over its row, then the main part overwrites rows [B, T0)
+    """
+    shape = dst.type.static_shape()
+    rows_cap, pitch = (1, shape[0]) if len(shape) == 1 else shape
+    e0, e1 = (Imm(1), ext[0]) if len(shape) == 1 else (ext[0], ext[1])
+    es = dst.es
+    pb = pitch * es  # row pitch in bytes
+    lanes = 256 // es
+    if pb % 32:
+        raise CodegenError(op, f"rows of {pb} B are not 32-B aligned")
+    T0 = rows_cap - rows_cap % 8
+    if T0 == 0:
+        return _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes)
+    if T0 != rows_cap:
+        align = max(8, 32 // es)  # vbrcb's source must start 32-B aligned
+        Ts = T0 - T0 % align
+        blocks = 256 * -(-(rows_cap - Ts) // 8)
+        B = T0 - -(-blocks // pb)
+        if B < 0:
+            raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: no room to stage the last "
+                                   f"{rows_cap - T0} rows' blocks")
+        with L.b.if_(e0 > T0):
+            L.b.vbrcb(dtype, _fold(dst.addr + B * pb), _fold(src.addr + Ts * es), repeat=_fold((e0 - Ts + 7) // 8), dst_blk=1,
+                      dst_rep=8)
+            barrier(L)
+            _spread(L, dtype, _fold(dst.addr + T0 * pb), _fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
+                    rows_cap - T0, pitch, lanes, dst_rep=pb // 32)
+            barrier(L)
+    groups = T0 // 8
+    step = 252  # vbrcb repeats per instruction: 8 source elements each, keeps the source 32-B aligned
+    n_rep = (e0 + 7) // 8 if T0 == rows_cap else emin((e0 + 7) // 8, groups)
+
+    def brcb(g):
+        rep = emin(step, n_rep - g * step) if groups > step else n_rep
+        L.b.vbrcb(dtype, _fold(dst.addr + g * (step * 8 * pb)), _fold(src.addr + g * (step * 8 * es)),
+                  repeat=_fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
+
+    if groups > step:
+        counted(L, "g", (n_rep + step - 1) // step, brcb, max_unroll=0)
+    else:
+        brcb(Imm(0))
+    barrier(L)
+    rows_main = e0 if T0 == rows_cap else _fold(emin(e0, T0))
+    _spread(L, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes)
+
+
+def _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes) -> None:
+    """Fewer than 8 rows: row 0's first 8 blocks get src[0..7]; rows 1.. spread their block from row 0, then row 0
+    spreads its own (block 0, rewritten with the same values)."""
+    if pb < 256:
+        raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: vbrcb needs 8 blocks of room")
+    L.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    barrier(L)
+    if rows_cap > 1:
+        def rest():
+            _spread(L, dtype, _fold(dst.addr + pb), _fold(dst.addr + 32), 1, _fold(e0 - 1), e1, rows_cap - 1, pitch,
+                    lanes, dst_rep=pb // 32)
+
+        if _static(e0) is None:
+            with L.b.if_(e0 > 1):
+                rest()
+        elif _static(e0) > 1:
+            rest()
+        barrier(L)
+    _spread(L, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32)
+
+
+def _spread(L, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None):
+    """vcopy the 32-B block at src (+ src_rep blocks per row) over e1 elements of each of e0 rows of dst."""
+    dst_rep = src_rep if dst_rep is None else dst_rep
+    e1s = _static(e1)
+
+    def chunk(c):
+        if cap1 <= lanes:
+            mask = e1
+        elif e1s is not None and isinstance(c, Imm):
+            mask = Imm(min(lanes, e1s - c.value * lanes))
+        else:
+            mask = _fold(emin(lanes, e1 - c * lanes))
+
+        def group(g):
+            rep = e0 if cap0 <= MAX_REPEAT else emin(MAX_REPEAT, e0 - g * MAX_REPEAT)
+            L.b.vcopy(dtype, _fold(dst + c * 256 + g * (MAX_REPEAT * dst_rep * 32)),
+                      _fold(src + g * (MAX_REPEAT * src_rep * 32)), repeat=_fold(rep), mask=mask, src_blk=0,
+                      src_rep=src_rep, dst_rep=dst_rep)
+
+        if cap0 <= MAX_REPEAT:
+            group(Imm(0))
+        else:
+            counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
+
+    if cap1 <= lanes:
+        chunk(Imm(0))
+    else:
+        counted(L, "c", Imm(-(-e1s // lanes)) if e1s is not None else (e1 + lanes - 1) // lanes, chunk)
+
+

@@ -1,0 +1,112 @@
+"""``hivm.vcmp`` / ``hivm.vsel`` on packed bit masks in UB (bit c of row r at byte r·pitch + c/8); see
+docs/codegen.md."""
+
+from __future__ import annotations
+
+from graph_passes.ir.types import MemRefType
+from simulator.expr import Imm, emin
+
+from .errors import CodegenError
+from .lowering import Buf
+from .vector import _fold, _static, counted
+from .vector_ops import _dtype, _ub
+
+def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
+    """Run ``body(row data addrs, row mask addr, n)`` per row (bit c of row r at byte r·pitch + c/8)."""
+    shape = mask_buf.type.static_shape()
+    if len(shape) == 1:
+        return body([b.addr for b in data], mask_buf.addr, ext[0], shape[0])
+    if len(shape) != 2:
+        raise CodegenError(op, "compare/select on buffers of rank > 2")
+    if shape[1] % 32 and shape[0] > 1:
+        raise CodegenError(op, f"i1 rows of {shape[1]} B are not 32-B aligned")
+    var = L.fresh("r")
+    with L.b.loop(var, 0, ext[0], 1) as r:
+        body([_fold(b.addr + r * (b.static_strides()[0] * b.es)) for b in data], _fold(mask_buf.addr + r * shape[1]),
+             ext[1], shape[1])
+
+
+def _bit_flat(L, op, n, cap, lanes, emit) -> None:
+    """Emit over n elements so that every instruction's bit-mask address (element k at byte k / 8) is 32-B aligned:
+    whole groups of q = 256 / lanes repeats, then the remaining repeats in one instruction with a full mask. That
+    last instruction also computes the lanes after n up to the next repeat boundary (inside the buffer when its
+    capacity is a multiple of lanes; those lanes are not valid data and never stored)."""
+    q = 256 // lanes  # repeats per 32 B of mask bits
+    nv = _static(n)
+    if nv is not None and (nv % lanes == 0 or (nv // lanes) % q == 0):
+        done, full, tail = 0, nv // lanes, nv % lanes
+        while full:
+            r = min(252, full)
+            emit(done, Imm(r), Imm(lanes))
+            done += r * lanes
+            full -= r
+        if tail:
+            emit(done, Imm(1), Imm(tail))
+        return
+    if cap % lanes:
+        raise CodegenError(op, f"compare/select over {cap} elements (not a multiple of {lanes}): the bit mask of a "
+                               f"partial tail would start at an unaligned UB address")
+    if cap <= lanes:
+        emit(0, Imm(1), n)
+        return
+    reps = L.mov("reps", (n + lanes - 1) // lanes)
+    main = L.mov("main", reps - reps % q)
+    if cap // lanes > 252:
+        counted(L, "g", (main + 251) // 252, lambda g: emit(g * (252 * lanes), _fold(emin(252, main - g * 252)),
+                                                             Imm(lanes)), max_unroll=0)
+    else:
+        with L.b.if_(main > 0):
+            emit(0, main, Imm(lanes))
+    with L.b.if_(reps > main):
+        emit(main * lanes, reps - main, Imm(lanes))
+
+
+def emit_vcmp(L, op) -> None:
+    a_v, b_v, dst_v = op.buffers
+    dst = _ub(L, op, dst_v)
+    pred = op.attributes["predicate"]
+    if not isinstance(a_v.type, MemRefType):
+        a_v, b_v = b_v, a_v
+        pred = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}.get(pred, pred)
+    a = _ub(L, op, a_v)
+    dtype = _dtype(op, a.type, ("f16", "f32", "i32"))
+    lanes = 256 // a.es
+    scalar = not isinstance(b_v.type, MemRefType)
+    data = [a] if scalar else [a, _ub(L, op, b_v)]
+    ext = [L.index(v) for v in op.indices]
+
+    def body(addrs, bits, n, cap):
+        def emit(k, repeat, mask):
+            kw = dict(repeat=repeat, mask=mask)
+            if scalar:
+                getattr(L.b, "vcmps_" + pred)(dtype, _fold(bits + k // 8), _fold(addrs[0] + k * a.es),
+                                              scalar=L.scalar(b_v), **kw)
+            else:
+                getattr(L.b, "vcmp_" + pred)(dtype, _fold(bits + k // 8), _fold(addrs[0] + k * a.es),
+                                             _fold(addrs[1] + k * a.es), **kw)
+
+        _bit_flat(L, op, n, cap, lanes, emit)
+
+    _bit_rows(L, op, data, dst, ext, body)
+
+
+def emit_vsel(L, op) -> None:
+    c_v, t_v, f_v, dst_v = op.buffers
+    dst = _ub(L, op, dst_v)
+    if not all(isinstance(v.type, MemRefType) for v in (c_v, t_v, f_v)):
+        raise CodegenError(op, "select with a scalar operand (vsel takes vectors)")
+    cond, t, f = _ub(L, op, c_v), _ub(L, op, t_v), _ub(L, op, f_v)
+    dtype = _dtype(op, dst.type, ("f16", "f32"))
+    lanes = 256 // dst.es
+    ext = [L.index(v) for v in op.indices]
+
+    def body(addrs, bits, n, cap):
+        def emit(k, repeat, mask):
+            L.b.vsel(dtype, _fold(addrs[2] + k * dst.es), _fold(bits + k // 8), _fold(addrs[0] + k * dst.es),
+                     _fold(addrs[1] + k * dst.es), repeat=repeat, mask=mask)
+
+        _bit_flat(L, op, n, cap, lanes, emit)
+
+    _bit_rows(L, op, [t, f, dst], cond, ext, body)
+
+

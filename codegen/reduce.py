@@ -1,0 +1,165 @@
+"""``hivm.vreduce`` → vcadd/vcmax/vcmin per row (last dim), per-repeat partials level by level (a whole 1-D buffer),
+or elementwise accumulation of rows (a non-last dim); see docs/codegen.md."""
+
+from __future__ import annotations
+
+from simulator.expr import Imm, emin
+
+from .errors import CodegenError
+from .lowering import Buf
+from .vector import MAX_REPEAT, Operand, _fold, _static, counted, region
+from .vector_ops import _dtype, _ub, _vec, barrier
+
+REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min")}  # (vcadd/vcmax/vcmin, combine)
+
+
+def emit_vreduce(L, op) -> None:
+    src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
+    kind = op.attributes["kind"]
+    dims = sorted(op.attributes["dims"])
+    if kind not in REDUCE:
+        raise CodegenError(op, f"reduction kind '{kind}' has no vector instruction (sum, max, min)")
+    dtype = _dtype(op, src.type, ("f16", "f32"))
+    if dst.dtype != src.dtype:
+        raise CodegenError(op, f"reduces {src.dtype} into {dst.dtype}")
+    ext = [L.index(v) for v in op.indices]
+    shape = src.type.static_shape()
+    rank = len(shape)
+    if len(dims) != 1:
+        raise CodegenError(op, f"reduces several dims {dims} at once")
+    d = dims[0]
+    if d == rank - 1 and rank == 1:
+        return _reduce_all(L, op, kind, dtype, src.addr, dst.addr, ext[0], shape[0], src.es)
+    if d == rank - 1 and rank == 2:
+        return _reduce_rows(L, op, kind, dtype, src, dst, ext)
+    if d < rank - 1 and all(_static(e) == 1 for e in ext[d + 2 :]):
+        return _reduce_outer(L, op, kind, dtype, src, dst, ext, d)
+    raise CodegenError(op, f"reduction over dim {d} of a rank-{rank} buffer has no vector idiom here")
+
+
+def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
+    """dst[r] = ⊕ src[r, :e1] for r < e0 (dst is [R, 1]: contiguous)."""
+    red, comb = REDUCE[kind]
+    R, P = src.type.static_shape()
+    es = src.es
+    lanes = 256 // es
+    e0, e1 = ext
+    pitch = P * es // 32
+    if (P * es) % 32:
+        raise CodegenError(op, f"rows of {P * es} B are not 32-B aligned")
+
+    def vred(d_addr, s_addr, repeat, mask, src_rep):
+        getattr(L.b, {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[red])(
+            dtype, d_addr, s_addr, repeat=_fold(repeat), mask=_fold(mask), src_rep=src_rep)
+
+    if P <= lanes:  # one repeat per row
+        def group(g):
+            rep = emin(MAX_REPEAT, e0 - g * MAX_REPEAT) if R > MAX_REPEAT else e0
+            vred(_fold(dst.addr + g * (MAX_REPEAT * es)), _fold(src.addr + g * (MAX_REPEAT * P * es)), rep, e1, pitch)
+
+        return counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0) if R > MAX_REPEAT \
+            else group(Imm(0))
+    # rows longer than one repeat: fold the column chunks into a scratch row per row, then reduce it
+    free = L.ub_bytes - L.scratch_base
+    G = min(R, MAX_REPEAT, free // 256)
+    if G < 1:
+        raise CodegenError(op, "a row reduction needs a 256-B scratch row per row; no UB is free above the plan")
+    S = L.scratch(G * 256, "a row reduction")
+    n_chunks = (e1 + lanes - 1) // lanes
+
+    def group(g):
+        rows_here = _fold(emin(G, e0 - g * G)) if R > G else e0
+        base = _fold(src.addr + g * (G * P * es))
+        barrier(L)
+        L.b.vcopy(dtype, S, base, repeat=rows_here, mask=_fold(emin(lanes, e1)), src_rep=pitch, dst_rep=8)
+        barrier(L)
+
+        def chunk(c):
+            getattr(L.b, "v" + comb)(dtype, S, S, _fold(base + c * 256), repeat=rows_here,
+                                     mask=_fold(emin(lanes, e1 - c * lanes)), dst_rep=8, src0_rep=8, src1_rep=pitch)
+            barrier(L)
+
+        var = L.fresh("c")
+        with L.b.loop(var, 1, n_chunks, 1) as c:
+            chunk(c)
+        vred(_fold(dst.addr + g * (G * es)), S, rows_here, emin(lanes, e1), 8)
+
+    if R > G:
+        counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)
+    else:
+        group(Imm(0))
+    barrier(L)
+
+
+def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
+    """dst[0] = ⊕ src[:n]: per-repeat partials (vcadd …) into scratch, level by level until one value remains."""
+    mnem = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[REDUCE[kind][0]]
+    lanes = 256 // es
+    if cap <= lanes:
+        getattr(L.b, mnem)(dtype, d_addr, s_addr, repeat=1, mask=_fold(n))
+        return
+    parts = -(-cap // lanes)
+    S = L.scratch(parts * es, "a whole-buffer reduction")
+    nv = _static(n)
+    full = Imm(nv // lanes) if nv is not None else L.mov("full", n // lanes)
+    tail = Imm(nv % lanes) if nv is not None else L.mov("tail", n % lanes)
+
+    def group(g):
+        rep = emin(MAX_REPEAT, full - g * MAX_REPEAT) if cap // lanes > MAX_REPEAT else full
+        getattr(L.b, mnem)(dtype, _fold(S + g * (MAX_REPEAT * es)), _fold(s_addr + g * (MAX_REPEAT * 256)),
+                           repeat=_fold(rep), mask=lanes)
+
+    barrier(L)
+    if cap // lanes > MAX_REPEAT:
+        counted(L, "g", (full + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
+    elif nv is None:
+        with L.b.if_(full > 0):
+            group(Imm(0))
+    elif nv >= lanes:
+        group(Imm(0))
+
+    def last():
+        getattr(L.b, mnem)(dtype, _fold(S + full * es), _fold(s_addr + full * 256), repeat=1, mask=tail)
+
+    if nv is None:
+        with L.b.if_(tail > 0):
+            last()
+    elif nv % lanes:
+        last()
+    barrier(L)
+    L.scratch_base += -(-parts * es // 32) * 32  # the next level must not overwrite these partials
+    try:
+        _reduce_all(L, op, kind, dtype, Imm(S), d_addr, _fold((n + lanes - 1) // lanes), parts, es)
+    finally:
+        L.scratch_base -= -(-parts * es // 32) * 32
+
+
+def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
+    """dst[a, 0, c] = ⊕_r src[a, r, c]: dst = row 0, then dst ⊕= row r for r = 1 … e_d − 1; each step covers every
+    outer index a at once (one repeat per a, rows mode)."""
+    _, comb = REDUCE[kind]
+    shape = src.type.static_shape()
+    strides, dstrides = src.static_strides(), dst.static_strides()
+    es = src.es
+    inner = ext[d + 1] if d + 1 < len(ext) else Imm(1)
+    cap_inner = shape[d + 1] if d + 1 < len(shape) else 1
+    outer = [k for k in range(d) if _static(ext[k]) != 1]
+    if len(outer) > 1:
+        raise CodegenError(op, "reduction with several outer dims")
+    if outer:
+        k = outer[0]
+        ext2, caps2 = [ext[k], inner], [shape[k], cap_inner]
+        row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es, [strides[k], 1])
+        out = Operand(dst.addr, es, [dstrides[k], 1])
+    else:
+        ext2, caps2 = [inner], [cap_inner]
+        row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es, [1])
+        out = Operand(dst.addr, es, [1])
+    region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [row(Imm(0)), out], ext2, caps2)
+    barrier(L)
+    var = L.fresh("r")
+    with L.b.loop(var, 1, ext[d], 1) as r:
+        region(L, _vec(L, "v" + comb, dtype, ["src0", "src1", "dst"]), [out, row(r), out], ext2, caps2)
+        barrier(L)
+
+
