@@ -113,8 +113,12 @@ class Interpreter:
             raise InterpreterError(f"{op.loc or '<unknown>'}: '{op.name}' failed: {type(e).__name__}: {e}") from e
         if op.has_trait(Terminator):
             return list(out)
-        variadic = any(n.startswith("*") for n in op.result_names)
-        results = [] if out is None else (list(out) if variadic or len(op.results) != 1 else [out])
+        if out is None:
+            results = []
+        elif isinstance(out, (list, tuple)) and (len(op.results) != 1 or _variadic_results(op)):
+            results = list(out)  # several results, or a variadic result list (func.call, scf.for)
+        else:
+            results = [out]
         if len(results) != len(op.results):
             raise InterpreterError(f"{op.loc}: '{op.name}' produced {len(results)} values for {len(op.results)}")
         for r, v in zip(op.results, results):
@@ -128,6 +132,10 @@ class Interpreter:
         if not isinstance(v, torch.Tensor) or tuple(v.shape) != want or v.dtype != torch_dtype(t.dtype):
             got = f"{v.dtype} {tuple(v.shape)}" if isinstance(v, torch.Tensor) else repr(v)
             raise InterpreterError(f"{op.loc or '<unknown>'}: '{op.name}' produced {got}, its type is {t} = {want}")
+
+
+def _variadic_results(op: Operation) -> bool:
+    return any(n.startswith("*") for n in op.result_names)
 
 
 def interpret(module: Operation, args, bindings: dict[str, int] | None = None, func: str = "main") -> list:
