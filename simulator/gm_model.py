@@ -1,34 +1,52 @@
-"""Global-memory timing: the PTO per-transfer curve, L2 residency in 512-B lines, shared DDR bandwidth.
+"""Global-memory timing: the PTO per-transfer curve, L2 residency in 512-B lines, chip-shared DDR bandwidth.
 
 A DMA of n bursts of L bytes (each burst rounded up to whole 32-B granules, the DMA unit: `gbytes`),
-touching `lines` distinct 512-B GM lines:
+touching `lines` distinct 512-B GM lines, starts on the core's GM port at port_start = max(start, port free):
 
-    curve  = (dma_half_bytes + gbytes) / dma_peak_bpc                 # PTO fit, cycles at the chip clock
-    port   = new_lines*512 / ddr_share + hit_gbytes / l2_read_bpc      # reads  (CANN-INI ddr_rate, l2_rate)
-           = gbytes / min(l2_write_bpc, ddr_share)                      # writes (drain to DDR eventually)
-    end    = max(start + curve, port_start + port)
+    curve    = (dma_half_bytes + gbytes) / dma_peak_bpc           # PTO fit, cycles at the chip clock
+    reads:   total = new_lines*512 + hit_bytes                     # a miss fills whole lines from DDR
+             port  = total / l2_read_bpc                           # CANN-INI l2_read_rate, the core's port
+             ddr   = DDR ledger: new_lines*512 bytes from port_start, at most l2_read_bpc * new/total B/cycle
+             lines already in L2 but still being filled (by any core) are not ready before their fill time
+    writes:  port  = gbytes / l2_write_bpc, ddr = DDR ledger: gbytes from port_start at most l2_write_bpc
+    end      = max(start + curve, port_start + port, ddr end, fill time of the hit lines)
+
+DDR ledger: HARDWARE.md ("treat GM bandwidth as a chip-level resource shared by all active cores"). The
+chip's DDR bandwidth is CANN-INI `ddr_rate` x AI cores (768 B/cycle on 910B1, 1.42 TB/s). Time is cut into
+slots of `SLOT` cycles, each holding at most 768 x SLOT DDR bytes; a transfer takes what is left in each
+slot from its port start on, up to its own port rate, until its DDR bytes are served. Transfers reserve in
+global start order (schedule.py), so earlier requests are served first (first come, first served); the
+chip never exceeds its DDR bandwidth, and a core gets more than 1/24 of it when other cores are not
+transferring (dynamic sharing; the previous model split it evenly over the launch's cores).
+
+Writes are charged to DDR when they happen (write-through accounting: an L2 write-back that defers the
+drain past the kernel's end is not modelled), so a store-bound kernel cannot beat the DDR roofline.
 
 Alignment penalty (ASCENDC: GM addresses aligned to 512 B run fastest): a read that misses L2 fills whole
 512-B lines from DDR, so misaligned or narrow bursts pay DDR bandwidth for bytes they do not use, and a
-burst that is not a multiple of 32 B pays for its last partial granule. `ddr_share = ddr_bpc_per_core *
-aic_cores / active_cores`: the chip DDR bandwidth split evenly between the cores of the launch (the
-documented simplification of dynamic sharing). `port` is serialized per core across its GM clients (MTE2,
-MTE3, FIX), so a core never exceeds its share. L2: a line becomes resident on first touch in a launch (in
-global start order, see schedule.py); when the resident set would exceed the L2 size it is flushed (crude).
+burst that is not a multiple of 32 B pays for its last partial granule. `port` is serialized per core
+across its GM clients (MTE2, MTE3, FIX). L2: a line becomes resident on first touch in a launch (in global
+start order) and ready when its fill completes (lines of one transfer fill in address order, linearly over
+the transfer); when the resident set would exceed the L2 size it is flushed (crude).
 """
 from __future__ import annotations
 
 import numpy as np
 
+SLOT = 64  # model: DDR ledger resolution in cycles (a numerical resolution, not a hardware figure)
+
 
 class GmModel:
     def __init__(self, chip, active_cores: int, gm_size: int):
         self.chip = chip
+        self.active_cores = active_cores  # kept for callers; DDR sharing is dynamic (see the ledger)
         self.line = chip.gm_line_bytes
         self.resident = np.zeros(gm_size // self.line + 2, dtype=bool)
+        self.ready = np.zeros(gm_size // self.line + 2, dtype=np.float64)  # fill completion per line
         self.n_resident = 0
         self.l2_lines = chip.l2_bytes // self.line
-        self.ddr_share = chip.ddr_bpc_chip / max(1, active_cores)
+        self.slot_cap = float(chip.ddr_bpc_chip * SLOT)
+        self.used = np.zeros(4096, dtype=np.float64)  # DDR bytes reserved per slot
         self.peak = chip.dma_peak_bpc
         self.ddr_bytes = 0
         self.l2_hit_bytes = 0
@@ -43,6 +61,31 @@ class GmModel:
         idx = lo[:, None] + np.arange(span)
         idx = idx[idx <= hi[:, None]]
         return np.unique(idx)
+
+    def reserve(self, t0: float, nbytes: float, rate: float) -> float:
+        """Serve `nbytes` of DDR traffic from time t0 at most `rate` B/cycle, in what the chip has left;
+        return the time the last byte is served."""
+        if nbytes <= 0:
+            return t0
+        i0 = int(t0 // SLOT)
+        n = int(nbytes / rate / SLOT) + 2
+        while True:
+            if i0 + n > len(self.used):
+                self.used = np.concatenate([self.used, np.zeros(max(len(self.used), i0 + n), np.float64)])
+            free = np.maximum(self.slot_cap - self.used[i0:i0 + n], 0.0)
+            dur = np.full(n, float(SLOT))
+            dur[0] = (i0 + 1) * SLOT - t0
+            take = np.minimum(rate * dur, free)
+            cum = np.cumsum(take)
+            if cum[-1] >= nbytes:
+                break
+            n *= 2
+        j = int(np.searchsorted(cum, nbytes))
+        need = nbytes - (cum[j - 1] if j else 0.0)
+        self.used[i0:i0 + j] += take[:j]
+        self.used[i0 + j] += need
+        sj = t0 if j == 0 else (i0 + j) * SLOT
+        return sj + need * dur[j] / take[j]
 
     def transfer(self, starts, length: int, write: bool, port_free: float, start: float,
                  path_cap_bpc: float | None = None) -> tuple[float, float]:
@@ -59,21 +102,35 @@ class GmModel:
         res = self.resident[lines]
         hits = int(res.sum())
         new = nl - hits
+        port_start = max(start, port_free)
+        wait_fill = 0.0
         if write:
-            port = gbytes / min(self.chip.l2_write_bpc, self.ddr_share)
+            rate = self.chip.l2_write_bpc
+            port_end = max(port_start + gbytes / rate, self.reserve(port_start, gbytes, rate))
             self.ddr_bytes += gbytes
         else:
             hit_bytes = gbytes * hits / nl
-            port = new * self.line / self.ddr_share + hit_bytes / self.chip.l2_read_bpc
-            self.ddr_bytes += new * self.line
+            ddr = new * self.line
+            total = ddr + hit_bytes
+            rate = self.chip.l2_read_bpc
+            port_end = port_start + total / rate
+            if ddr:
+                port_end = max(port_end, self.reserve(port_start, ddr, rate * ddr / total))
+            if hits:
+                wait_fill = float(self.ready[lines[res]].max())
+            self.ddr_bytes += ddr
             self.l2_hit_bytes += int(hit_bytes)
         if new:
             if self.n_resident + new > self.l2_lines:
                 self.resident[:] = False
                 self.n_resident = 0
+                res = np.zeros(nl, dtype=bool)
                 new = nl
-            self.resident[lines] = True
+            fresh = lines[~res]
+            self.resident[fresh] = True
             self.n_resident += new
-        port_start = max(start, port_free)
-        port_end = port_start + port
-        return max(start + curve, port_end), port_end
+            # lines of this transfer arrive in address order, linearly over its port time
+            pos = np.nonzero(~res)[0] + 1
+            self.ready[fresh] = port_start + (port_end - port_start) * pos / nl
+        end = max(start + curve, port_end, wait_fill)
+        return end, port_end
