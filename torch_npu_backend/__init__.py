@@ -1,13 +1,14 @@
-"""``torch.compile(model, backend="npu")``: compile like AscendNPU-IR, run (for now) with the reference interpreter.
+"""``torch.compile(model, backend="npu")``: compile like AscendNPU-IR, run the kernels on the simulator.
 
-Public API: :func:`compile_graph`, :class:`NpuOptions`, :data:`COUNTERS` (compile statistics),
-:func:`interpret` (the reference interpreter), :func:`register_backends`.
+Public API: :func:`compile_graph`, :class:`NpuOptions`, :data:`COUNTERS` (compile and run statistics),
+:func:`profile` (per-launch records), :func:`interpret` (the reference interpreter), :func:`register_backends`.
 """
 
 from __future__ import annotations
 
 from .backend import npu_backend, npu_sim_backend, register_backends
 from .options import NpuOptions, OptionsError
+from .profiling import KernelRecord, Profile, profile
 from .stats import COUNTERS
 
 
@@ -27,4 +28,4 @@ def __getattr__(name):
 AVAILABLE_BACKENDS = register_backends()
 
 __all__ = ["compile_graph", "interpret", "NpuOptions", "OptionsError", "COUNTERS", "npu_backend", "npu_sim_backend",
-           "register_backends", "AVAILABLE_BACKENDS"]  # fmt: skip
+           "register_backends", "AVAILABLE_BACKENDS", "profile", "Profile", "KernelRecord"]  # fmt: skip

@@ -1,4 +1,13 @@
-"""``compile_graph``: one aten FX graph → a :class:`CompiledGraph` (import, verify, run the pipeline, dump)."""
+"""``compile_graph``: one aten FX graph → a :class:`CompiledGraph`.
+
+execute="simulate" (the default)::
+
+    import → verify → hfusion_pipeline (fuse, flatten, kinds)            dumps: NNN_<pass>.mlir
+           → lower_with_retry (auto-schedule … inject-sync; the memory-plan retry ladder)   dumps: lowering/
+           → codegen per HIVM kernel                                      dumps: kernel_<name>.s, host_plan.mlir
+
+execute="interpret": import → verify → ``options.pipeline`` → run @main in the reference interpreter.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +19,20 @@ from graph_passes.ir.verifier import verify
 
 from .importer import import_graph
 from .options import NpuOptions
-from .runtime import CompiledGraph
+from .runtime import CompiledGraph, KernelInfo
 from .stats import COUNTERS
 
 FX_GRAPH_DUMP = "000_fx_graph.txt"
+LOWERING_DUMPS = "lowering"
+HOST_PLAN_DUMP = "host_plan.mlir"
+LADDER_DUMP = "retry_ladder.txt"
+PASS_REPORT_DUMP = "passes.txt"
 
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOptions | dict | None = None, *,
                   kind: str = "inference") -> CompiledGraph:  # fmt: skip
     """Compile one aten graph (as AOTAutograd hands it over) for execution; ``kind`` names it in dumps/counters."""
-    from graph_passes.passes import PassManager
+    from graph_passes.passes import PassContext, PassManager
 
     options = options if isinstance(options, NpuOptions) else NpuOptions.from_dict(options)
     index = COUNTERS["graphs_compiled"]
@@ -34,15 +47,76 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     result = import_graph(gm, target=options.chip)
     if options.verify:
         verify(result.module)
-    pm = PassManager.from_pipeline(options.pipeline, verify=options.verify, debug_dir=debug_dir)
-    pass_ctx = pm.run(result.module)
-    return CompiledGraph(
-        name=name,
-        module=result.module,
-        outputs=result.outputs,
-        symbol_args=result.symbol_args,
-        options=options,
-        debug_dir=debug_dir,
-        pass_context=pass_ctx,
-        stats={"lowered": len(result.lowered)},
-    )
+    graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,
+                          options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)})  # fmt: skip
+    if options.execute == "interpret":
+        pm = PassManager.from_pipeline(options.pipeline, verify=options.verify, debug_dir=debug_dir)
+        graph.pass_context = pm.run(result.module)
+        return graph
+    ctx = PassContext()
+    _lower(graph, result.module, options, ctx, debug_dir)
+    return graph
+
+
+def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) -> None:
+    """HFusion pipeline, the retry ladder down to HIVM, codegen; fills ``graph.module/tensor_module/kernels``."""
+    from codegen import CodegenError, compile_kernel
+    from graph_passes.passes import PassManager
+    from graph_passes.pipelines import hfusion_pipeline, lower_with_retry
+
+    popts = options.pipeline_options()
+    PassManager.from_pipeline(hfusion_pipeline(popts), verify=options.verify, debug_dir=debug_dir).run(module, ctx)
+    lowering_dir = os.path.join(debug_dir, LOWERING_DUMPS) if debug_dir else None
+    ladder = lower_with_retry(module, popts, verify=options.verify, debug_dir=lowering_dir, ctx=ctx)
+    graph.tensor_module, graph.module, graph.pass_context, graph.ladder = module, ladder.module, ctx, ladder.attempts
+    COUNTERS["ladder_retries"] += len(ladder.attempts)
+    for f in ladder.module.functions:
+        if not f.attributes.get("kernel"):
+            continue
+        name = f.sym_name
+        info = KernelInfo(name, f.attributes.get("fusion_kind"), f.attributes.get("core_type"),
+                          _source(module.lookup(name) or f))  # fmt: skip
+        unsupported = f.attributes.get("hivm.unsupported")
+        if unsupported is not None:
+            info.reason = _unsupported_reason(info.core_type, unsupported)
+        else:
+            try:
+                info.compiled = compile_kernel(f, ladder.module)
+            except CodegenError as e:
+                info.reason = f"codegen: {e}"
+        COUNTERS["kernels_compiled" if info.compiled is not None else "kernels_left_interpreted"] += 1
+        graph.kernels[name] = info
+    if debug_dir:
+        _dump(graph, debug_dir)
+
+
+def _unsupported_reason(core_type: str | None, op_name: str) -> str:
+    if core_type in ("AIC", "MIX"):
+        return f"cube kernel ({core_type}, {op_name}): the cube pipeline is not built yet"
+    return f"not lowered to HIVM: {op_name} (hivm.unsupported)"
+
+
+def _source(kernel) -> tuple[str, ...]:
+    """The FX nodes a kernel came from: its ops' locations, in body order, without repeats."""
+    locs = dict.fromkeys(op.loc for op in kernel.walk() if op is not kernel and op.loc)
+    return tuple(str(loc).strip('"') for loc in locs)
+
+
+def _dump(graph: CompiledGraph, debug_dir: str) -> None:
+    from graph_passes.ir.printer import print_module
+
+    for name, info in graph.kernels.items():
+        if info.compiled is not None:
+            with open(os.path.join(debug_dir, f"kernel_{name}.s"), "w") as f:
+                f.write(info.compiled.assembly() + "\n")
+    with open(os.path.join(debug_dir, HOST_PLAN_DUMP), "w") as f:
+        f.write("// host plan: the host function; hivm.launch runs a kernel on the simulator, func.call of a kernel\n"
+                "// runs it in the reference interpreter\n")
+        for name, info in graph.kernels.items():
+            where = "simulator" if info.compiled is not None else f"interpreter ({info.reason})"
+            f.write(f"// @{name} [{info.fusion_kind}] -> {where}\n")
+        f.write(print_module(graph.module.lookup("main")) + "\n")
+    with open(os.path.join(debug_dir, LADDER_DUMP), "w") as f:
+        f.write("".join(f"failed: {a}\n" for a in graph.ladder) + "ok\n")
+    with open(os.path.join(debug_dir, PASS_REPORT_DUMP), "w") as f:
+        f.write(graph.pass_context.report() + "\n")

@@ -46,9 +46,14 @@ def rule(*names: str):
 
 
 class Interpreter:
-    def __init__(self, module: Operation, bindings: dict[str, int] | None = None):
+    """Runs functions of ``module``. ``launcher`` (the runtime's simulate mode) executes ``hivm.launch`` and the
+    ``func.call`` of a device kernel (see ``runtime.Launcher``); without one, a kernel call is interpreted and a
+    ``hivm.launch`` is an error."""
+
+    def __init__(self, module: Operation, bindings: dict[str, int] | None = None, launcher=None):
         self.module = module
         self.bindings: dict[str, int] = dict(bindings or {})
+        self.launcher = launcher
         self._cache: dict = {}
 
     # -- sizes -------------------------------------------------------------------------------------------
@@ -164,7 +169,19 @@ def _terminator(interp, op, *values):
 
 @rule("func.call")
 def _call(interp, op, *args):
+    if interp.launcher is not None:
+        callee = interp.module.lookup(op.attributes["callee"])
+        if callee is not None and callee.attributes.get("kernel"):
+            return interp.launcher.call_kernel(interp, op, args)  # a kernel left at tensor level: counted, reported
     return interp.call(op.attributes["callee"], args)
+
+
+@rule("hivm.launch")
+def _launch(interp, op, *args):
+    if interp.launcher is None:
+        raise InterpreterError(f"{op.loc or '<unknown>'}: hivm.launch of @{op.attributes['callee']} needs a launcher "
+                               "(the runtime's simulate mode); the reference interpreter does not run HIVM")
+    return interp.launcher.launch(interp, op, args)
 
 
 @rule("annotation.mark")

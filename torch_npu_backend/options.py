@@ -11,10 +11,12 @@ import dataclasses
 import os
 from dataclasses import dataclass, fields
 
-EXECUTE_MODES = ("interpret",)
-"""How compiled graphs run. Only the reference interpreter exists so far; "simulate" comes with codegen."""
+EXECUTE_MODES = ("simulate", "interpret")
+"""How compiled graphs run: "simulate" (the default) lowers every vector kernel to HIVM, compiles it and launches it
+on the simulator; "interpret" runs the HFusion IR with the reference interpreter (a debug mode)."""
 
 CHIPS = ("ascend910b1",)
+SYNC_MODES = ("normal", "barrier-all")
 DEFAULT_PIPELINE = "canonicalize,cse"
 DEBUG_ENV_VARS = ("NPU_COMPILE_DEBUG", "TORCH_COMPILE_DEBUG")
 DEFAULT_DEBUG_ROOT = "npu_debug"
@@ -26,30 +28,47 @@ class OptionsError(ValueError):
 
 @dataclass(frozen=True)
 class NpuOptions:
-    """Options of one ``torch.compile(..., backend="npu")`` call."""
+    """Options of one ``torch.compile(..., backend="npu")`` call (docs/runtime.md has the table)."""
 
-    execute: str = "interpret"
-    """"interpret": run the HFusion IR with the reference interpreter (the only mode for now)."""
+    execute: str = "simulate"
+    """"simulate": kernels run on the simulator; "interpret": the HFusion IR runs in the reference interpreter."""
+    chip: str = "ascend910b1"
+    """Target chip preset: recorded on the module (``target``), read by the passes, used by the simulator."""
+    fusion: bool = True
+    """Fuse ops into kernels (``hfusion-fuse-ops``); False: one kernel per op."""
+    multi_buffer: int = 2
+    """Copies of each DMA-fed UB buffer (double buffering = 2); 1 turns multi-buffering off."""
+    sync_mode: str = "normal"
+    """``hivm-inject-sync`` mode: "normal" (set/wait flags) or "barrier-all" (a full barrier between ops)."""
+    max_tile_elems: int = 0
+    """Cap on the elements of one tile (0: as large as UB allows). The retry ladder halves it on UB overflow."""
+    check_hazards: bool = True
+    """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     pipeline: str = DEFAULT_PIPELINE
-    """The pass pipeline run on the imported module (PassManager syntax)."""
+    """execute="interpret" only: the pass pipeline run on the imported module (PassManager syntax)."""
     debug_dir: str | None = None
-    """Write per-graph dumps (FX graph, IR after every pass) under this directory."""
+    """Write per-graph dumps (FX graph, IR after every pass, kernel assembly, host plan, report, trace) here."""
     verify: bool = True
     """Run the IR verifier after import and after every pass."""
-    chip: str = "ascend910b1"
-    """Target chip preset; recorded on the module as its ``target`` (not used by any pass yet)."""
 
     def __post_init__(self):
         if self.execute not in EXECUTE_MODES:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
+        if self.chip not in CHIPS:
+            raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
+        for name in ("fusion", "check_hazards", "verify"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
+        if not _is_int(self.multi_buffer) or self.multi_buffer < 1:
+            raise OptionsError(f"option multi_buffer must be an int >= 1, got {self.multi_buffer!r}")
+        if self.sync_mode not in SYNC_MODES:
+            raise OptionsError(f"option sync_mode={self.sync_mode!r} is not supported; valid: {', '.join(SYNC_MODES)}")
+        if not _is_int(self.max_tile_elems) or self.max_tile_elems < 0:
+            raise OptionsError(f"option max_tile_elems must be an int >= 0 (0: UB decides), got {self.max_tile_elems!r}")
         if not isinstance(self.pipeline, str):
             raise OptionsError(f"option pipeline must be a string, got {self.pipeline!r}")
         if self.debug_dir is not None and not isinstance(self.debug_dir, (str, os.PathLike)):
             raise OptionsError(f"option debug_dir must be a path, got {self.debug_dir!r}")
-        if not isinstance(self.verify, bool):
-            raise OptionsError(f"option verify must be a bool, got {self.verify!r}")
-        if self.chip not in CHIPS:
-            raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
 
     @classmethod
     def names(cls) -> list[str]:
@@ -70,6 +89,17 @@ class NpuOptions:
 
     def replace(self, **changes) -> "NpuOptions":
         return dataclasses.replace(self, **changes)
+
+    def pipeline_options(self):
+        """The knobs of ``graph_passes.pipelines`` these options select."""
+        from graph_passes.pipelines import PipelineOptions
+
+        return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
+                               sync_mode=self.sync_mode)  # fmt: skip
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def debug_env_enabled() -> bool:

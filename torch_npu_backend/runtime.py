@@ -1,22 +1,53 @@
-"""Running a compiled graph: bind the shape symbols from the actual arguments, execute @main, rebuild FX outputs."""
+"""Running a compiled graph: bind the shape symbols from the actual arguments, execute the host function, rebuild the
+FX outputs.
+
+execute="simulate": the host function (after lowering) runs in the reference interpreter; each ``hivm.launch`` runs
+its compiled kernel on the simulator (:class:`Launcher`): host tensors → numpy arrays in the kernel's argument
+shapes (the kernel's view of the host tensor: same elements, row-major), out-parameters allocated, tiling from the
+interpreter's shape bindings, outputs → torch tensors of the launch's result types. Views and reshapes on the host
+stay interpreter rules (metadata). Kernels left at tensor level (``hivm.unsupported``: gather, concat, cube …) and
+kernels codegen cannot emit run in the interpreter — counted (``COUNTERS["kernels_interpreted"]``) and recorded in
+the profile with the reason.
+"""
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from graph_passes.ir.sizes import evaluate
 
+from . import profiling as _profile
 from .importer import OutputSpec
-from .interpreter import interpret
+from .interpreter import Interpreter, InterpreterError, interpret
 from .options import NpuOptions
 from .stats import COUNTERS
 
 
 @dataclass
+class KernelInfo:
+    """What the runtime knows about one device kernel of a compiled graph."""
+
+    name: str
+    fusion_kind: str | None
+    core_type: str | None
+    source: tuple[str, ...]  # FX node names (the ops' locations)
+    compiled: object = None  # codegen.CompiledKernel, or None when the kernel is interpreted
+    reason: str | None = None  # why it is interpreted
+
+
+@dataclass
 class CompiledGraph:
-    """The callable AOTAutograd gets back: ``compiled(*args) -> list`` in the FX graph's output order."""
+    """The callable AOTAutograd gets back: ``compiled(*args) -> list`` in the FX graph's output order.
+
+    ``module`` is what runs: the host function with ``hivm.launch``es (simulate) or the HFusion module (interpret).
+    ``tensor_module`` (simulate) is the module before lowering: the tensor-level kernels the interpreter falls back
+    to. ``kernels`` describes every device kernel; ``ladder`` lists the retry ladder's failed attempts.
+    """
 
     name: str
     module: object
@@ -26,18 +57,34 @@ class CompiledGraph:
     debug_dir: str | None = None
     pass_context: object = None
     stats: dict = field(default_factory=dict)
+    tensor_module: object = None
+    kernels: dict[str, KernelInfo] = field(default_factory=dict)
+    ladder: list[str] = field(default_factory=list)
+    runs: int = 0
 
     def bindings(self, args) -> dict[str, int]:
         """Symbols carried by SymInt arguments; the rest are bound from tensor sizes by the interpreter."""
         return {name: int(args[pos]) for name, pos in self.symbol_args.items()}
 
+    def simulated_kernels(self) -> list[str]:
+        return [k for k, info in self.kernels.items() if info.compiled is not None]
+
+    def interpreted_kernels(self) -> dict[str, str]:
+        return {k: info.reason for k, info in self.kernels.items() if info.compiled is None}
+
     def __call__(self, *args):
         COUNTERS["graph_runs"] += 1
+        self.runs += 1
         bindings = self.bindings(args)
-        if self.options.execute != "interpret":
-            raise ValueError(f"execute={self.options.execute!r} is not implemented")
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        results = interpret(self.module, inputs, bindings)
+        if self.options.execute == "interpret":
+            results = interpret(self.module, inputs, bindings)
+        else:
+            launcher = Launcher(self, debug=bool(self.debug_dir) and self.runs == 1)
+            interp = Interpreter(self.module, bindings, launcher=launcher)
+            interp.bind(self.module.lookup("main"), inputs)
+            results = interp.call("main", inputs)
+            launcher.finish()
         if any(o.kind == "size" for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)
         owned = _input_storages(inputs)
@@ -56,6 +103,119 @@ class CompiledGraph:
         return out
 
 
+class Launcher:
+    """Executes the device kernels of one graph run for the interpreter (its ``launcher``)."""
+
+    def __init__(self, graph: CompiledGraph, debug: bool = False):
+        self.graph = graph
+        self.debug = debug  # first run with a debug dir: write the report table and the trace
+        self.trace = debug or _profile.wants_trace()
+        self.records: list[_profile.KernelRecord] = []
+
+    # -- hivm.launch: the simulator --------------------------------------------------------------------------
+    def launch(self, interp: Interpreter, op, values) -> list:
+        name = op.attributes["callee"]
+        info = self.graph.kernels[name]
+        if info.compiled is None:
+            return self._interpret(interp, op, name, values)
+        ck = info.compiled
+        if len(values) != len(ck.arg_layout):
+            raise InterpreterError(f"{op.loc}: hivm.launch of @{name} has {len(values)} operands, the kernel takes "
+                                   f"{len(ck.arg_layout)}")  # fmt: skip
+        sizes = ck.tiling.sizes
+        arrays = []
+        for a, v in zip(ck.arg_layout, values):
+            if a.is_scalar:
+                arrays.append(v.item() if isinstance(v, torch.Tensor) else v)
+            elif a.is_output:
+                arrays.append(np.zeros(a.evaluate_shape(sizes, interp.bindings), _np_dtype(a.dtype)))
+            else:
+                arrays.append(to_numpy(v).reshape(a.evaluate_shape(sizes, interp.bindings)))
+        start = time.perf_counter()
+        outs, res = ck.run(arrays, interp.bindings, chip=self.graph.options.chip,
+                           check_hazards=self.graph.options.check_hazards, trace=self.trace)  # fmt: skip
+        wall = time.perf_counter() - start
+        COUNTERS["kernels_simulated"] += 1
+        results = [to_torch(o, interp.shape(r.type)) for o, r in zip(outs, op.results)]
+        self._record(info, interp.bindings, res, wall)
+        return results
+
+    # -- kernels run by the interpreter ------------------------------------------------------------------------
+    def call_kernel(self, interp: Interpreter, op, args) -> list:
+        """``func.call`` of a kernel left at tensor level (``hivm.unsupported``)."""
+        return self._interpret(interp, op, op.attributes["callee"], args)
+
+    def _interpret(self, interp: Interpreter, op, name: str, args) -> list:
+        info = self.graph.kernels[name]
+        start = time.perf_counter()
+        sub = Interpreter(self.graph.tensor_module, interp.bindings)
+        out = sub.call(name, list(args))
+        COUNTERS["kernels_interpreted"] += 1
+        self._add(_profile.KernelRecord(self.graph.name, name, info.fusion_kind, info.core_type, "interpreter",
+                                        info.source, _shape_bindings(interp.bindings), reason=info.reason,
+                                        wall_s=time.perf_counter() - start))  # fmt: skip
+        return out
+
+    # -- records ----------------------------------------------------------------------------------------------
+    def _record(self, info: KernelInfo, bindings, res, wall) -> None:
+        rec = _profile.KernelRecord(self.graph.name, info.name, info.fusion_kind, info.core_type, "simulator",
+                                    info.source, _shape_bindings(bindings), wall_s=wall)  # fmt: skip
+        if res is not None:  # block_dim 0 (an empty tensor): nothing launched
+            s = res.stats
+            rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us
+            rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
+            rec.hazards_checked, rec.result = s.hazards_checked, res
+        else:
+            rec.block_dim, rec.cycles, rec.us, rec.roofline_us, rec.efficiency, rec.gm_bytes = 0, 0, 0.0, 0.0, 1.0, 0
+            rec.hazards_checked = self.graph.options.check_hazards
+        self._add(rec)
+
+    def _add(self, rec) -> None:
+        self.records.append(rec)
+        _profile.record(rec)
+
+    def finish(self) -> None:
+        """First run with a debug dir: write ``report.txt`` (the records' table) and ``trace.json``."""
+        if not self.debug:
+            return
+        prof = _profile.Profile(trace=True)
+        prof.records = list(self.records)
+        with open(os.path.join(self.graph.debug_dir, "report.txt"), "w") as f:
+            f.write(prof.table() + "\n")
+            for r in prof.simulated():
+                if r.result is not None:
+                    f.write(f"\n{r.result.summary_table()}\n")
+        prof.write_trace(os.path.join(self.graph.debug_dir, "trace.json"))
+
+
+def _shape_bindings(bindings: dict[str, int]) -> dict[str, int]:
+    return {k: int(v) for k, v in bindings.items()}
+
+
+def _np_dtype(dtype: str):
+    from codegen.dtypes import np_dtype
+
+    return np_dtype(dtype)
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A host tensor as the contiguous numpy array a kernel argument takes (bf16 through ml_dtypes, bool as bytes)."""
+    t = t.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def to_torch(a: np.ndarray, shape) -> torch.Tensor:
+    """A kernel output (in the kernel's argument shape) → a torch tensor of the launch result's shape."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16).reshape(shape)
+    return torch.from_numpy(a.copy()).reshape(shape)
+
+
 def _input_storages(inputs) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
 
@@ -65,8 +225,6 @@ def _aliases(t: torch.Tensor, storages: set[int]) -> bool:
 
 
 def _all_bindings(module, inputs, bindings) -> dict[str, int]:
-    from .interpreter import Interpreter
-
     interp = Interpreter(module, bindings)
     interp.bind(module.lookup("main"), inputs)
     return interp.bindings

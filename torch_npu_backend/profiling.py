@@ -1,0 +1,154 @@
+"""The profiling API: one record per kernel launch of every compiled graph run inside ``with profile():``.
+
+    with torch_npu_backend.profile() as prof:
+        compiled(x)
+    print(prof.table()); prof.total_us(); prof.write_trace("trace.json")
+
+A record says which kernel ran, where (``executed``: "simulator" or "interpreter", with the ``reason`` a kernel was
+interpreted), what it came from (fusion kind, FX nodes), under which shape bindings, and — for simulated launches —
+cycles, µs, the roofline bound, efficiency, per-pipe busy ratios, GM bytes and whether the hazard checker ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+
+from tabulate import tabulate
+
+_ACTIVE: list["Profile"] = []
+
+# msprof lane names, in the order a table shows them
+PIPE_COLUMNS = (("MTE2", "MTE2"), ("V", "VEC"), ("MTE3", "MTE3"), ("S", "SCALAR"))
+
+
+@dataclass
+class KernelRecord:
+    """One kernel launch (or one interpreted kernel call) of one graph run."""
+
+    graph: str
+    kernel: str
+    fusion_kind: str | None
+    core_type: str | None
+    executed: str  # "simulator" | "interpreter"
+    source: tuple[str, ...]  # FX node names of the kernel's ops (their ``loc``s), in body order
+    bindings: dict[str, int]
+    reason: str | None = None  # why an interpreted kernel was not simulated
+    block_dim: int | None = None
+    cycles: float | None = None
+    us: float | None = None
+    roofline_us: float | None = None
+    efficiency: float | None = None
+    bound: str | None = None
+    busy: dict[str, float] = field(default_factory=dict)  # pipe -> busy ratio (0..1)
+    gm_bytes: int | None = None
+    hazards_checked: bool | None = None
+    wall_s: float = 0.0  # host wall time of the launch (simulation or interpretation)
+    result: object = field(default=None, repr=False)  # simulator.LaunchResult of a simulated launch
+
+    @property
+    def simulated(self) -> bool:
+        return self.executed == "simulator"
+
+
+class Profile:
+    """Records collected while the context is active (``records`` in launch order)."""
+
+    def __init__(self, trace: bool = True):
+        self.trace = trace
+        self.records: list[KernelRecord] = []
+
+    def simulated(self) -> list[KernelRecord]:
+        return [r for r in self.records if r.simulated]
+
+    def interpreted(self) -> list[KernelRecord]:
+        return [r for r in self.records if not r.simulated]
+
+    def total_us(self) -> float:
+        """Simulated time of all launches, back to back (interpreted kernels have no simulated time)."""
+        return sum(r.us for r in self.records if r.us is not None)
+
+    def total_roofline_us(self) -> float:
+        return sum(r.roofline_us for r in self.records if r.roofline_us is not None)
+
+    def gm_bytes(self) -> int:
+        return sum(r.gm_bytes for r in self.records if r.gm_bytes is not None)
+
+    def table(self) -> str:
+        """One row per record (tabulate); interpreted kernels show their reason in the last column."""
+        rows = []
+        for r in self.records:
+            src = ",".join(r.source)
+            if len(src) > 40:
+                src = src[:37] + "..."
+            bind = " ".join(f"{k}={v}" for k, v in sorted(r.bindings.items()))
+            if r.simulated:
+                busy = " ".join(f"{lane} {r.busy.get(p, 0.0):.0%}" for p, lane in PIPE_COLUMNS if p in r.busy)
+                note = "" if r.hazards_checked else "hazard check OFF"
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, f"{r.cycles:,.0f}",
+                             f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,
+                             f"{r.gm_bytes:,}", note])  # fmt: skip
+            else:
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "",
+                             r.reason])  # fmt: skip
+        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "us", "roofline us",
+                   "efficiency", "busy", "GM bytes", "note"]  # fmt: skip
+        total = f"total: {len(self.records)} launches ({len(self.simulated())} simulated, "
+        total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated"
+        return tabulate(rows, headers=headers) + "\n" + total
+
+    def trace_events(self) -> list:
+        """Every simulated launch's Chrome trace events, placed back to back on one time line; each launch's cores
+        get their own process ids, named ``<kernel>#<n>: <core>``."""
+        out, t0, pid0 = [], 0.0, 0
+        for n, r in enumerate(self.simulated()):
+            if r.result is None or not r.result.events:
+                continue
+            events = r.result.trace_events()
+            pids = set()
+            for e in events:
+                e = dict(e)
+                e["pid"] = e["pid"] + pid0
+                pids.add(e["pid"])
+                if "ts" in e:
+                    e["ts"] = e["ts"] + t0
+                if e.get("ph") == "M" and e["name"] == "process_name":
+                    e["args"] = {"name": f"{r.kernel}#{n}: {e['args']['name']}"}
+                if e.get("ph") in ("s", "f"):
+                    e["id"] = f"{n}-{e['id']}"
+                out.append(e)
+            pid0 = max(pids) + 1 if pids else pid0
+            t0 += r.us
+        return out
+
+    def write_trace(self, path) -> None:
+        if not self.trace:
+            raise ValueError("this profile collected no trace events: use profile(trace=True)")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": self.trace_events(), "displayTimeUnit": "ns"}, f)
+
+
+@contextlib.contextmanager
+def profile(trace: bool = True):
+    """Collect one :class:`KernelRecord` per kernel launch of compiled graphs run inside the block; ``trace``
+    asks the simulator for timelines (``write_trace``)."""
+    prof = Profile(trace)
+    _ACTIVE.append(prof)
+    try:
+        yield prof
+    finally:
+        _ACTIVE.remove(prof)
+
+
+def active() -> list[Profile]:
+    return list(_ACTIVE)
+
+
+def record(rec: KernelRecord) -> None:
+    for p in _ACTIVE:
+        p.records.append(rec)
+
+
+def wants_trace() -> bool:
+    return any(p.trace for p in _ACTIVE)
