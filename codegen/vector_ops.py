@@ -23,19 +23,19 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
 
 Dependent instructions inside one op are separated by ``pipe_barrier V`` (the vector pipe may overlap its own
 instructions; inject-sync only sees the HIVM op as a whole). bf16 arithmetic does not exist on the vector unit
-(CANN-INI): vunary/vbinary on bf16 go through f32 copies in UB scratch above the memory plan (``_via_f32``); when
-the plan left no room that is a CodegenError.
+(CANN-INI): ``hfusion-legalize-bf16`` rewrites bf16 compute to f32 between casts before fusion, so a bf16 vunary,
+vbinary, vreduce or vcmp reaching codegen is a CodegenError naming that pass.
 """
 
 from __future__ import annotations
 
 from graph_passes.ir.types import MemRefType
-from simulator.expr import Expr, Imm, emin
+from simulator.expr import Expr, Imm
 
 from .dtypes import sim_dtype
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import Operand, _fold, _static, counted, flat, region
+from .vector import Operand, _fold, _static, region
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
           "bitwise_and": "and", "bitwise_or": "or"}
@@ -51,8 +51,8 @@ VECTOR_DTYPES = ("f16", "f32", "i16", "i32")  # element types the vector unit co
 def _dtype(op, t, allowed=VECTOR_DTYPES) -> str:
     d = sim_dtype(t.dtype) if isinstance(t, MemRefType) else None
     if d not in allowed:
-        why = ("bf16 arithmetic needs an f32 scratch copy that hivm-plan-memory did not plan"
-               if d == "bf16" else f"the vector unit supports {', '.join(allowed)} here")
+        why = ("the vector unit has no bf16 arithmetic (CANN-INI); hfusion-legalize-bf16 rewrites bf16 compute to "
+               "f32 between casts" if d == "bf16" else f"the vector unit supports {', '.join(allowed)} here")
         raise CodegenError(op, f"element type {t.dtype if isinstance(t, MemRefType) else t}: {why}")
     return d
 
@@ -119,9 +119,6 @@ def emit_vbinary(L, op) -> None:
     if not any(isinstance(x, Operand) for x in ins):
         raise CodegenError(op, "both operands are scalars")
     ext, caps = _region(L, op)
-    if dst.dtype == "bf16":
-        return _via_f32(L, op, [a_v, b_v], dst, ext, caps,
-                        lambda xs, out, e, c: _binary(L, op, fun, "f32", xs[0], xs[1], out, e, c))
     _binary(L, op, fun, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps)
 
 
@@ -179,73 +176,6 @@ def _scalar_form(L, dtype, form, s, ops, ext, caps) -> None:
     region(L, emit, ops, ext, caps)
 
 
-def _via_f32(L, op, inputs, dst: Buf, ext, caps, body) -> None:
-    """bf16 elementwise math through f32 (the vector unit has no bf16 arithmetic): per chunk of K elements of each
-    row, vconv the bf16 inputs into f32 scratch, run ``body(inputs, out, [n], [K])`` in f32 into the first scratch
-    (or a fresh one), vconv the result back into dst (rint)."""
-    shape = dst.type.static_shape()
-    dims = [d for d, e in enumerate(ext) if _static(e) != 1]
-    if len(dims) > 2 or (dims and dims[-1] != len(shape) - 1):
-        raise CodegenError(op, "bf16 math over this region shape is not supported")
-    bufs = [L.buf(v) if isinstance(v.type, MemRefType) else None for v in inputs]
-    for b in bufs:
-        if b is not None and b.dtype != "bf16":
-            raise CodegenError(op, f"mixes bf16 with {b.dtype}")
-    n_scratch = max(1, sum(b is not None for b in bufs))
-    cap = shape[-1]
-    free = L.ub_bytes - L.scratch_base
-    K = min(-(-cap // 64) * 64, (free // (4 * n_scratch)) // 64 * 64)
-    if K < 64:
-        raise CodegenError(op, f"bf16 arithmetic needs f32 scratch ({n_scratch} x {4 * min(cap, 64)} B at least) that "
-                               f"hivm-plan-memory did not plan; {free} B are free above the plan")
-    S = [L.scratch(n_scratch * K * 4, "bf16 math through f32") + i * K * 4 for i in range(n_scratch)]
-    L.scratch_base += n_scratch * K * 4
-    n = ext[dims[-1]] if dims else Imm(1)
-
-    def row(offset_elems):
-        def chunk(j):
-            nj = _fold(emin(K, n - j * K)) if cap > K else n
-            base = _fold(offset_elems + j * K)
-            barrier(L)
-            xs, k = [], 0
-            for v, b in zip(inputs, bufs):
-                if b is None:
-                    xs.append(L.scalar(v))
-                    continue
-                _cast(L, "bf16", "f32", Operand(_fold(b.addr + base * 2), 2, [1]), Operand(Imm(S[k]), 4, [1]), nj, K)
-                xs.append(Operand(Imm(S[k]), 4, [1]))
-                k += 1
-            barrier(L)
-            body(xs, Operand(Imm(S[0]), 4, [1]), [nj], [K])
-            barrier(L)
-            _cast(L, "f32", "bf16", Operand(Imm(S[0]), 4, [1]), Operand(_fold(dst.addr + base * 2), 2, [1]), nj, K)
-
-        if cap > K:
-            counted(L, "j", (n + K - 1) // K, chunk, max_unroll=0)
-        else:
-            chunk(Imm(0))
-
-    try:
-        if len(dims) == 2:
-            pitch = dst.static_strides()[dims[0]]
-            var = L.fresh("r")
-            with L.b.loop(var, 0, ext[dims[0]], 1) as r:
-                row(r * pitch)
-        else:
-            row(Imm(0))
-        barrier(L)
-    finally:
-        L.scratch_base -= n_scratch * K * 4
-
-
-def _cast(L, sd, dd, src: Operand, dst: Operand, n, cap) -> None:
-    def emit(addrs, repeat, mask, reps):
-        L.b.vconv(sd, dd, _fold(addrs[1]), _fold(addrs[0]), repeat=_fold(repeat), mask=_fold(mask), src_rep=reps[0],
-                  dst_rep=reps[1])
-
-    flat(L, emit, [src, dst], n, cap)
-
-
 _SIGMOID = [("s", "muls", -1.0), ("u", "exp"), ("s", "adds", 1.0), ("u", "rec")]  # 1 / (1 + exp(-x))
 _TANH = [("s", "muls", 2.0), ("u", "exp"), ("s", "adds", 1.0), ("u", "rec"), ("s", "muls", -2.0),
          ("s", "adds", 1.0)]  # 1 - 2 / (exp(2x) + 1)
@@ -269,11 +199,6 @@ def emit_vunary(L, op) -> None:
     if fun not in UNARY and fun not in COMPOSITE:
         raise CodegenError(op, f"unary fun '{fun}' has no vector instruction sequence")
     in_place = src_v is dst_v or src.addr == dst.addr
-    if dst.dtype == "bf16":
-        if in_place and any(st[0].startswith("x") for st in COMPOSITE.get(fun, [])):
-            raise CodegenError(op, f"'{fun}' in place on bf16")
-        return _via_f32(L, op, [src_v], dst, ext, caps,
-                        lambda xs, out, e, c: _unary(L, op, fun, "f32", xs[0], out, e, c, False))
     _unary(L, op, fun, _dtype(op, dst.type), _operand(src), _operand(dst), ext, caps, in_place)
 
 

@@ -17,6 +17,11 @@ from .ir.core import Operation
 HFUSION_PREPARE = [
     "canonicalize",  # fold identities and constants, drop dead ops
     "cse",  # merge identical pure ops
+    # bf16 compute ops compute in f32 between casts (no bf16 vector math). AscendNPU-IR runs LegalizeBF16 in its
+    # pre-processing, after canonicalization and before decomposition and fusion, so the casts fuse into kernels.
+    "hfusion-legalize-bf16",
+    "canonicalize",  # fold the exact cast pairs it leaves (bf16 -> f32 -> bf16); f32 -> bf16 -> f32 rounds, stays
+    "cse",  # one widening cast per bf16 value
 ]
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)

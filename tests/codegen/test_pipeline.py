@@ -227,3 +227,32 @@ def test_pipeline_kernel_assembly_parses_back():
     text = ck.assembly()
     assert "# hivm.vbrc {dims = [1]}" in text and "vbrcb" in text
     assert to_text(parse(text)) == to_text(ck.program)
+
+
+def test_bf16_math_through_legalize_with_ub_full():
+    """bf16 compute is legalized to f32 between casts before fusion (hfusion-legalize-bf16): the casts are kernel
+    ops with planned buffers, so a kernel whose tiles fill UB still compiles; each op rounds to bf16 like torch."""
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    t = "tensor<s0x128xbf16>"
+    text = _module(f"""
+  func.func @main(%x: {t}, %y: {t}) -> ({t}) {{
+    %e = hfusion.elemwise_unary %x {{fun = "exp"}} : ({t}) -> {t}
+    %a = hfusion.elemwise_binary %e, %y {{fun = "add"}} : ({t}, {t}) -> {t}
+    func.return %a : {t}
+  }}""")
+    module = lower(text)
+    ck = only_kernel(module)
+    kernel = module.lookup(ck.name)
+    assert kernel.attributes["schedule"]["ub_bytes"] > 192 * 1024 - 8 * 1024  # the tiles fill UB
+    assert "vconv src_dtype=bf16 dst_dtype=f32" in ck.assembly()
+    for s0 in (3, 1000):
+        b = {"s0": s0}
+        rng = np.random.default_rng(s0)
+        x, y = (rng.standard_normal((s0, 128)).astype(bf16) for _ in range(2))
+        (out,), res = run_kernel(ck, [x, y], b)
+        e = np.exp(x.astype(np.float32)).astype(bf16)  # torch eager: every bf16 op rounds its result
+        ref = (e.astype(np.float32) + y.astype(np.float32)).astype(bf16)
+        np.testing.assert_array_equal(out.reshape(ref.shape).astype(np.float32), ref.astype(np.float32))
+        assert res.stats.hazards_checked

@@ -1,0 +1,104 @@
+"""``hfusion-legalize-bf16``: bf16 compute ops compute in f32, with ``hfusion.cast`` in and out.
+
+After AscendNPU-IR's ``LegalizeBF16`` (``HFusion/Transforms/LegalizeBF16.cpp``), which ``HFusionPipelines.cpp``
+runs in its pre-processing, before fusion: the vector unit has no bf16 arithmetic (CANN-INI), so every op that
+*computes* on bf16 is rewritten to compute on f32::
+
+    %r = hfusion.elemwise_unary %x {fun = "exp"} : (tensor<Nxbf16>) -> tensor<Nxbf16>
+ -> %0 = hfusion.cast %x : (tensor<Nxbf16>) -> tensor<Nxf32>
+    %1 = hfusion.elemwise_unary %0 {fun = "exp"} : (tensor<Nxf32>) -> tensor<Nxf32>
+    %r = hfusion.cast %1 {round_mode = "rint"} : (tensor<Nxf32>) -> tensor<Nxbf16>
+
+Rewritten: ``elemwise_unary``, ``elemwise_binary``, ``elemwise_ternary``, ``compare`` (its i1 result stays),
+``reduce``. Left alone (pure data movement, exact on bf16 bits, or not vector compute): ``cast``, ``fill``,
+``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``, ``gather``, ``arange``, the cube ops.
+A bf16 scalar constant operand becomes an f32 constant (the same value, exactly).
+
+The casts are ordinary elementwise ops: fusion pulls them into the kernels and the buffer plan counts them.
+Between two consecutive bf16 ops this leaves ``cast(cast(y: f32 -> bf16) -> f32)``: a narrowing then a widening,
+which is *not* an identity — it is the per-op rounding to bf16 torch eager does (bf16 ops compute in f32 and
+round each result). ``canonicalize`` folds only the exact direction, ``cast(cast(x: bf16 -> f32) -> bf16) -> x``
+(``LOSSLESS_WIDENING``), which the rewrite of an op whose operand was itself widened from bf16 creates.
+
+Counters: ``ops-legalized``, ``casts-inserted``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...ir.core import OP_REGISTRY, Operation
+from ...ir.types import ScalarType, TensorType
+from .. import ModulePass, PassContext, register_pass
+
+COMPUTE_OPS = ("hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary", "hfusion.compare",
+               "hfusion.reduce")  # fmt: skip
+
+
+def _dtype(v) -> str | None:
+    return v.type.dtype if isinstance(v.type, (TensorType, ScalarType)) else None
+
+
+def _needs_legalizing(op: Operation) -> bool:
+    return op.name in COMPUTE_OPS and any(_dtype(v) == "bf16" for v in [*op.operands, *op.results])
+
+
+def _create(name: str, operands, types, attrs, before: Operation) -> Operation:
+    new = OP_REGISTRY[name](list(operands), list(types), dict(attrs), [], before.loc)
+    before.parent.insert_before(before, new)
+    return new
+
+
+def _to_f32(v, anchor: Operation, ctx: PassContext):
+    """``v`` widened to f32: a cast of a bf16 tensor, an f32 copy of a bf16 scalar constant."""
+    t = v.type
+    if isinstance(t, TensorType):
+        ctx.count("casts-inserted")
+        r = _create("hfusion.cast", [v], [t.with_dtype("f32")], {}, anchor).result
+        r.name_hint = f"{v.name_hint}_f32" if v.name_hint else None
+        return r
+    src = getattr(v, "op", None)
+    if src is None or src.name != "arith.constant":
+        return None  # a bf16 scalar argument: no tensor cast for it
+    return _create("arith.constant", [], [ScalarType("f32")], {"value": float(src.attributes["value"])}, anchor).result
+
+
+def legalize(op: Operation, ctx: PassContext) -> bool:
+    operands = []
+    for v in op.operands:
+        if _dtype(v) != "bf16":
+            operands.append(v)
+            continue
+        w = _to_f32(v, op, ctx)
+        if w is None:
+            return False
+        operands.append(w)
+    types = [r.type.with_dtype("f32") if _dtype(r) == "bf16" else r.type for r in op.results]
+    new = _create(op.name, operands, types, op.attributes, op)
+    for old, r in zip(op.results, new.results):
+        r.name_hint = old.name_hint
+        if _dtype(old) != "bf16":
+            old.replace_all_uses_with(r)
+            continue
+        ctx.count("casts-inserted")
+        back = OP_REGISTRY["hfusion.cast"]([r], [old.type], {"round_mode": "rint"}, [], op.loc)
+        op.parent.insert_before(op, back)  # after ``new``
+        old.replace_all_uses_with(back.result)
+    op.erase()
+    ctx.count("ops-legalized")
+    return True
+
+
+@register_pass
+@dataclass(frozen=True)
+class LegalizeBF16(ModulePass):
+    """Rewrite bf16 compute ops to compute in f32 between hfusion.cast ops (the vector unit has no bf16 math)."""
+
+    name: ClassVar[str] = "hfusion-legalize-bf16"
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        ctx.count("ops-legalized", 0)
+        ctx.count("casts-inserted", 0)
+        for op in [o for o in module.walk() if _needs_legalizing(o)]:
+            legalize(op, ctx)
