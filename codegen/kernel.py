@@ -155,15 +155,13 @@ def _attrs(op) -> str:
     return (" {" + ", ".join(f"{k} = {v}" for k, v in keep.items()) + "}") if keep else ""
 
 
-def _scratch_base(func) -> int:
-    top = 0
+def _scratch_region(func) -> tuple[int, int] | None:
+    """(UB offset, bytes) of the kernel's ``hivm.alloc {scratch = true}``, planned by hivm-plan-memory."""
     for op in func.walk():
-        if op.name == "hivm.alloc" and op.result.type.scope == "ub":
+        if op.name == "hivm.alloc" and op.attributes.get("scratch") and op.attributes.get("offsets"):
             t = op.result.type
-            nbytes = int(np.prod(t.static_shape())) * ITEMSIZE[t.dtype]
-            for off in op.attributes.get("offsets") or []:
-                top = max(top, int(off) + nbytes)
-    return -(-top // 32) * 32
+            return int(op.attributes["offsets"][0]), int(np.prod(t.static_shape())) * ITEMSIZE[t.dtype]
+    return None
 
 
 def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
@@ -177,7 +175,7 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
         raise CodegenError(kernel, f"core_type {core}: only vector (AIV) kernels have an emitter")
     name = kernel.sym_name
     L = KernelLowering(kernel, module, EMITTERS, ub_bytes=module_target(module).ub_bytes)
-    L.scratch_base = _scratch_base(kernel)
+    L.scratch_region = _scratch_region(kernel)
     L.b = TracingBuilder(name, "aiv")
     try:
         L.bind_args()

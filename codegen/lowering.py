@@ -86,7 +86,8 @@ class KernelLowering:
         self.gm_params: list[str] = []
         self.tiling_params: list[str] = []
         self.derived: dict[str, sympy.Expr] = {}  # derived param → size expression
-        self.scratch_base = 0
+        self.scratch_region: tuple[int, int] | None = None  # (UB byte offset, bytes) of the scratch alloc
+        self.scratch_used = 0  # bytes of it held by the op being emitted (nested uses stack)
         self.b: TracingBuilder | None = None
 
     # -- names and registers -------------------------------------------------------------------------------------
@@ -144,17 +145,23 @@ class KernelLowering:
         self.derived[name] = e
         return Reg(name)
 
-    # -- scratch UB above the memory plan -------------------------------------------------------------------------
+    # -- the kernel's scratch buffer (hivm.alloc {scratch = true}) ------------------------------------------------
+    def scratch_free(self) -> int:
+        """Bytes of the kernel's scratch buffer not held by the op being emitted (0 without one)."""
+        return 0 if self.scratch_region is None else self.scratch_region[1] - self.scratch_used
+
     def scratch(self, nbytes: int, what: str) -> int:
-        """A UB region no planned buffer uses (above the plan's peak), for an op's transient values."""
-        need = self.scratch_base + -(-nbytes // 32) * 32
-        if need > self.ub_bytes:
+        """The UB address of ``nbytes`` of the kernel's planned scratch buffer (after what the op already holds).
+
+        Every op that writes scratch starts with a ``pipe_barrier V``, so consecutive ops may share it."""
+        if self.scratch_region is None or -(-nbytes // 32) * 32 > self.scratch_free():
+            have = "no scratch buffer" if self.scratch_region is None else f"{self.scratch_free()} B of scratch free"
             raise CodegenError(
                 self.b.current,
-                f"{what} needs {nbytes} B of UB scratch that hivm-plan-memory did not plan; only "
-                f"{self.ub_bytes - self.scratch_base} B are free above the plan's peak",
+                f"{what} needs {nbytes} B of UB scratch; the kernel has {have} (hfusion-auto-schedule sizes the "
+                f"'hivm.alloc {{scratch = true}}' that convert-to-hivm emits)",
             )
-        return self.scratch_base
+        return self.scratch_region[0] + self.scratch_used
 
     # -- the walk ----------------------------------------------------------------------------------------------------
     def bind_args(self) -> None:

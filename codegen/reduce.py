@@ -60,10 +60,7 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         return counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0) if R > MAX_REPEAT \
             else group(Imm(0))
     # rows longer than one repeat: fold the column chunks into a scratch row per row, then reduce it
-    free = L.ub_bytes - L.scratch_base
-    G = min(R, MAX_REPEAT, free // 256)
-    if G < 1:
-        raise CodegenError(op, "a row reduction needs a 256-B scratch row per row; no UB is free above the plan")
+    G = max(1, min(R, MAX_REPEAT, L.scratch_free() // 256))  # rows folded at once (L.scratch checks the first)
     S = L.scratch(G * 256, "a row reduction")
     n_chunks = (e1 + lanes - 1) // lanes
 
@@ -127,11 +124,11 @@ def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
     elif nv % lanes:
         last()
     barrier(L)
-    L.scratch_base += -(-parts * es // 32) * 32  # the next level must not overwrite these partials
+    L.scratch_used += -(-parts * es // 32) * 32  # the next level must not overwrite these partials
     try:
         _reduce_all(L, op, kind, dtype, Imm(S), d_addr, _fold((n + lanes - 1) // lanes), parts, es)
     finally:
-        L.scratch_base -= -(-parts * es // 32) * 32
+        L.scratch_used -= -(-parts * es // 32) * 32
 
 
 def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:

@@ -152,7 +152,7 @@ def _binary(L, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
         _scalar_form(L, dtype, "muls", Imm(-1.0), [src, dst], ext, caps)
         barrier(L)
         return _scalar_form(L, dtype, "adds", s, [dst, dst], ext, caps)
-    if L.ub_bytes - L.scratch_base >= 256:  # in place: the scalar needs a block of its own
+    if L.scratch_free() >= 256:  # in place: the scalar needs a block of its own (the kernel's scratch)
         block = splat(L, op, s, dtype)
         ops = [src, block, dst] if a_is_buf else [block, src, dst]
         return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)

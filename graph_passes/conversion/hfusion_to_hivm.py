@@ -136,6 +136,10 @@ class KernelLowering:
             alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
             alloc.result.name_hint = f"ub{buf.index}"
             self.bufs[buf.index] = alloc.result
+        scratch = self.plan.scratch_bytes(self.tile, self.ub_align)
+        if scratch:  # the code generator's temporary UB (docs/codegen.md), planned like any buffer
+            alloc = self.op(hivm.AllocOp, [], [MemRefType((scratch,), "i8")], scratch=True)
+            alloc.result.name_hint = "scratch"
 
         loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
         self.work_item(loop.body.args[0])

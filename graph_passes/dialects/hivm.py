@@ -41,7 +41,7 @@ selects ``event_ids[selector % len(event_ids)]`` (rotating ids for multi-buffere
 
 from __future__ import annotations
 
-from ..ir.attrs import IntAttr, IntListAttr, NumberAttr, StrAttr
+from ..ir.attrs import BoolAttr, IntAttr, IntListAttr, NumberAttr, StrAttr
 from ..ir.core import MemoryEffect, Operation, Pure, Vector, ViewLike, register_op
 from ..ir.types import IndexType, MemRefType, ScalarType
 from .hfusion import BINARY_FUNS, COMPARE_PREDICATES, REDUCE_KINDS, ROUND_MODES, UNARY_FUNS
@@ -116,11 +116,14 @@ class GetBlockIdxOp(Operation):
 @register_op
 class AllocOp(Operation):
     """``hivm.alloc``: a local buffer. ``multi_buffer = n`` asks for n rotating copies; ``offsets`` (one byte
-    offset per copy) is written by ``hivm-plan-memory``."""
+    offset per copy) is written by ``hivm-plan-memory``. ``scratch = true``: the kernel's temporary UB for the code
+    generator's multi-instruction idioms (long-row and whole-buffer reductions, in-place scalar operands); no op
+    names it, it is live for the whole kernel (sized by ``hfusion-auto-schedule``, docs/codegen.md)."""
 
     name = "hivm.alloc"
     result_names = ("result",)
-    attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True)}
+    attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True),
+                        "scratch": BoolAttr(optional=True)}
     traits = (MemoryEffect,)
 
     def verify_(self) -> None:
@@ -135,6 +138,8 @@ class AllocOp(Operation):
             raise self.error(f"multi_buffer must be >= 1, got {n}")
         if offsets is not None and len(offsets) != n:
             raise self.error(f"has {len(offsets)} offsets for {n} buffer copies")
+        if self.attributes.get("scratch") and (n != 1 or self.result.uses):
+            raise self.error("a scratch buffer has one copy and no uses (the code generator addresses it)")
 
 
 @register_op

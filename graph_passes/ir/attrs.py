@@ -32,8 +32,9 @@ def IntAttr(optional=False, default=None) -> Attr:
     return Attr("an integer", _is_int, optional=optional, default=default)
 
 
-def BoolAttr(default: bool | None = None) -> Attr:
-    return Attr("a boolean", lambda v: isinstance(v, bool), optional=default is not None, default=default)
+def BoolAttr(default: bool | None = None, optional: bool = False) -> Attr:
+    """A boolean; optional when it has a default (filled in) or ``optional`` (left absent)."""
+    return Attr("a boolean", lambda v: isinstance(v, bool), optional=optional or default is not None, default=default)
 
 
 def StrAttr(choices=(), optional=False, default=None) -> Attr:

@@ -9,6 +9,16 @@ reduced into it and combined into the accumulator (the reduction's result buffer
 Buffers fed by a load (kernel inputs) or drained by a store (kernel results) get the multi-buffer depth;
 the others get one copy. A buffer's shape has the domain's rank: the tile size in the dims its values span and 1
 elsewhere; its last dim is padded to the UB alignment (32 B) so that every row starts aligned.
+
+*Scratch*: one more buffer per kernel, ``hivm.alloc {scratch = true}``, the temporary UB of the code generator's
+multi-instruction idioms (docs/codegen.md), shared by every op (they run one after the other on PIPE_V), so its
+size is the largest need of one op (:func:`scratch_bytes`):
+
+- a last-dim reduction of rows longer than one vector repeat: one 256-B row per row of a group of
+  ``min(rows, SCRATCH_ROWS)`` rows (the column chunks fold into it);
+- a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
+- a binary op with a scalar operand and no vector-scalar instruction (div): one 256-B block (in place, the
+  scalar is ``vdup``-ed into it).
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.core import OpResult, Value
-from ..ir.types import DTYPE_BYTES
+from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import ELEMENTWISE_OPS, KernelInfo
 
 
@@ -48,14 +58,49 @@ class Buffer:
         return -(-n // ub_align) * ub_align
 
 
+REPEAT_BYTES = 256  # one vector repeat
+SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction (its scratch is one repeat per row)
+SCALAR_FORMS = ("add", "mul", "max", "min", "sub")  # binary funs a scalar operand never needs scratch for
+
+
 @dataclass
 class BufferPlan:
     buffers: list[Buffer]
     of_value: dict  # Value -> Buffer
     partial: dict  # reduce op -> Buffer (only when the reduced dims are looped)
+    ops: list = field(default_factory=list)  # the kernel's ops (for the scratch they need)
 
     def ub_bytes(self, tile, ub_align: int, multi_buffer: int) -> int:
-        return sum(b.nbytes(tile, ub_align) * b.depth(multi_buffer) for b in self.buffers)
+        total = sum(b.nbytes(tile, ub_align) * b.depth(multi_buffer) for b in self.buffers)
+        return total + self.scratch_bytes(tile, ub_align)
+
+    def scratch_bytes(self, tile, ub_align: int) -> int:
+        """The kernel's scratch buffer: the largest need of one op (0: none)."""
+        return max((self._op_scratch(op, tile, ub_align) for op in self.ops), default=0)
+
+    def _op_scratch(self, op, tile, ub_align: int) -> int:
+        align = lambda n: -(-n // ub_align) * ub_align  # noqa: E731
+        if op.name == "hfusion.elemwise_binary" and op.attributes["fun"] not in SCALAR_FORMS:
+            return REPEAT_BYTES if any(not isinstance(v.type, TensorType) for v in op.operands) else 0
+        if op.name != "hfusion.reduce":
+            return 0
+        src = self.of_value[op.operands[0]]
+        shape = src.shape(tile, ub_align)
+        es = DTYPE_BYTES[src.dtype]
+        lanes = REPEAT_BYTES // es
+        last = len(shape) - 1
+        if shape[last] <= lanes or last not in op.attributes["dims"]:
+            return 0  # one repeat per row, or a non-last dim (accumulated in place in dst)
+        if len(shape) == 1:  # a whole 1-D buffer: per-repeat partials, level by level
+            total, n = 0, shape[last]
+            while n > lanes:
+                n = -(-n // lanes)
+                total += align(n * es)
+            return total
+        rows = 1
+        for s in shape[:-1]:
+            rows *= s
+        return min(rows, SCRATCH_ROWS) * REPEAT_BYTES
 
 
 def _reuse_candidates(op) -> list[Value]:
@@ -108,4 +153,4 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             partial[op] = p
     for res in info.results:
         of_value[res].stored = True
-    return BufferPlan(buffers, of_value, partial)
+    return BufferPlan(buffers, of_value, partial, [op for op in info.ops if op.name != "arith.constant"])

@@ -49,11 +49,12 @@ class Schedule:
     ub_bytes: int
     tiling: dict  # name -> size expression
     block_dim_override: int = 0
+    scratch_bytes: int = 0  # the kernel's scratch buffer (part of ub_bytes)
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
         n_reduces = sum(1 for op in info.ops if op.name == "hfusion.reduce")
-        return {
+        attrs = {
             "kind": kind,
             "tile": [int(t) for t in self.tile],
             "reduce_dims": list(info.reduce_dims),
@@ -64,6 +65,9 @@ class Schedule:
             "ub_bytes": self.ub_bytes,
             "distribution": "cyclic",
         }
+        if self.scratch_bytes:
+            attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
+        return attrs
 
 
 def _granule(info: KernelInfo, ub_align: int) -> int:
@@ -130,7 +134,8 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     if all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
         _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule)
     plan = plan_buffers(info, looped)
-    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {})
+    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {},
+                    scratch_bytes=plan.scratch_bytes(tile, target.ub_align))
 
 
 def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int) -> None:

@@ -53,10 +53,11 @@ def fma_1d(dt: str = "f32", tile: int = 4096) -> str:
 
 
 def single_tile(buffers: dict, body: list[str], outputs: list[str], inputs: list[str], cap: int = 4096,
-                dims: int = 1, cols: int = 0) -> str:
+                dims: int = 1, cols: int = 0, scratch: int = 8192) -> str:
     """A one-tile kernel in barrier-all form (hivm-inject-sync{mode=barrier-all}): load ``inputs``, run ``body``
     (HIVM op lines over %u_<name> buffers, extents %n [and %c]), store ``outputs``. ``buffers``: name -> dtype;
-    GM arguments are ``s0`` elements (``s0 x cols`` when dims == 2), UB buffers ``cap`` (``cap x pad(cols)``)."""
+    GM arguments are ``s0`` elements (``s0 x cols`` when dims == 2), UB buffers ``cap`` (``cap x pad(cols)``);
+    ``scratch`` bytes of codegen scratch (``hivm.alloc {scratch = true}``) at the top of UB (0: none)."""
     sizes = {"f16": 2, "f32": 4, "i1": 1, "i32": 4, "i16": 2}
     args, allocs, loads, stores, off = [], [], [], [], 0
     gshape = "s0" if dims == 1 else f"s0x{cols}"
@@ -88,7 +89,10 @@ def single_tile(buffers: dict, body: list[str], outputs: list[str], inputs: list
         f"  func.func @k({', '.join(args)}, {params}) attributes {{core_type = \"AIV\", kernel, "
         f"output_args = {outs}, tiling = {{{tiling}}}}} {{",
         "    %c0 = arith.constant {value = 0} : () -> index",
-        *allocs, *loads, barrier,
+        *allocs,
+        *([f"    %scratch = hivm.alloc {{offsets = [{192 * 1024 - scratch}], scratch = true}} : () -> "
+           f"memref<{scratch}xi8, ub>"] if scratch else []),
+        *loads, barrier,
     ]
     for line in body:
         lines += ["    " + line, barrier]

@@ -256,3 +256,27 @@ def test_bf16_math_through_legalize_with_ub_full():
         ref = (e.astype(np.float32) + y.astype(np.float32)).astype(bf16)
         np.testing.assert_array_equal(out.reshape(ref.shape).astype(np.float32), ref.astype(np.float32))
         assert res.stats.hazards_checked
+
+
+def test_long_row_reduction_with_ub_full_uses_planned_scratch():
+    """Row sums of 944 f32 (longer than one 64-lane repeat): the column chunks fold into scratch rows. The buffers
+    alone would fill UB to the byte (26 rows); auto-schedule counts the kernel's scratch, convert-to-hivm allocates
+    it (``scratch = true``), plan-memory places it, codegen folds into it."""
+    text = _module("""
+  func.func @main(%x: tensor<s0x944xf32>) -> (tensor<s0xf32>) {
+    %s = hfusion.reduce %x {dims = [1], kind = "sum"} : (tensor<s0x944xf32>) -> tensor<s0xf32>
+    func.return %s : tensor<s0xf32>
+  }""")
+    module = lower(text)
+    ck = only_kernel(module)
+    kernel = module.lookup(ck.name)
+    sched = kernel.attributes["schedule"]
+    assert sched["scratch_bytes"] == 16 * 256 and sched["ub_bytes"] <= 192 * 1024
+    scratch = [op for op in kernel.walk() if op.name == "hivm.alloc" and op.attributes.get("scratch")]
+    assert len(scratch) == 1 and scratch[0].result.type.nbytes == 16 * 256 and "offsets" in scratch[0].attributes
+    for s0 in (1, 25):
+        b = {"s0": s0}
+        (x,) = _inputs(ck, b)
+        (out,), res = run_kernel(ck, [x], b)
+        np.testing.assert_allclose(out.reshape(-1), x.sum(1, dtype=np.float64), rtol=1e-5, atol=1e-4)
+        assert res.stats.hazards_checked

@@ -172,7 +172,8 @@ OP_EXAMPLES: dict[str, str] = {
     "hivm.get_block_idx": _main("", "index", "%0 = hivm.get_block_idx : () -> index", "%0", "index"),
     "hivm.alloc": _main(
         "", "", "%0 = hivm.alloc {multi_buffer = 2, offsets = [0, 4096]} : () -> memref<64x16xf32, ub>\n"
-        "%1 = hivm.alloc : () -> memref<8xf16>", "", "",
+        "%1 = hivm.alloc : () -> memref<8xf16>\n"
+        "%2 = hivm.alloc {offsets = [8192], scratch = true} : () -> memref<4096xi8, ub>", "", "",
     ),  # fmt: skip
     "hivm.multi_buffer_select": _hivm_kernel(
         "%0 = hivm.multi_buffer_select %n, %ub, %ub2 : (index, memref<64x16xf32, ub>, memref<64x16xf32, ub>) "

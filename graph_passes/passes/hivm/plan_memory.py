@@ -4,7 +4,8 @@
    (same scope, shape and element size, both plain single-copy buffers whose values live only in this block);
    the op's ``dst`` becomes that input and the dead alloc is dropped.
 2. Lifetimes (:mod:`graph_passes.analysis.liveness`): first to last use; a use inside a loop keeps the buffer live
-   across the whole loop; the copies of a multi-buffered buffer are live together.
+   across the whole loop; the copies of a multi-buffered buffer are live together. A ``scratch = true`` alloc (the
+   code generator's temporary UB, no op names it) is live for the whole kernel.
 3. Allocation per scope, largest buffers first, first fit: each copy gets the lowest offset (aligned to the scope's
    alignment from the target) that overlaps no placed buffer with an overlapping lifetime.
 4. ``offsets = [byte offset per copy]`` on every alloc; the peak must fit the scope's capacity, else
@@ -177,7 +178,10 @@ class PlanMemory(ModulePass):
             if t.scope is None:
                 raise PassError(f"{self.name}: {alloc.loc}: buffer %{_name(alloc, i)} has no memory scope "
                                 f"(run hivm-infer-mem-scope first)")  # fmt: skip
-            live = live_interval(alloc, order) or (order.pos[id(alloc)],) * 2
+            if alloc.attributes.get("scratch"):  # the code generator's temporary UB: any op may use it
+                live = (0, max(order.last.values(), default=0))
+            else:
+                live = live_interval(alloc, order) or (order.pos[id(alloc)],) * 2
             size = _align(int(t.nbytes), target.alignment(t.scope))
             n = alloc.attributes.get("multi_buffer", 1)
             by_scope.setdefault(t.scope, []).extend(_Slot(alloc, c, size, live) for c in range(n))

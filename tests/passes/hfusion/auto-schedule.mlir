@@ -41,9 +41,10 @@ module attributes {target = "ascend910b1"} {
 
 // -----
 
-// Softmax rows that do not fit UB: the reduced dim is tiled (reduce_looped), three passes over each row.
+// Softmax rows that do not fit UB: the reduced dim is tiled (reduce_looped), three passes over each row; the row
+// reductions fold one 256-B repeat per row in the kernel's scratch.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    passes = 3, reduce_dims = [1], reduce_looped = true, tile = [1, {{[0-9]+}}]
+// CHECK-SAME:    passes = 3, reduce_dims = [1], reduce_looped = true, scratch_bytes = 256, tile = [1, {{[0-9]+}}]
 // CHECK-SAME:    tiling = {block_dim = (Min(48,s0)), n0 = s0, n1 = 1000000, n_tiles = s0, tiles0 = s0, tiles1 = {{[0-9]+}}}
 module attributes {symbols = {s0 = [1, 4096]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<s0x1000000xf32>, %out: tensor<s0x1000000xf32>) -> (tensor<s0x1000000xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [1]} {
