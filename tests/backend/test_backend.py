@@ -54,6 +54,14 @@ def test_debug_dir_option_writes_dumps(fresh_dynamo, tmp_path):
         assert "relu" in (d / "000_fx_graph.txt").read_text() or graph.endswith("backward")
         assert (d / "000_input.mlir").read_text().startswith("// -----// IR Dump Before Pipeline")
         assert "IR Dump After" in (d / "002_cse.mlir").read_text()
+        assert "IR Dump After" in (d / "lowering" / "001_hfusion-auto-schedule.mlir").read_text()
+        assert "// @main_fused_0" in (d / "host_plan.mlir").read_text()
+        assert (d / "report.txt").exists() and '"traceEvents"' in (d / "trace.json").read_text()
+    d = tmp_path / "graph_000_forward"
+    kernels = sorted(d.glob("kernel_*.s"))
+    assert kernels and kernels[0].read_text().startswith("# kernel @")
+    assert "hivm.launch" in (d / "host_plan.mlir").read_text()
+    assert "simulator" in (d / "report.txt").read_text()
 
 
 def test_debug_env_var_writes_dumps(fresh_dynamo, tmp_path, monkeypatch):
@@ -65,7 +73,9 @@ def test_debug_env_var_writes_dumps(fresh_dynamo, tmp_path, monkeypatch):
 
 
 def test_pipeline_option_reaches_the_pass_manager(fresh_dynamo, tmp_path):
-    check_model(_fn, [torch.randn(3, 4), torch.randn(4)], options={"pipeline": "cse", "debug_dir": str(tmp_path)})
+    """execute="interpret" runs ``options.pipeline`` (only) on the imported module."""
+    check_model(_fn, [torch.randn(3, 4), torch.randn(4)],
+                options={"execute": "interpret", "pipeline": "cse", "debug_dir": str(tmp_path)})  # fmt: skip
     dumps = sorted(p.name for p in (tmp_path / "graph_000_inference").iterdir())
     assert dumps == ["000_fx_graph.txt", "000_input.mlir", "001_cse.mlir"]
 

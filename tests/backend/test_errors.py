@@ -45,9 +45,24 @@ def test_unknown_option_lists_valid_ones():
     assert "bogus" in msg and all(name in msg for name in ("execute", "pipeline", "debug_dir", "verify", "chip"))
 
 
-def test_execute_mode_other_than_interpret_is_rejected():
-    with pytest.raises(OptionsError, match="execute='simulate' is not supported; valid: interpret"):
-        NpuOptions.from_dict({"execute": "simulate"})
+def test_unknown_execute_mode_is_rejected():
+    assert NpuOptions().execute == "simulate"
+    with pytest.raises(OptionsError, match="execute='hardware' is not supported; valid: simulate, interpret"):
+        NpuOptions.from_dict({"execute": "hardware"})
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"multi_buffer": 0}, "multi_buffer must be an int >= 1"),
+    ({"multi_buffer": True}, "multi_buffer must be an int >= 1"),
+    ({"sync_mode": "none"}, "sync_mode='none' is not supported; valid: normal, barrier-all"),
+    ({"max_tile_elems": -1}, "max_tile_elems must be an int >= 0"),
+    ({"fusion": 1}, "fusion must be a bool"),
+    ({"check_hazards": "no"}, "check_hazards must be a bool"),
+    ({"chip": "ascend310"}, "chip='ascend310' is not known"),
+])  # fmt: skip
+def test_simulation_options_are_validated(options, match):
+    with pytest.raises(OptionsError, match=match):
+        NpuOptions.from_dict(options)
 
 
 def test_options_are_frozen_and_validated():
@@ -62,5 +77,6 @@ def test_options_are_frozen_and_validated():
 
 
 def test_bad_pipeline_fails_at_compile():
-    chain = _compile_error(lambda x: x * 2, torch.randn(4), options={"pipeline": "no-such-pass"})
+    chain = _compile_error(lambda x: x * 2, torch.randn(4), options={"execute": "interpret",
+                                                                             "pipeline": "no-such-pass"})
     assert any("no-such-pass" in str(e) for e in chain), chain

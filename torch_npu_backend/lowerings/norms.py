@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import torch
 
+from graph_passes.dialects.hfusion import BroadcastOp
+from graph_passes.ir.types import TensorType
+
 from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, normalize_dim, reduce, unary
@@ -63,6 +66,11 @@ def log_softmax_backward(ctx, grad_output, output, dim, input_dtype):
     return ctx.cast(binary(ctx, "sub", g, binary(ctx, "mul", unary(ctx, "exp", y), s)), out.dtype)
 
 
+def _spread(ctx, r, like: TensorType, dims: list[int]):
+    """A reduction result over ``dims`` broadcast back to the shape of ``like``."""
+    return ctx.emit(BroadcastOp, [r], TensorType(like.shape, r.type.dtype), dims=list(dims))
+
+
 @register_lowering(aten.native_layer_norm.default)
 def native_layer_norm(ctx, x, normalized_shape, weight, bias, eps):
     """(out, mean, rstd): mean and var over the trailing ``normalized_shape`` dims; out = (x-mean)*rstd*w + b."""
@@ -71,11 +79,13 @@ def native_layer_norm(ctx, x, normalized_shape, weight, bias, eps):
     v = ctx.cast(ctx.tensor(x), dtype)
     rank = v.type.rank
     dims = list(range(rank - len(normalized_shape), rank))
-    mean = mean_value(ctx, v, dims, True)
-    centered = binary(ctx, "sub", v, mean)
-    var = mean_value(ctx, binary(ctx, "mul", centered, centered), dims, True)
+    # Note: mean and rstd stay rank-reduced and are broadcast back explicitly; keepdim reshapes between the
+    # reductions and their elementwise users would be reshapes inside the fused kernel, which is not lowered to HIVM.
+    mean = mean_value(ctx, v, dims, False)
+    centered = binary(ctx, "sub", v, _spread(ctx, mean, v.type, dims))
+    var = mean_value(ctx, binary(ctx, "mul", centered, centered), dims, False)
     rstd = unary(ctx, "rsqrt", binary(ctx, "add", var, ctx.scalar(eps, dtype)))
-    y = binary(ctx, "mul", centered, rstd)
+    y = binary(ctx, "mul", centered, _spread(ctx, rstd, v.type, dims))
     if weight is not None:
         y = binary(ctx, "mul", y, ctx.cast(ctx.tensor(weight), dtype))
     if bias is not None:
