@@ -68,6 +68,7 @@ class KernelLowering:
         self.ub_align = ub_align
         self.tile = [int(t) for t in schedule["tile"]]
         self.looped = bool(schedule.get("reduce_looped", False))
+        self.serial = list(schedule.get("serial_dims") or [])
         self.tiling = tiling
         self.plan = plan_buffers(info, self.looped)
         self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
@@ -169,7 +170,7 @@ class KernelLowering:
     def work_item(self, t: Value) -> None:
         info = self.info
         self.dims = {}
-        tiled = [d for d in info.parallel_dims if f"tiles{d}" in self.tiling]
+        tiled = [d for d in info.parallel_dims if f"tiles{d}" in self.tiling and d not in self.serial]
         rem = t
         for k, d in enumerate(reversed(tiled)):
             if k == len(tiled) - 1:
@@ -183,9 +184,17 @@ class KernelLowering:
                 self.dims[d] = (self.const(0), self.params[f"n{d}"])
         self.ready: set = set()
         if not self.looped:
+            loops = []
+            for d in self.serial:  # the tiles of a serial dim stay on this core: whole GM rows (docs/schedule.md)
+                if f"tiles{d}" in self.tiling:
+                    loop = self.open_loop(self.const(0), self.params[f"tiles{d}"], self.const(1), f"j{d}")
+                    loops.append(loop)
+                    self.dims[d] = self.tile_of(d, loop.body.args[0])
             for out, res in zip(info.outputs, info.results):
                 self.emit(res)
                 self.store(res, out)
+            for loop in reversed(loops):
+                self.close_loop(loop)
             return
         self.small_ready: set = set()
         for op in info.ops:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import sympy
 
 from ..ir.sizes import SizeVars, as_expr
@@ -50,6 +52,7 @@ class Schedule:
     tiling: dict  # name -> size expression
     block_dim_override: int = 0
     scratch_bytes: int = 0  # the kernel's scratch buffer (part of ub_bytes)
+    serial_dims: list = None  # parallel dims whose tiles are looped inside a work item (not work items)
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
@@ -65,6 +68,8 @@ class Schedule:
             "ub_bytes": self.ub_bytes,
             "distribution": "cyclic",
         }
+        if self.serial_dims:
+            attrs["serial_dims"] = list(self.serial_dims)
         if self.scratch_bytes:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
         return attrs
@@ -84,6 +89,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         uppers.append(ub if ub is not None and ub < 2**40 else None)
     granule = _granule(info, target.ub_align)
     repeat = _granule(info, target.vector_bytes_per_repeat)
+    gm_steps = _gm_steps(info, target.ub_align)
     cap_elems = max_tile_elems if max_tile_elems > 0 else None
 
     def fits(tile, looped) -> bool:
@@ -123,6 +129,8 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             if not covers and d == rank - 1:
                 step = repeat if t >= repeat else granule  # whole 256 B vector repeats when it can
                 t = max(t // step * step, min(t, granule))
+            if not covers and d != rank - 1 and gm_steps.get(d, 1) > 1:
+                t = _whole_gm_blocks(tile, d, t, gm_steps[d], fits, looped, grow, repeat, granule)
             tile[d] = t
         if ok:
             break
@@ -131,27 +139,88 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             f"no tile fits UB ({target.ub_bytes} B): {len(plan_buffers(info, True).buffers)} buffers"
         )
 
+    serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
     if all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
-        _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule)
+        _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, serial)
     plan = plan_buffers(info, looped)
     return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {},
-                    scratch_bytes=plan.scratch_bytes(tile, target.ub_align))
+                    scratch_bytes=plan.scratch_bytes(tile, target.ub_align), serial_dims=serial)
 
 
-def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int) -> None:
+def _row_bytes_coeff(info: KernelInfo, v, d: int) -> int:
+    """The integer factor of the bytes of ``v``'s GM row below domain dim ``d`` (its dims inside d): with a
+    symbolic row length, the symbols may be anything (odd), so only this factor is known to divide the bytes."""
+    n = sympy.Integer(DTYPE_BYTES[v.type.dtype])
+    for j in info.masks[v]:
+        if j > d:
+            n = n * as_expr(info.domain[j])
+    coeff, _ = sympy.expand(n).as_coeff_Mul() if not n.is_Integer else (n, None)
+    return abs(int(coeff)) if sympy.Integer(coeff) == coeff else 1
+
+
+def _gm_steps(info: KernelInfo, gm_block: int) -> dict:
+    """Parallel dim d (not the last) → the multiple of tile[d] that makes every work item's GM footprint in every
+    result whole ``gm_block`` (32 B) blocks: the rows below d times the tile cover whole blocks, so neighbouring
+    cores never write the same block (the last tile ends at the tensor's end)."""
+    steps = {}
+    for d in info.parallel_dims:
+        if d == info.rank - 1:
+            continue
+        step = 1
+        for r in info.results:
+            if d in info.masks[r]:
+                step = _lcm(step, gm_block // math.gcd(_row_bytes_coeff(info, r, d), gm_block))
+        steps[d] = step
+    return steps
+
+
+def _whole_gm_blocks(tile, d, t, step, fits, looped, grow, repeat, granule) -> int:
+    """tile[d] rounded down to a multiple of ``step``; when fewer than ``step`` rows fit, shrink the last dim so that
+    ``step`` rows do (kept when even that does not fit)."""
+    if t >= step:
+        return t // step * step
+    trial = _with(tile, d, step)
+    last = len(tile) - 1
+    t_last = grow(_with(trial, last, 1), last, tile[last], looped)
+    if t_last == 0:
+        return t
+    s = repeat if t_last >= repeat else granule
+    tile[last] = max(t_last // s * s, min(t_last, granule))
+    return step if fits(_with(tile, d, step), looped) else t
+
+
+def _serial_dims(info: KernelInfo, tile, uppers, gm_block: int, looped: bool) -> list[int]:
+    """[last dim] when its tiles must stay on one core: the last dim may be split, and a result spanning it and
+    another dim has rows whose bytes may not be whole blocks — a row's last tile and the next row's first would
+    share a block. Its tiles are then looped inside the work item (one core writes the whole rows)."""
+    last = info.rank - 1
+    if looped or info.rank < 2 or last not in info.parallel_dims:
+        return []
+    if uppers[last] is not None and tile[last] >= uppers[last]:
+        return []
+    for r in info.results:
+        mask = info.masks[r]
+        spans_more = any(j != last and not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1)
+                         for j in mask)
+        if last in mask and spans_more and _row_bytes_coeff(info, r, last - 1) % gm_block:
+            return [last]
+    return []
+
+
+def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_steps: dict, serial: list) -> None:
     """Shrink parallel tiles (outermost dim first) until there are >= ``cores`` work items, when possible.
 
     The last dim is not cut below ``granule`` elements (32 B; one 256 B repeat when the kernel reduces, whose
     column tiles are strided GM reads)."""
-    dims = {d: int(info.domain[d]) for d in info.parallel_dims}
-    for d in info.parallel_dims:
+    dims = {d: int(info.domain[d]) for d in info.parallel_dims if d not in serial}
+    for d in dims:
         count = {p: -(-dims[p] // tile[p]) for p in dims}
         n_work = _prod(count.values())
         if n_work >= cores:
             return
         others = n_work // count[d]
         want = -(-cores // others)  # tiles needed along d
-        step = granule if d == info.rank - 1 else 1
+        step = granule if d == info.rank - 1 else gm_steps.get(d, 1)
         t = -(-dims[d] // want)
         t = max(step, -(-t // step) * step)
         tile[d] = min(tile[d], t)
@@ -175,7 +244,8 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
                 tiling[f"off{arg_pos[src]}_{i}"] = _norm(o)
     n_tiles = sympy.Integer(1)
     for d in info.parallel_dims:
-        n_tiles = n_tiles * counts[d]
+        if d not in (schedule.serial_dims or ()):  # serial dims are looped inside a work item
+            n_tiles = n_tiles * counts[d]
     tiling["n_tiles"] = _norm(n_tiles)
     cores = block_dim if block_dim > 0 else vector_cores
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
@@ -185,6 +255,10 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
 def _norm(e):
     e = as_expr(e)  # ceiling/Min already fold what they can; sympy.simplify is too slow per kernel
     return int(e) if e.is_Integer else e
+
+
+def _lcm(a: int, b: int) -> int:
+    return a * b // math.gcd(a, b)
 
 
 def _with(tile, d, t):

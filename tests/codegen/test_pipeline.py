@@ -274,9 +274,42 @@ def test_long_row_reduction_with_ub_full_uses_planned_scratch():
     assert sched["scratch_bytes"] == 16 * 256 and sched["ub_bytes"] <= 192 * 1024
     scratch = [op for op in kernel.walk() if op.name == "hivm.alloc" and op.attributes.get("scratch")]
     assert len(scratch) == 1 and scratch[0].result.type.nbytes == 16 * 256 and "offsets" in scratch[0].attributes
-    for s0 in (1, 25):
+    for s0 in (1, 25, 700):
         b = {"s0": s0}
         (x,) = _inputs(ck, b)
         (out,), res = run_kernel(ck, [x], b)
         np.testing.assert_allclose(out.reshape(-1), x.sum(1, dtype=np.float64), rtol=1e-5, atol=1e-4)
         assert res.stats.hazards_checked
+
+
+BIAS_DYN = """module attributes {symbols = {s0 = [1, 4096], s1 = [1, 8192]}} {
+  func.func @main(%x: tensor<s0xs1xf32>, %bias: tensor<s1xf32>) -> (tensor<s0xs1xf32>) {
+    %bb = hfusion.broadcast %bias {dims = [0]} : (tensor<s1xf32>) -> tensor<s0xs1xf32>
+    %a = hfusion.elemwise_binary %x, %bb {fun = "add"} : (tensor<s0xs1xf32>, tensor<s0xs1xf32>) -> tensor<s0xs1xf32>
+    func.return %a : tensor<s0xs1xf32>
+  }
+}"""
+
+
+def test_tiles_write_whole_gm_blocks_across_cores():
+    """Every work item's GM footprint covers whole 32-B blocks (docs/schedule.md), so no two cores write one block:
+    softmax f16 rows of 40 B take a multiple of 4 rows per tile; x[s0, s1] + bias with a symbolic row takes a multiple
+    of 8 rows and keeps a row's column tiles on one core. The hazard checker sees every copy_ub_to_gm."""
+    ck = only_kernel(lower(softmax("f16", 20)))
+    b = {"s0": 1000}
+    (x,) = _inputs(ck, b)
+    (out,), res = run_kernel(ck, [x], b)
+    assert ck.tiling.block_dim(b) > 1 and res.stats.hazards_checked
+    xf = x.astype(np.float32)
+    e = np.exp(xf - xf.max(1, keepdims=True))
+    np.testing.assert_allclose(out.reshape(x.shape).astype(np.float32), e / e.sum(1, keepdims=True), rtol=2e-3,
+                               atol=1e-3)
+    module = lower(BIAS_DYN)
+    ck = only_kernel(module)
+    for s0, s1 in ((3, 100), (37, 3001), (9, 7)):
+        b = {"s0": s0, "s1": s1}
+        args = dict(zip([a.name for a in ck.arg_layout if not a.is_output], _inputs(ck, b)))
+        (out,), res = run_kernel(ck, list(args.values()), b)
+        assert res.stats.hazards_checked
+        np.testing.assert_array_equal(out.reshape(s0, s1), args["x"] + args["bias"])
+    assert ck.tiling.block_dim({"s0": 37, "s1": 3001}) > 1
