@@ -313,3 +313,20 @@ def test_tiles_write_whole_gm_blocks_across_cores():
         assert res.stats.hazards_checked
         np.testing.assert_array_equal(out.reshape(s0, s1), args["x"] + args["bias"])
     assert ck.tiling.block_dim({"s0": 37, "s1": 3001}) > 1
+
+
+def test_softmax_dynamic_last_dim_event_ids():
+    """Last-axis softmax over a dynamic row (s1 up to 20000: multi-pass): more set/wait pairs of MTE2 -> V than the 8
+    event ids; flags at one point merge and the passes' ids are reused across quiesce points inside the work-item
+    loop. The hazard checker checks the result on the simulator."""
+    text = softmax("f32", "s1").replace("symbols = {s0 = [1, 4096]}", "symbols = {s0 = [1, 512], s1 = [1, 20000]}")
+    module = lower(text)
+    ck = only_kernel(module)
+    assert module.lookup(ck.name).attributes["schedule"]["reduce_looped"]
+    for s0, s1 in ((3, 20000), (50, 77)):
+        b = {"s0": s0, "s1": s1}
+        (x,) = _inputs(ck, b)
+        (out,), res = run_kernel(ck, [x], b)
+        assert res.stats.hazards_checked
+        e = np.exp(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(out.reshape(x.shape), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)

@@ -174,6 +174,7 @@ class _KernelSync:
         for dep in sorted(back, key=lambda d: d.a.pipe == d.b.pipe):  # cross-pipe first: they order V too
             self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a.pipe, dep.b.pipe, dep.distance)
         n_cross = sum(1 for d in deps if d.a.pipe != d.b.pipe)
+        self._merge_same_point()
         self.ctx.count("syncs-removed-redundant", n_cross - len(self.flags))
         self._allocate_ids()
         self._emit()
@@ -268,27 +269,62 @@ class _KernelSync:
         return period
 
     # -- event ids ---------------------------------------------------------------------------------------------
-    def _top(self, op: Operation) -> int:
-        while op.parent is not self.func.body:
-            op = op.parent_op()
-        return self.idx(op)
+    def _merge_same_point(self) -> None:
+        """Flags of one pipe pair set at the same point and waited at the same point (same loop, same rotation)
+        are one flag (AscendNPU-IR's RemoveRedundantSync / MoveSyncState merge them)."""
+        seen: dict[tuple, _Flag] = {}
+        kept = []
+        for f in self.flags:
+            key = (f.src, f.dst, id(f.block), id(f.set_at), id(f.wait_at), id(f.carried), f.rotation, id(f.rot_loop))
+            if key not in seen:
+                seen[key] = f
+                kept.append(f)
+        self.flags = kept
 
-    def _segment(self, f: _Flag) -> tuple[int, int]:
-        """The top-level ops the flag's ids are busy across: reuse needs a quiesce point after the last one."""
-        if f.block is self.func.body and f.carried is None:
+    def _top(self, op: Operation, block: Block) -> int | None:
+        while op is not None and op.parent is not block:
+            op = op.parent_op() if op.parent is not None else None
+        return None if op is None else self.idx(op)
+
+    def _segment(self, f: _Flag, block: Block) -> tuple[int, int]:
+        """The ops of ``block`` the flag's ids are busy across (reuse needs a quiesce point after the last one); a
+        flag outside ``block`` or rotating/carried over the loop ``block`` is the body of: all of it."""
+        owner = block.parent.parent if block is not self.func.body else None  # the loop whose body it is
+        if owner is not None and (not owner.is_ancestor_of(f.set_at) or f.carried is owner or f.rot_loop is owner):
+            return -1, len(block.ops)
+        if f.block is block and f.carried is None:
             return self.idx(f.set_at) - 1, self.idx(f.wait_at)
-        t = self._top(f.carried if f.carried is not None and f.carried.parent is self.func.body else f.set_at)
+        inner = f.carried if f.carried is not None and f.carried.parent is block else f.set_at
+        t = self._top(inner, block)
         return t, t
 
     def _allocate_ids(self) -> None:
+        """Ids per pipe pair; an id is reused after a quiesce point (PIPE_ALL barrier) between two flags' segments.
+        Segments are taken over the top-level ops; when one top-level loop alone needs more ids than the target
+        has, over the ops of that loop's body (quiesce points between its inner loops, and one at the top of the
+        body so the next iteration's first flags find their ids free)."""
+        try:
+            self._allocate_in(self.func.body)
+            return
+        except PassError:
+            loops = [op for op in self.func.body.ops if op.name == "scf.for"]
+            if len(loops) != 1:
+                raise
+        self.quiesce = set()
+        body = loops[0].body
+        self._allocate_in(body)
+
+    def _allocate_in(self, block: Block) -> None:
+        self.quiesce_block = block
+        self.quiesce = set()
         last_use: dict[tuple[str, str], dict[int, int]] = {}
         for f in self.flags:
-            f.seg = self._segment(f)
+            f.seg = self._segment(f, block)
         for f in sorted(self.flags, key=lambda f: f.seg[0]):
             used = last_use.setdefault((f.src, f.dst), {})
             free = self._free_ids(used, f.seg[0])
-            if len(free) < f.rotation:
-                self.quiesce.add(f.seg[0])
+            if len(free) < f.rotation and f.seg[0] >= 0:
+                self.quiesce.add(f.seg[0] if block is self.func.body else max(f.seg[0], 0))
                 free = self._free_ids(used, f.seg[0])
             if len(free) < f.rotation:
                 raise PassError(f"hivm-inject-sync: kernel {self.name} needs more than {self.limit} event ids for "
@@ -296,6 +332,8 @@ class _KernelSync:
             f.ids = free[: f.rotation]
             for i in f.ids:
                 used[i] = f.seg[1]
+        if block is not self.func.body and self.quiesce:
+            self.quiesce.add(0)  # the next iteration reuses the ids from the top of the body
         self.ctx.count("event-ids-used", sum(len(u) for u in last_use.values()))
 
     def _free_ids(self, used: dict[int, int], start: int) -> list[int]:
@@ -307,7 +345,8 @@ class _KernelSync:
         plan: list[tuple[Operation, int, int, Operation]] = []  # (insert before, class, seq, new op)
         # Note: resolve gap indices to ops before creating iteration numbers, which shift loop bodies.
         barrier_at = [self.blocks[key].ops[g] for key, gaps in self.barriers.items() for g in sorted(gaps)]
-        quiesce_at = [self.func.body.ops[q] for q in sorted(self.quiesce)]
+        qblock = getattr(self, "quiesce_block", self.func.body)
+        quiesce_at = [qblock.ops[q] for q in sorted(self.quiesce)]
         selectors = {}
         for f in self.flags:
             if f.rot_loop is not None and id(f.rot_loop) not in selectors:
