@@ -19,6 +19,8 @@ work item, outside the reduced loops; values that span them are recomputed in ea
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..dialects.arith import BINARY_OPS, ConstantOp
 from ..dialects.func import FuncOp, ReturnOp
 from ..dialects import hivm
@@ -76,13 +78,32 @@ class KernelLowering:
     # -- building blocks -------------------------------------------------------------------------------------------
     def op(self, cls_or_name, operands=(), result_types=(), **attrs) -> Operation:
         if isinstance(cls_or_name, str):
-            op = Operation.create(cls_or_name, list(operands), list(result_types), attrs)
+            op = Operation.create(cls_or_name, list(operands), list(result_types), attrs, loc=self.loc)
             return self.b.insert(op)
-        return self.b.create(cls_or_name, operands, result_types, **attrs)
+        return self.create(cls_or_name, operands, result_types, **attrs)
+
+    def create(self, cls, operands=(), result_types=(), regions=(), **attrs) -> Operation:
+        """Build an op at the insertion point with the location of the hfusion op being lowered."""
+        self.b.loc = self.loc
+        return self.b.create(cls, operands, result_types, regions, **attrs)
+
+    @contextmanager
+    def located(self, v_or_op):
+        """New ops get the location of the hfusion op (or kernel argument) they come from."""
+        saved = self.loc
+        op = v_or_op if isinstance(v_or_op, Operation) else getattr(v_or_op, "op", None)
+        if op is not None and op.loc is not None:
+            self.loc = op.loc
+        elif op is None and getattr(v_or_op, "name_hint", None):
+            self.loc = f"{self.info.func.sym_name}:%{v_or_op.name_hint}"  # a kernel argument: its name
+        try:
+            yield
+        finally:
+            self.loc = saved
 
     def const(self, value: int) -> Value:
         if value not in self.consts:
-            op = ConstantOp([], [IndexType()], {"value": int(value)})
+            op = ConstantOp([], [IndexType()], {"value": int(value)}, [], self.kernel_loc)
             self.top.insert(op)
             op.result.name_hint = f"c{value}" if value >= 0 else f"cm{-value}"
             self.consts[value] = op.result
@@ -105,7 +126,7 @@ class KernelLowering:
 
     def vec(self, cls, operands, **attrs) -> None:
         self.counts["vector-ops"] += 1
-        self.b.create(cls, operands, [], **attrs)
+        self.create(cls, operands, [], **attrs)
 
     # -- the function -----------------------------------------------------------------------------------------------
     def build(self) -> FuncOp:
@@ -118,7 +139,9 @@ class KernelLowering:
         attrs = {k: v for k, v in func.attributes.items() if k not in ("sym_name", "function_type")}
         new = FuncOp.build(func.sym_name, arg_types + [IndexType()] * len(param_names), [],
                            names + param_names, **attrs)  # fmt: skip
-        new.loc = func.loc
+        self.kernel_loc = self.loc = func.loc or next((op.loc for op in info.ops if op.loc is not None),
+                                                      func.sym_name)
+        new.loc = self.kernel_loc
         body = new.body
         self.args = dict(zip(old_args, body.args))
         self.params = dict(zip(param_names, body.args[len(old_args) :]))
@@ -134,7 +157,8 @@ class KernelLowering:
         self.bufs = {}
         for buf in self.plan.buffers:
             shape = buf.shape(self.tile, self.ub_align)
-            alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
+            with self.located(buf.values[0] if buf.values else self.info.func):
+                alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
             alloc.result.name_hint = f"ub{buf.index}"
             self.bufs[buf.index] = alloc.result
         scratch = self.plan.scratch_bytes(self.tile, self.ub_align)
@@ -145,7 +169,7 @@ class KernelLowering:
         loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
         self.work_item(loop.body.args[0])
         self.close_loop(loop)
-        self.b.create(ReturnOp, [], [])
+        self.create(ReturnOp, [], [])
         new.set_function_type()
         return new
 
@@ -157,7 +181,7 @@ class KernelLowering:
         return loop
 
     def close_loop(self, loop: Operation) -> None:
-        self.b.create(YieldOp, [], [])
+        self.create(YieldOp, [], [])
         self.b = self.saved.pop()
 
     # -- one work item ------------------------------------------------------------------------------------------
@@ -246,6 +270,10 @@ class KernelLowering:
             self.emit(v)
 
     def reduction_pass(self, op: Operation) -> None:
+        with self.located(op):
+            self._reduction_pass(op)
+
+    def _reduction_pass(self, op: Operation) -> None:
         kind = op.attributes["kind"]
         src, res = op.operands[0], op.result
         acc, part = self.buffer(res), self.bufs[self.plan.partial[op].index]
@@ -302,18 +330,24 @@ class KernelLowering:
     def store(self, v: Value, out) -> None:
         mask = self.info.masks[v]
         self.counts["stores"] += 1
-        self.b.create(hivm.StoreOp, [self.buffer(v), self.args[out], *self.gm_offsets(mask), *self.extents(v)], [])
+        with self.located(v):
+            self.create(hivm.StoreOp, [self.buffer(v), self.args[out], *self.gm_offsets(mask), *self.extents(v)], [])
 
     def emit(self, v: Value) -> None:
         if id(v) in self.ready:
             return
+        with self.located(v):
+            self._emit(v)
+
+    def _emit(self, v: Value) -> None:
         info = self.info
         if v in info.views or v in info.inputs:
             src, offsets = info.views.get(v, (v, None))
             mask = info.masks[v]
             self.counts["loads"] += 1
             ops = [self.args[src], self.buffer(v), *self.gm_offsets(mask, offsets), *self.extents(v)]
-            self.b.create(hivm.LoadOp, ops, [])
+            with self.located(src if v in info.inputs else v):
+                self.create(hivm.LoadOp, ops, [])
             self.ready.add(id(v))
             return
         op = v.op

@@ -169,3 +169,36 @@ def test_fused_graphs_through_the_hivm_pipeline(case):
     got = run_host(parse_module(print_module(lowered)), args, {"s0": 5})
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, atol=1e-4, rtol=1e-4)
+
+
+def test_every_hivm_op_has_the_location_of_its_source_op():
+    """convert-to-hivm and the HIVM passes after it give each new op the location of the hfusion op (FX node) or
+    kernel argument it comes from, so errors point somewhere."""
+    from collections import Counter
+
+    from graph_passes.ir.parser import parse_module
+    from graph_passes.passes import PassManager
+    from graph_passes.pipelines import default_pipeline
+
+    t, r = "tensor<s0xs1xf32>", "tensor<s0xf32>"
+    text = "module attributes {symbols = {s0 = [1, 512], s1 = [1, 20000]}} {\n" + f'''
+  func.func @main(%x: {t}) -> ({t}) {{
+    %max = hfusion.reduce %x {{dims = [1], kind = "max"}} : ({t}) -> {r} loc("amax")
+    %maxb = hfusion.broadcast %max {{dims = [1]}} : ({r}) -> {t} loc("expand")
+    %sub = hfusion.elemwise_binary %x, %maxb {{fun = "sub"}} : ({t}, {t}) -> {t} loc("sub")
+    %exp = hfusion.elemwise_unary %sub {{fun = "exp"}} : ({t}) -> {t} loc("exp")
+    %sum = hfusion.reduce %exp {{dims = [1], kind = "sum"}} : ({t}) -> {r} loc("sum_1")
+    %sumb = hfusion.broadcast %sum {{dims = [1]}} : ({r}) -> {t} loc("expand_1")
+    %div = hfusion.elemwise_binary %exp, %sumb {{fun = "div"}} : ({t}, {t}) -> {t} loc("div")
+    func.return %div : {t}
+  }}
+}}'''
+    m = parse_module(text)
+    PassManager.from_pipeline(default_pipeline()).run(m)
+    kernel = next(f for f in m.functions if f.attributes.get("kernel"))
+    assert Counter(op.name for op in kernel.walk() if op.loc is None) == Counter()
+    locs = {(op.name, str(op.loc)) for op in kernel.walk() if op.dialect == "hivm"}
+    for expected in [("hivm.vreduce", "amax"), ("hivm.vbrc", "expand"), ("hivm.vunary", "exp"),
+                     ("hivm.vreduce", "sum_1"), ("hivm.vbinary", "div"), ("hivm.store", "div"),
+                     ("hivm.load", f"{kernel.sym_name}:%x")]:
+        assert expected in locs, (expected, sorted(locs))
