@@ -78,8 +78,13 @@ def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
 def _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes) -> None:
     """Fewer than 8 rows: row 0's first 8 blocks get src[0..7]; rows 1.. spread their block from row 0, then row 0
     spreads its own (block 0, rewritten with the same values)."""
-    if pb < 256:
-        raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: vbrcb needs 8 blocks of room")
+    if pb < 256:  # row 0 cannot hold vbrcb's 8 blocks: stage them in the kernel's scratch, spread each row's
+        S = L.scratch(256, f"a column broadcast into {rows_cap} rows of {pb} B")
+        barrier(L)
+        L.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+        barrier(L)
+        _spread(L, dtype, dst.addr, Imm(S), 1, e0, e1, rows_cap, pitch, lanes, dst_rep=pb // 32)
+        return
     L.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
     barrier(L)
     if rows_cap > 1:

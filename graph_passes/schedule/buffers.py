@@ -18,7 +18,8 @@ size is the largest need of one op (:func:`scratch_bytes`):
   ``min(rows, SCRATCH_ROWS)`` rows (the column chunks fold into it);
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
 - a binary op with a scalar operand and no vector-scalar instruction (div): one 256-B block (in place, the
-  scalar is ``vdup``-ed into it).
+  scalar is ``vdup``-ed into it);
+- a column broadcast into fewer than 8 rows shorter than 256 B: ``vbrcb``'s 8 blocks (256 B).
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ class BufferPlan:
         align = lambda n: -(-n // ub_align) * ub_align  # noqa: E731
         if op.name == "hfusion.elemwise_binary" and op.attributes["fun"] not in SCALAR_FORMS:
             return REPEAT_BYTES if any(not isinstance(v.type, TensorType) for v in op.operands) else 0
+        if op.name == "hfusion.broadcast":  # a column broadcast into < 8 rows shorter than 8 blocks: vbrcb stages
+            dst = self.of_value[op.result]   # its 8 blocks in scratch
+            shape = dst.shape(tile, ub_align)
+            last = len(shape) - 1
+            spans = self.of_value[op.operands[0]].mask
+            rows = 1
+            for s in shape[:-1]:
+                rows *= s
+            column = last in dst.mask and last not in spans and len(shape) > 1
+            return REPEAT_BYTES if column and rows < 8 and shape[last] * DTYPE_BYTES[dst.dtype] < REPEAT_BYTES else 0
         if op.name != "hfusion.reduce":
             return 0
         src = self.of_value[op.operands[0]]

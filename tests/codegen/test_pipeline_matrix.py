@@ -1,0 +1,176 @@
+"""The full default pipeline + codegen + simulator (hazard checker on) on common tensor-level kernels, in f32, f16 and
+bf16, at a static and a dynamic row count, against a float64 numpy reference.
+
+bf16 compute is legalized to f32 between casts (hfusion-legalize-bf16): every op rounds its result to bf16, as torch
+eager does; f16 computes in f16 on the vector unit. Tolerances are per dtype accordingly.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from .helpers import lower, only_kernel, run_kernel
+
+NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
+TOL = {"f32": (1e-4, 1e-5), "f16": (2e-2, 2e-2), "bf16": (6e-2, 6e-2)}  # (rtol, atol)
+
+
+def _module(rows, body: str) -> str:
+    symbols = "{s0 = [1, 2048]}" if rows == "s0" else "{}"
+    return f"module attributes {{symbols = {symbols}}} {{\n{body}\n}}"
+
+
+def elementwise(dt, rows, cols=128):
+    t = f"tensor<{rows}x{cols}x{dt}>"
+    return f"""
+  func.func @main(%x: {t}, %y: {t}, %z: {t}) -> ({t}) {{
+    %m = hfusion.elemwise_binary %x, %y {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %a = hfusion.elemwise_binary %m, %z {{fun = "add"}} : ({t}, {t}) -> {t}
+    %e = hfusion.elemwise_unary %a {{fun = "exp"}} : ({t}) -> {t}
+    %r = hfusion.elemwise_unary %e {{fun = "relu"}} : ({t}) -> {t}
+    func.return %r : {t}
+  }}""", lambda a: np.maximum(np.exp(a["x"] * a["y"] + a["z"]), 0)
+
+
+def bias_relu(dt, rows, cols=96):
+    t, v = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{cols}x{dt}>"
+    return f"""
+  func.func @main(%x: {t}, %bias: {v}) -> ({t}) {{
+    %bb = hfusion.broadcast %bias {{dims = [0]}} : ({v}) -> {t}
+    %a = hfusion.elemwise_binary %x, %bb {{fun = "add"}} : ({t}, {t}) -> {t}
+    %r = hfusion.elemwise_unary %a {{fun = "relu"}} : ({t}) -> {t}
+    func.return %r : {t}
+  }}""", lambda a: np.maximum(a["x"] + a["bias"], 0)
+
+
+def softmax(dt, rows, cols):
+    t, r = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{rows}x{dt}>"
+
+    def ref(a):
+        e = np.exp(a["x"] - a["x"].max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    return f"""
+  func.func @main(%x: {t}) -> ({t}) {{
+    %max = hfusion.reduce %x {{dims = [1], kind = "max"}} : ({t}) -> {r}
+    %maxb = hfusion.broadcast %max {{dims = [1]}} : ({r}) -> {t}
+    %sub = hfusion.elemwise_binary %x, %maxb {{fun = "sub"}} : ({t}, {t}) -> {t}
+    %exp = hfusion.elemwise_unary %sub {{fun = "exp"}} : ({t}) -> {t}
+    %sum = hfusion.reduce %exp {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    %sumb = hfusion.broadcast %sum {{dims = [1]}} : ({r}) -> {t}
+    %div = hfusion.elemwise_binary %exp, %sumb {{fun = "div"}} : ({t}, {t}) -> {t}
+    func.return %div : {t}
+  }}""", ref
+
+
+def layer_norm(dt, rows, cols=64):
+    t, r, v = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{rows}x{dt}>", f"tensor<{cols}x{dt}>"
+
+    def ref(a):
+        x = a["x"]
+        xc = x - x.mean(1, keepdims=True)
+        return xc / np.sqrt((xc * xc).mean(1, keepdims=True) + 1e-5) * a["w"] + a["b"]
+
+    return f"""
+  func.func @main(%x: {t}, %w: {v}, %b: {v}) -> ({t}) {{
+    %inv_n = arith.constant {{value = {1 / cols}}} : () -> {dt}
+    %eps = arith.constant {{value = 1e-05}} : () -> {dt}
+    %s = hfusion.reduce %x {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    %mean = hfusion.elemwise_binary %s, %inv_n {{fun = "mul"}} : ({r}, {dt}) -> {r}
+    %meanb = hfusion.broadcast %mean {{dims = [1]}} : ({r}) -> {t}
+    %xc = hfusion.elemwise_binary %x, %meanb {{fun = "sub"}} : ({t}, {t}) -> {t}
+    %sq = hfusion.elemwise_binary %xc, %xc {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %ss = hfusion.reduce %sq {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    %var = hfusion.elemwise_binary %ss, %inv_n {{fun = "mul"}} : ({r}, {dt}) -> {r}
+    %ve = hfusion.elemwise_binary %var, %eps {{fun = "add"}} : ({r}, {dt}) -> {r}
+    %rstd = hfusion.elemwise_unary %ve {{fun = "rsqrt"}} : ({r}) -> {r}
+    %rstdb = hfusion.broadcast %rstd {{dims = [1]}} : ({r}) -> {t}
+    %xn = hfusion.elemwise_binary %xc, %rstdb {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %wb = hfusion.broadcast %w {{dims = [0]}} : ({v}) -> {t}
+    %xw = hfusion.elemwise_binary %xn, %wb {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %bb = hfusion.broadcast %b {{dims = [0]}} : ({v}) -> {t}
+    %y = hfusion.elemwise_binary %xw, %bb {{fun = "add"}} : ({t}, {t}) -> {t}
+    func.return %y : {t}
+  }}""", ref
+
+
+def rms_norm(dt, rows, cols=128):
+    t, r, v = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{rows}x{dt}>", f"tensor<{cols}x{dt}>"
+
+    def ref(a):
+        x = a["x"]
+        return x / np.sqrt((x * x).mean(1, keepdims=True) + 1e-6) * a["w"]
+
+    return f"""
+  func.func @main(%x: {t}, %w: {v}) -> ({t}) {{
+    %inv_n = arith.constant {{value = {1 / cols}}} : () -> {dt}
+    %eps = arith.constant {{value = 1e-06}} : () -> {dt}
+    %sq = hfusion.elemwise_binary %x, %x {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %ss = hfusion.reduce %sq {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    %ms = hfusion.elemwise_binary %ss, %inv_n {{fun = "mul"}} : ({r}, {dt}) -> {r}
+    %me = hfusion.elemwise_binary %ms, %eps {{fun = "add"}} : ({r}, {dt}) -> {r}
+    %rstd = hfusion.elemwise_unary %me {{fun = "rsqrt"}} : ({r}) -> {r}
+    %rstdb = hfusion.broadcast %rstd {{dims = [1]}} : ({r}) -> {t}
+    %xn = hfusion.elemwise_binary %x, %rstdb {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %wb = hfusion.broadcast %w {{dims = [0]}} : ({v}) -> {t}
+    %y = hfusion.elemwise_binary %xn, %wb {{fun = "mul"}} : ({t}, {t}) -> {t}
+    func.return %y : {t}
+  }}""", ref
+
+
+def sum_dim0(dt, rows, cols=72):
+    t, v = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{cols}x{dt}>"
+    return f"""
+  func.func @main(%x: {t}) -> ({v}) {{
+    %s = hfusion.reduce %x {{dims = [0], kind = "sum"}} : ({t}) -> {v}
+    func.return %s : {v}
+  }}""", lambda a: a["x"].sum(0)
+
+
+KERNELS = {
+    "elementwise": elementwise,
+    "bias_relu": bias_relu,
+    "softmax_short": lambda dt, rows: softmax(dt, rows, 40),
+    "softmax_long": lambda dt, rows: softmax(dt, rows, 1000),
+    "layer_norm": layer_norm,
+    "rms_norm": rms_norm,
+    "sum_dim0": sum_dim0,
+}
+
+
+def check(kernel: str, dt: str, rows, bindings: dict, n_rows: int):
+    body, ref = KERNELS[kernel](dt, rows)
+    ck = only_kernel(lower(_module(rows, body)))
+    rng = np.random.default_rng(n_rows)
+    names = [a.name for a in ck.arg_layout if not a.is_output]
+    arrays = [rng.standard_normal(a.evaluate_shape(ck.tiling.sizes, bindings)).astype(NP[dt])
+              for a in ck.arg_layout if not a.is_output]
+    (out,), res = run_kernel(ck, arrays, bindings)
+    assert res.stats.hazards_checked
+    args = {n: a.astype(np.float64).reshape([s for s in a.shape if s != 1] or [1]) if n in ("w", "b", "bias") else
+            a.astype(np.float64).reshape(n_rows, -1) for n, a in zip(names, arrays)}  # fmt: skip
+    want = ref(args)
+    rtol, atol = TOL[dt]
+    if kernel == "sum_dim0":
+        atol *= np.sqrt(n_rows)  # a sum of n_rows rounded terms
+    np.testing.assert_allclose(out.astype(np.float64).reshape(want.shape), want, rtol=rtol, atol=atol,
+                               err_msg=f"{kernel} {dt} rows={rows} {bindings}")
+
+
+@pytest.mark.parametrize("shape", ["static", "dynamic"])
+@pytest.mark.parametrize("dt", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_matrix(kernel, dt, shape):
+    if shape == "static":
+        check(kernel, dt, 64, {}, 64)
+    else:
+        check(kernel, dt, "s0", {"s0": 37}, 37)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dt", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_matrix_large(kernel, dt):
+    check(kernel, dt, "s0", {"s0": 700}, 700)
