@@ -1,36 +1,218 @@
 """The op suite: every lowering in ``LOWERINGS`` runs forward (and backward where differentiable) against eager,
-in f32 and in f16 or bf16 (alternating per case), through ``torch.compile(backend="npu")``.
+through ``torch.compile(backend="npu")`` with simulation (the default execution mode), in f32 and in f16 or bf16
+(alternating per case; the other low-precision dtype and the reference-interpreter mode are ``slow`` variants), and
+forward with ``dynamic=True`` compiled once across three sizes.
+
+Every case asserts where its kernels ran (profile records): each kernel on the simulator, except those the
+allow-list :data:`INTERPRETED` names with the reason they are interpreted today.
 
 The last test checks completeness: every table entry was lowered by some case of this module.
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
+import torch_npu_backend
 from tests.backend.op_cases import CASES
-from tests.helpers import check_model
+from tests.helpers import assert_close, check_model
 from torch_npu_backend.lowerings import LOWERING_HITS, LOWERINGS
 
 LOW = (torch.float16, torch.bfloat16)
-_PARAMS = []
+
+# Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
+REASONS = {
+    "cube kernel": "matmul: the cube pipeline is a later issue",
+    "hfusion.transpose": "transposes are not scheduled yet (docs/schedule.md, Not lowered)",
+    "hfusion.gather": "gather/index_select/embedding: data-dependent addresses need a gather instruction",
+    "hfusion.concat": "concat (cat, slice_scatter, select_scatter) is not lowered",
+    "hfusion.arange": "arange needs an iota instruction",
+    "hfusion.slice": "strided slices are not lowered",
+    "hfusion.reshape": "a reshape inside a kernel body (keepdim reductions feeding elementwise ops) is not lowered",
+    "hfusion.reduce": "the kernel's reductions reduce different dims (not one domain)",
+    "hfusion.elemwise_binary": "the kernel's values do not fit one domain",
+    "i1 buffers": "bool tensors in GM: codegen has no i1 load/store (UB masks are bits, GM bools bytes)",
+    "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow have no vector instruction sequence",
+    "hivm.vbrc": "broadcast idioms codegen lacks (several dims at once; column broadcast into < 8 rows)",
+    "hivm.vcast": "casts outside CANN's vconv list (i64, i1, i32->bf16, f16<->bf16)",
+    "element type i64": "the vector unit has no i64 arithmetic",
+    "reduces several dims": "a vreduce over several dims at once is not emitted",
+    "not 32-B aligned": "codegen: a UB buffer whose rows are not padded to 32 B (bug: the alloc should be padded)",
+}
+
+# case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
+INTERPRETED: dict[str, tuple[str, ...]] = {
+    "add_broadcast": ('hivm.vbrc', 'reduces several dims'),
+    "addmm_scaled": ('cube kernel', 'hfusion.transpose'),
+    "amax_amin": ('hfusion.reduce', 'hfusion.reshape'),
+    "any": ('hfusion.reduce',),
+    "arange": ('hfusion.arange',),
+    "bitwise_bool": ('i1 buffers',),
+    "bmm": ('cube kernel', 'hfusion.transpose'),
+    "bool_add_int": ('i1 buffers',),
+    "cat": ('hfusion.concat',),
+    "cat_promote": ('hfusion.concat', 'hivm.vcast'),
+    "clamp": ('hivm.vbrc',),
+    "compare_int": ('element type i64',),
+    "cross_entropy": ('hfusion.arange', 'hfusion.reshape', 'i1 buffers'),
+    "embedding_padding": ('cube kernel', 'hfusion.arange', 'hfusion.gather'),
+    "erf": ('has no vector instruction',),
+    "expand": ('hivm.vbrc', 'reduces several dims'),
+    "full": ('hfusion.reshape',),
+    "gather": ('hfusion.gather',),
+    "gelu": ('has no vector instruction',),
+    "index_select": ('hfusion.gather',),
+    "int_true_div": ('hivm.vcast',),
+    "layer_norm": ('hfusion.reduce', 'hfusion.reshape'),
+    "linear": ('cube kernel', 'hfusion.transpose'),
+    "log_softmax": ('hfusion.reshape', 'hivm.vbrc'),
+    "logical": ('i1 buffers',),
+    "matmul_3d": ('cube kernel', 'hfusion.transpose'),
+    "maximum_minimum": ('hivm.vbrc',),
+    "mean": ('hfusion.reshape', 'hivm.vbrc'),
+    "mm": ('cube kernel', 'hfusion.transpose'),
+    "mul": ('hfusion.reduce', 'hivm.vbrc'),
+    "neg_abs": ('has no vector instruction',),
+    "permute_transpose_t": ('hfusion.transpose',),
+    "pow_scalar": ('has no vector instruction',),
+    "pow_tensor": ('has no vector instruction',),
+    "prod": ('has no vector instruction', 'hfusion.reduce'),
+    "promote_int_float": ('hivm.vcast',),
+    "promote_int_scalar": ('hivm.vcast',),
+    "relu": ('hivm.vbrc',),
+    "scalar_tensor": ('hivm.vbrc',),
+    "scatter_value": ('hfusion.arange',),
+    "select": ('hfusion.reshape', 'hfusion.slice'),
+    "select_scatter": ('hfusion.concat', 'hfusion.reshape'),
+    "sin_cos": ('has no vector instruction',),
+    "slice": ('hfusion.concat', 'hfusion.reshape', 'hfusion.slice', 'hivm.vbrc', 'reduces several dims'),
+    "slice_scatter": ('hfusion.concat',),
+    "slice_strided": ('hfusion.slice', 'reduces several dims'),
+    "softmax": ('hivm.vbrc',),
+    "split": ('hfusion.concat', 'hfusion.elemwise_binary'),
+    "sqrt_rsqrt": ('has no vector instruction',),
+    "squeeze_all": ('hfusion.reshape',),
+    "squeeze_dim": ('hfusion.reshape',),
+    "sum": ('hfusion.reduce', 'hivm.vbrc', 'not 32-B aligned'),
+    "sum_int": ('element type i64', 'hivm.vcast', 'i1 buffers'),
+    "tensor_constant": ('hfusion.reshape', 'hivm.vbrc'),
+    "to_dtype": ('hivm.vcast',),
+    "to_float16": ('hivm.vcast',),
+    "var": ('hfusion.reshape',),
+    "where": ('i1 buffers',),
+    "where_scalar_other": ('i1 buffers',),
+}  # fmt: skip
+
+# Known bugs in the pipeline (graph_passes/codegen, being fixed elsewhere): xfail, not strict, so a fix shows as XPASS.
+_EVENT_IDS = "hivm-inject-sync: needs more than 8 event ids for one pipe pair (event-id sharing not done yet)"
+_GM_RACE = "cores' tiles share a 32-B GM block: RaceError between two cores' copy_ub_to_gm (32-B GM tile alignment)"
+KNOWN_BUGS = {
+    "compare_tensor": _EVENT_IDS, "compare_scalar": _EVENT_IDS, "bitwise": _EVENT_IDS, "tanh_sigmoid": _EVENT_IDS,
+    "softmax": _EVENT_IDS, "view_reshape": _GM_RACE, "embedding": _GM_RACE,
+    "sqrt_rsqrt": "bf16: the fused kernel keeps f32 intermediates where eager rounds each op (1 bf16 ulp in a grad)",
+}  # fmt: skip
+NO_KERNEL = {"convert_element_type": "f32 -> f32 is the identity: no kernel"}
+
+
+def _param(case, dtype, name):
+    marks = [pytest.mark.xfail(reason=KNOWN_BUGS[case.name], strict=False)] if case.name in KNOWN_BUGS else []
+    return pytest.param(case, dtype, id=f"{case.name}-{name}", marks=marks)
+
+
+_PARAMS, _SLOW = [], []
 for _i, _case in enumerate(CASES):
     if _case.floats:
-        _PARAMS += [pytest.param(_case, torch.float32, id=f"{_case.name}-f32"),
-                    pytest.param(_case, LOW[_i % 2], id=f"{_case.name}-{str(LOW[_i % 2])[6:]}")]  # fmt: skip
+        _low, _other = LOW[_i % 2], LOW[(_i + 1) % 2]
+        _PARAMS += [_param(_case, torch.float32, "f32"), _param(_case, _low, str(_low)[6:])]
+        _SLOW.append(_param(_case, _other, str(_other)[6:]))
     else:
-        _PARAMS.append(pytest.param(_case, None, id=f"{_case.name}-fixed"))
+        _PARAMS.append(_param(_case, None, "fixed"))
 
 _RAN: set[str] = set()
+
+
+def check_where_kernels_ran(case, prof) -> None:
+    """Every kernel ran on the simulator, or is interpreted for the reason the allow-list gives."""
+    assert prof.records or case.name in NO_KERNEL, f"{case.name}: no kernel launched"
+    allowed = INTERPRETED.get(case.name, ())
+    bad = [r for r in prof.interpreted() if not any(k in r.reason for k in allowed)]
+    if os.environ.get("NPU_TEST_DUMP_REASONS"):
+        with open(os.environ["NPU_TEST_DUMP_REASONS"], "a") as f:
+            f.writelines(f"{case.name}\t{r.reason}\n" for r in bad)
+    assert not bad, "\n".join(f"{case.name}: kernel {r.kernel} ({','.join(r.source)}) ran in the interpreter: "
+                              f"{r.reason}" for r in bad)  # fmt: skip
 
 
 @pytest.mark.parametrize("case, dtype", _PARAMS)
 def test_op(case, dtype):
     gen = torch.Generator().manual_seed(0)
     inputs = case.make(dtype, gen)
-    check_model(case.fn, inputs, backward=case.backward, tol_scale=case.scale)
+    with torch_npu_backend.profile(trace=False) as prof:
+        check_model(case.fn, inputs, backward=case.backward, tol_scale=case.scale)
+    check_where_kernels_ran(case, prof)
     _RAN.add(f"{case.name}-{dtype}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case, dtype", _SLOW)
+def test_op_other_low_precision_dtype(case, dtype):
+    gen = torch.Generator().manual_seed(0)
+    with torch_npu_backend.profile(trace=False) as prof:
+        check_model(case.fn, case.make(dtype, gen), backward=case.backward, tol_scale=case.scale)
+    check_where_kernels_ran(case, prof)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case, dtype", _PARAMS)
+def test_op_interpret_mode(case, dtype):
+    gen = torch.Generator().manual_seed(0)
+    check_model(case.fn, case.make(dtype, gen), backward=case.backward, tol_scale=case.scale,
+                options={"execute": "interpret"})  # fmt: skip
+
+
+def _grow(inputs, k: int):
+    """The inputs repeated ``k`` times along dim 0 (every tensor input has the same shape), no grad."""
+    return [torch.cat([x.detach()] * k, 0) for x in inputs]
+
+
+_DYNAMIC = [p for p in _PARAMS if (p.values[1] in (torch.float32, None))]
+
+
+@pytest.mark.parametrize("case, dtype", _DYNAMIC)
+def test_op_dynamic(case, dtype, fresh_dynamo):
+    """dynamic=True: one compile serves three sizes (forward), every kernel simulated as in test_op."""
+    inputs = case.make(dtype, torch.Generator().manual_seed(0))
+    shapes = {tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)}
+    if len(shapes) != 1 or not next(iter(shapes)) or case.name in _DYNAMIC_SKIP:
+        pytest.skip(_DYNAMIC_SKIP.get(case.name, "inputs of different shapes: resizing them together is case-specific"))
+    compiled = torch.compile(case.fn, backend="npu", dynamic=True)
+    with torch_npu_backend.profile(trace=False) as prof, torch.no_grad():
+        for k in (1, 2, 3):
+            xs = _grow(inputs, k)
+            expected, actual = case.fn(*xs), compiled(*xs)
+            expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+            actual = list(actual) if isinstance(actual, (list, tuple)) else [actual]
+            for i, (a, e) in enumerate(zip(actual, expected)):
+                assert a.shape == e.shape, f"size x{k} output {i}: {tuple(a.shape)} != {tuple(e.shape)}"
+                assert_close(a, e, f"size x{k} output {i}", case.scale)
+    assert fresh_dynamo["graphs_compiled"] == 1, "one compile for three sizes"
+    check_where_kernels_ran(case, prof)
+
+
+_DYNAMIC_SKIP = {
+    # sizes baked into the function: a resized input would not fit them
+    "full": "the function builds a tensor of a fixed (3, 8) shape",
+    "view_reshape": "view(4, 6) fixes the element count",
+    "squeeze_dims": "dim 0 must stay 1 to be squeezed",
+    "squeeze_all": "dim 0 stays 3 but dim 1 must stay 1",
+    "tensor_constant": "a constant of 3 rows broadcasts against dim 0",
+    "split": "split sizes [2, 5, 1] and split(3, 0) fix dims",
+    "expand": "expand(4, 3, 8) fixes the sizes",
+    "arange": "arange(8) fixes the last dim only (kept), but arange(1, 17, 2) broadcasts against it",
+}
 
 
 def test_every_lowering_is_exercised():
