@@ -75,3 +75,76 @@ def _check_backward(eager_in, comp_in, exp_flat, act_flat, tol_scale, seed) -> N
         assert (a is None) == (e is None), f"grad of input {wrt[k]}: compiled {a is None=}, eager {e is None=}"
         if e is not None:
             assert_close(a, e, f"grad of input {wrt[k]}", tol_scale)
+
+
+def aten_graph(fn, inputs):
+    """The inference aten graph AOTAutograd hands the backend for ``fn(*inputs)`` (our decompositions)."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    from torch_npu_backend.decompositions import decomposition_table
+
+    graphs = []
+
+    def grab(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(fn, backend=aot_autograd(fw_compiler=grab, decompositions=decomposition_table()))(*inputs)
+    torch._dynamo.reset()
+    assert len(graphs) == 1, f"expected one graph, got {len(graphs)}"
+    return graphs[0]
+
+
+def _split_pipeline(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "{"
+        depth -= ch == "}"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur] if cur else out
+
+
+def check_stages(fn, inputs, options: dict | None = None, tol_scale: float = 1.0) -> list[str]:
+    """Semantic preservation: the reference interpreter after import and after every pass of ``hfusion_pipeline``
+    and after auto-schedule, then the simulator after codegen, each against eager; fails naming the first stage
+    whose result differs. Returns the stage names checked."""
+    from graph_passes.passes import PassContext, PassManager
+    from graph_passes.pipelines import HFUSION_SCHEDULE, hfusion_pipeline
+    from torch_npu_backend import NpuOptions, compile_graph
+    from torch_npu_backend.importer import import_graph
+    from torch_npu_backend.interpreter import interpret
+
+    inputs = [x.detach() if isinstance(x, torch.Tensor) else x for x in inputs]
+    opts = NpuOptions.from_dict(options)
+    gm = aten_graph(fn, inputs)
+    with torch.no_grad():
+        expected = _flatten(fn(*inputs))
+    result = import_graph(gm, target=opts.chip)
+    module, stages = result.module, []
+
+    def compare(stage, outs):
+        stages.append(stage)
+        for i, (a, e) in enumerate(zip(outs, expected)):
+            assert a.shape == e.shape, f"stage '{stage}' changed the result: output {i} shape {tuple(a.shape)}"
+            assert_close(a, e, f"stage '{stage}' changed the result (first differing stage): output {i}", tol_scale)
+
+    def run_interpreter(stage):
+        res = interpret(module, inputs)
+        compare(stage, [res[s.index] for s in result.outputs if s.kind == "tensor"])
+
+    run_interpreter("import")
+    ctx = PassContext()
+    popts = opts.pipeline_options()
+    values = {"multi_buffer": popts.multi_buffer, "max_tile_elems": popts.max_tile_elems}
+    for p in _split_pipeline(hfusion_pipeline(popts)) + [s % values for s in HFUSION_SCHEDULE]:
+        PassManager.from_pipeline(p, verify=True).run(module, ctx)
+        run_interpreter(p)
+    graph = compile_graph(gm, inputs, opts)
+    compare("codegen (simulator)", [t for t in graph(*inputs) if isinstance(t, torch.Tensor)])
+    return stages

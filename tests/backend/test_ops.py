@@ -40,6 +40,7 @@ REASONS = {
     "hivm.vcast": "casts outside CANN's vconv list (i64, i1, i32->bf16, f16<->bf16)",
     "element type i64": "the vector unit has no i64 arithmetic",
     "reduces several dims": "a vreduce over several dims at once is not emitted",
+    "no bf16 arithmetic": "bf16 select: hfusion-legalize-bf16 leaves vsel in bf16 (bug, reported)",
     "not 32-B aligned": "codegen: a UB buffer whose rows are not padded to 32 B (bug: the alloc should be padded)",
 }
 
@@ -71,7 +72,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "log_softmax": ('hfusion.reshape', 'hivm.vbrc'),
     "logical": ('i1 buffers',),
     "matmul_3d": ('cube kernel', 'hfusion.transpose'),
-    "maximum_minimum": ('hivm.vbrc',),
+    "maximum_minimum": ('hivm.vbrc', 'no bf16 arithmetic'),
     "mean": ('hfusion.reshape', 'hivm.vbrc'),
     "mm": ('cube kernel', 'hfusion.transpose'),
     "mul": ('hfusion.reduce', 'hivm.vbrc'),
