@@ -166,6 +166,8 @@ class KernelLowering:
             alloc = self.op(hivm.AllocOp, [], [MemRefType((scratch,), "i8")], scratch=True)
             alloc.result.name_hint = "scratch"
 
+        self.hoisted: set = set()
+        self.hoist_invariant_loads()
         loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
         self.work_item(loop.body.args[0])
         self.close_loop(loop)
@@ -183,6 +185,51 @@ class KernelLowering:
     def close_loop(self, loop: Operation) -> None:
         self.create(YieldOp, [], [])
         self.b = self.saved.pop()
+
+    # -- the load stage ---------------------------------------------------------------------------------------------
+    def invariant(self, v: Value) -> bool:
+        """Whether ``v``'s GM region is the same in every work item: it spans only dims that are never tiled (its
+        offsets and extents do not depend on any loop's induction variable), e.g. a broadcast parameter row."""
+        return all(f"tiles{d}" not in self.tiling for d in self.info.masks[v])
+
+    def loads_of(self, roots, every: bool = False) -> list[Value]:
+        """The inputs/views not loaded yet that computing ``roots`` needs, in the order ``emit`` would load them
+        (stops at ready values and, unless ``every``, at reduction results, which a multi-pass kernel computes in
+        their own pass)."""
+        info, seen, out = self.info, set(), []
+
+        def visit(v):
+            if id(v) in seen or id(v) in self.ready or not isinstance(v.type, TensorType):
+                return
+            seen.add(id(v))
+            if v in info.views or v in info.inputs:
+                out.append(v)
+                return
+            op = getattr(v, "op", None)
+            if op is None or (self.looped and not every and op.name == "hfusion.reduce"):
+                return
+            for x in op.operands:
+                visit(x)
+
+        for r in roots:
+            visit(r)
+        return out
+
+    def hoist_invariant_loads(self) -> None:
+        """Load the loop-invariant inputs once per core, before the work-item loop (no DMA inside the loop feeds
+        their buffers, so hivm-mark-multi-buffer leaves them single)."""
+        self.dims = {d: (self.const(0), self.params[f"n{d}"]) for d in range(self.info.rank)}
+        self.ready = set()
+        for v in self.loads_of(self.info.results, every=True):
+            if self.invariant(v):
+                self.emit(v)
+        self.hoisted = set(self.ready)
+
+    def load_stage(self, roots) -> None:
+        """Load every per-tile input ``roots`` need, grouped before the compute that reads them (CopyIn → Compute
+        → CopyOut), so one set/wait per pipe pair covers the group."""
+        for v in self.loads_of(roots):
+            self.emit(v)
 
     # -- one work item ------------------------------------------------------------------------------------------
     def tile_of(self, d: int, index: Value) -> tuple[Value, Value]:
@@ -206,7 +253,7 @@ class KernelLowering:
         for d in range(info.rank):
             if d not in self.dims:
                 self.dims[d] = (self.const(0), self.params[f"n{d}"])
-        self.ready: set = set()
+        self.ready: set = set(self.hoisted)
         if not self.looped:
             loops = []
             for d in self.serial:  # the tiles of a serial dim stay on this core: whole GM rows (docs/schedule.md)
@@ -214,6 +261,7 @@ class KernelLowering:
                     loop = self.open_loop(self.const(0), self.params[f"tiles{d}"], self.const(1), f"j{d}")
                     loops.append(loop)
                     self.dims[d] = self.tile_of(d, loop.body.args[0])
+            self.load_stage(info.results)
             for out, res in zip(info.outputs, info.results):
                 self.emit(res)
                 self.store(res, out)
@@ -227,7 +275,10 @@ class KernelLowering:
         big = [(o, r) for o, r in zip(info.outputs, info.results) if not info.is_small(r)]
         if big:
             self.hoist_small([r for _, r in big])
-            self.over_reduced_tiles(lambda: [(self.emit(r), self.store(r, o)) for o, r in big])
+            self.over_reduced_tiles(lambda: [self.load_stage([r for _, r in big])]
+                                    + [(self.emit(r), self.store(r, o)) for o, r in big])
+        small = [r for r in info.results if info.is_small(r)]
+        self.load_stage(small)
         for out, res in zip(info.outputs, info.results):
             if info.is_small(res):
                 self.emit(res)
@@ -266,6 +317,7 @@ class KernelLowering:
 
         for r in roots:
             visit(r)
+        self.load_stage(order)
         for v in order:
             self.emit(v)
 
@@ -282,6 +334,7 @@ class KernelLowering:
         dims = list(self.info.reduce_dims)
 
         def body():
+            self.load_stage([src])
             self.emit(src)
             self.vec(hivm.VReduceOp, [self.buffer(src), part, *self.extents(src)], kind=kind, dims=dims)
             self.vec(hivm.VBinaryOp, [acc, part, acc, *self.extents(res)], fun=REDUCE_COMBINE[kind])

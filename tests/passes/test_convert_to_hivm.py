@@ -202,3 +202,30 @@ def test_every_hivm_op_has_the_location_of_its_source_op():
                      ("hivm.vreduce", "sum_1"), ("hivm.vbinary", "div"), ("hivm.store", "div"),
                      ("hivm.load", f"{kernel.sym_name}:%x")]:
         assert expected in locs, (expected, sorted(locs))
+
+
+def test_invariant_loads_hoisted_and_tile_loads_grouped():
+    """Broadcast parameter rows (offsets and extents independent of the work item) are loaded once per core before
+    the tile loop, single-buffered; the per-tile loads form a load stage at the top of the body, before any vector
+    op, so inject-sync needs one MTE2 -> V set/wait for them (CopyIn -> Compute -> CopyOut)."""
+    check(lambda: vk.norm_affine(), [[(s, 256)] + [(256,)] * 4 for s in (1, 37, 300)])
+    m = vk.norm_affine()
+    passes = ("hfusion-auto-schedule,convert-to-hivm,hivm-infer-core-type,hivm-infer-mem-scope,"
+              "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync")
+    PassManager.from_pipeline(passes, verify=True).run(m)
+    kernel = m.lookup("main_fused_0")
+    (loop,) = [op for op in kernel.body.ops if op.name == "scf.for"]
+    top_loads = [op for op in kernel.body.ops if op.name == "hivm.load"]
+    assert [op.operands[0].name_hint for op in top_loads] == ["w", "b", "s", "h"]
+    assert all(kernel.body.ops.index(op) < kernel.body.ops.index(loop) for op in top_loads)
+    for ld in top_loads:  # not multi-buffered: no DMA inside the loop feeds them
+        assert ld.operands[1].op.name == "hivm.alloc" and "multi_buffer" not in ld.operands[1].op.attributes
+    body = loop.body.ops
+    pipe_ops = [op for op in body if getattr(op, "pipe", None)]
+    loads = [i for i, op in enumerate(pipe_ops) if op.name == "hivm.load"]
+    first_vec = min(i for i, op in enumerate(pipe_ops) if op.pipe == "PIPE_V")
+    assert len(loads) == 1 and max(loads) < first_vec
+    assert pipe_ops[loads[0]].operands[1].op.name == "hivm.multi_buffer_select"  # the tile's rows rotate
+    mte2_v = [op for op in body if op.name == "hivm.set_flag" and op.attributes["src_pipe"] == "PIPE_MTE2"
+              and op.attributes["dst_pipe"] == "PIPE_V"]
+    assert len(mte2_v) == 1

@@ -84,3 +84,25 @@ def column_sum(rows="s0", cols=300, dtype="f32", symbols="s0 = [1, 100000]"):
     %s = hfusion.reduce %h {{kind = "sum", dims = [0]}} : ({t}) -> {tc}
     %m = hfusion.reduce %x {{kind = "max", dims = [0]}} : ({t}) -> {tc}"""
     return module([("x", t)], body, [("%s", tc), ("%m", tc)], "ANY_PBR", [("a", t)], symbols)
+
+
+def norm_affine(rows="s0", cols=256, dtype="f32", symbols="s0 = [1, 100000]"):
+    """LAST_AXIS_PBR: x minus its row mean, then · w + b · s + h with four broadcast parameter rows (the demo's
+    LayerNorm → scale/shift shape): four loop-invariant loads and one per-tile load."""
+    t, tr, tb = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{rows}x{dtype}>", f"tensor<{cols}x{dtype}>"
+    body = f"""    %inv = arith.constant {{value = {1 / cols}}} : () -> {dtype}
+    %sum = hfusion.reduce %x {{kind = "sum", dims = [1]}} : ({t}) -> {tr}
+    %mean = hfusion.elemwise_binary %sum, %inv {{fun = "mul"}} : ({tr}, {dtype}) -> {tr}
+    %mb = hfusion.broadcast %mean {{dims = [1]}} : ({tr}) -> {t}
+    %xc = hfusion.elemwise_binary %x, %mb {{fun = "sub"}} : ({t}, {t}) -> {t}
+    %wb = hfusion.broadcast %w {{dims = [0]}} : ({tb}) -> {t}
+    %y1 = hfusion.elemwise_binary %xc, %wb {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %bb = hfusion.broadcast %b {{dims = [0]}} : ({tb}) -> {t}
+    %y2 = hfusion.elemwise_binary %y1, %bb {{fun = "add"}} : ({t}, {t}) -> {t}
+    %sb = hfusion.broadcast %s {{dims = [0]}} : ({tb}) -> {t}
+    %y3 = hfusion.elemwise_binary %y2, %sb {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %hb = hfusion.broadcast %h {{dims = [0]}} : ({tb}) -> {t}
+    %y4 = hfusion.elemwise_binary %y3, %hb {{fun = "add"}} : ({t}, {t}) -> {t}"""
+    args = [("x", t), ("w", tb), ("b", tb), ("s", tb), ("h", tb)]
+    return module(args, body, [("%y4", t)], "LAST_AXIS_PBR",
+                  [("a", t), ("aw", tb), ("ab", tb), ("as", tb), ("ah", tb)], symbols)

@@ -1,8 +1,8 @@
 // RUN: npu-opt %s -p convert-to-hivm --split-input-file | filecheck %s
 
 // A scheduled elementwise kernel: gm arguments, tiling parameters (sorted by name), a loop over the tiles cyclic
-// over the cores, a partial last tile, loads, vector ops (the add in place into the product's buffer, a
-// vector-scalar multiply), a store; the host call becomes hivm.launch.
+// over the cores, a partial last tile, the loads grouped at the top of the body (the load stage), vector ops (the
+// add in place into the product's buffer, a vector-scalar multiply), a store; the host call becomes hivm.launch.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    [[X:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>, [[Y:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>, [[Z:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>, [[OUT:%[a-z0-9_]+]]: memref<(128*s0)xf16, gm>
 // CHECK-SAME:    [[BD:%block_dim]]: index, [[N:%n0]]: index, [[NT:%n_tiles]]: index, %tiles0: index)
@@ -17,8 +17,8 @@
 // CHECK-NEXT:      [[LEN:%[a-z0-9_]+]] = arith.minsi [[REM]], [[TILE]]
 // CHECK-NEXT:      hivm.load [[X]], [[UX:%[a-z0-9_]+]], [[OFF]], [[LEN]]
 // CHECK-NEXT:      hivm.load [[Y]], [[UY:%[a-z0-9_]+]], [[OFF]], [[LEN]]
-// CHECK-NEXT:      hivm.vbinary [[UX]], [[UY]], [[UT:%[a-z0-9_]+]], [[LEN]] {fun = "mul"}
 // CHECK-NEXT:      hivm.load [[Z]], [[UZ:%[a-z0-9_]+]], [[OFF]], [[LEN]]
+// CHECK-NEXT:      hivm.vbinary [[UX]], [[UY]], [[UT:%[a-z0-9_]+]], [[LEN]] {fun = "mul"}
 // CHECK-NEXT:      hivm.vbinary [[UT]], [[UZ]], [[UT]], [[LEN]] {fun = "add"}
 // CHECK-NEXT:      hivm.vbinary [[UT]], [[C2]], [[UT]], [[LEN]] {fun = "mul"}
 // CHECK-NEXT:      hivm.store [[UT]], [[OUT]], [[OFF]], [[LEN]]
@@ -43,10 +43,14 @@ module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
 // -----
 
 // A row reduction whose rows fit one tile: a bias row is broadcast (its gm view gains a unit dim), the row sums
-// are reduced into a rows×1 buffer and stored into a rows×1 view of the result.
+// are reduced into a rows×1 buffer and stored into a rows×1 view of the result. The bias row is the same for every
+// work item: it is loaded once, before the loop; the tile's rows are loaded at the top of the body.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    %x: memref<s0x64xf32, gm>, %bias: memref<1x64xf32, gm>, %out0: memref<s0x1xf32, gm>
 // CHECK:         hivm.load %bias, [[UB:%[a-z0-9_]+]], %c0, %c0, %c1, %n1 : memref<1x64xf32, gm>, memref<1x64xf32>
+// CHECK-NEXT:    scf.for
+// CHECK-NOT:     hivm.load %bias
+// CHECK:         hivm.load %x
 // CHECK-NEXT:    hivm.vbrc [[UB]], [[B:%[a-z0-9_]+]], [[LEN:%[a-z0-9_]+]], %n1 {dims = [0]}
 // CHECK:         hivm.vreduce [[S:%[a-z0-9_]+]], [[R:%[a-z0-9_]+]], [[LEN]], %n1 {dims = [1], kind = "sum"} : memref<{{[0-9]+}}x64xf32>, memref<{{[0-9]+}}x1xf32>
 // CHECK-NEXT:    hivm.store [[R]], %out0, [[OFF:%[a-z0-9_]+]], %c0, [[LEN]], %c1
