@@ -44,6 +44,14 @@ SYNC_OPS = ("hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier")
 SET, DRAIN, WAIT, QUIESCE, PREARM, BARRIER, END = range(7)
 
 
+class _OutOfIds(PassError):
+    """A pipe pair needs more event ids at once than the target has (``pair``: (src, dst))."""
+
+    def __init__(self, msg: str, pair: tuple[str, str]):
+        super().__init__(msg)
+        self.pair = pair
+
+
 @dataclass
 class _Flag:
     """One set→wait: set before ``set_at``, wait before ``wait_at`` (ops of ``block``); ``carried`` loop: pre-arm
@@ -120,7 +128,8 @@ class InjectSync(ModulePass):
     mode: Literal["normal", "barrier-all"] = "normal"
 
     def run(self, module, ctx: PassContext) -> None:
-        for c in ("set-flags", "wait-flags", "pipe-barriers", "event-ids-used", "syncs-removed-redundant"):
+        for c in ("set-flags", "wait-flags", "pipe-barriers", "event-ids-used", "syncs-removed-redundant",
+                  "syncs-merged-for-ids"):
             ctx.count(c, 0)
         limit = module_target(module).event_ids_per_pipe_pair
         for func in [op for op in module.walk() if op.name == "func.func"]:
@@ -155,6 +164,7 @@ class _KernelSync:
         self.barriers: dict[int, set[int]] = {}  # id(block) -> indices of ops a V barrier precedes
         self.blocks: dict[int, Block] = {}
         self.quiesce: set[int] = set()
+        self.fences: list[Operation] = []  # PIPE_ALL barriers standing in for flags no event id was left for
         self.index: dict[int, int] = {}
         for op in func.walk():
             if op.parent is not None:
@@ -176,7 +186,13 @@ class _KernelSync:
         n_cross = sum(1 for d in deps if d.a.pipe != d.b.pipe)
         self._merge_same_point()
         self.ctx.count("syncs-removed-redundant", n_cross - len(self.flags))
-        self._allocate_ids()
+        while True:
+            try:
+                self._allocate_ids()
+                break
+            except _OutOfIds as e:
+                if not self._relieve(e.pair):
+                    raise
         self._emit()
 
     def _dependences(self) -> list[_Dep]:
@@ -281,6 +297,43 @@ class _KernelSync:
                 kept.append(f)
         self.flags = kept
 
+    def _relieve(self, pair: tuple[str, str]) -> bool:
+        """Fewer ids for ``pair``, slower but still correct (after AscendNPU-IR's SyncEventIdAllocation: widen,
+        then ChangeNoEventIdSyncToPipeAll). First merge forward flags of the pair whose set→wait intervals overlap
+        (same block and rotation) into one: set after the last of their sources, wait before the first of their
+        sinks. If none can merge, one flag of the pair (the one holding most ids, the latest on a tie) becomes a
+        ``pipe_barrier {pipe = "PIPE_ALL"}`` right before its wait point, which orders everything before it
+        (its sources, of this iteration or an earlier one) before everything after (its sinks). Counted in
+        ``syncs-merged-for-ids``; False when the pair has no flag left to merge or replace."""
+        if self._merge_overlapping(pair):
+            return True
+        cands = [f for f in self.flags if (f.src, f.dst) == pair]
+        if not cands:
+            return False
+        f = max(enumerate(cands), key=lambda e: (e[1].rotation, e[0]))[1]
+        self.flags.remove(f)
+        self.fences.append(f.wait_at)
+        self.ctx.count("syncs-merged-for-ids")
+        return True
+
+    def _merge_overlapping(self, pair) -> bool:
+        groups: dict[tuple, list[_Flag]] = {}
+        for f in self.flags:
+            if (f.src, f.dst) == pair and f.carried is None:
+                groups.setdefault((id(f.block), f.rotation, id(f.rot_loop)), []).append(f)
+        for fs in groups.values():
+            fs.sort(key=lambda f: self.idx(f.set_at))
+            for i, f in enumerate(fs):
+                for g in fs[i + 1:]:
+                    s_at = max(f.set_at, g.set_at, key=self.idx)
+                    w_at = min(f.wait_at, g.wait_at, key=self.idx)
+                    if self.idx(s_at) <= self.idx(w_at):
+                        f.set_at, f.wait_at = s_at, w_at
+                        self.flags.remove(g)
+                        self.ctx.count("syncs-merged-for-ids")
+                        return True
+        return False
+
     def _top(self, op: Operation, block: Block) -> int | None:
         while op is not None and op.parent is not block:
             op = op.parent_op() if op.parent is not None else None
@@ -327,8 +380,8 @@ class _KernelSync:
                 self.quiesce.add(f.seg[0] if block is self.func.body else max(f.seg[0], 0))
                 free = self._free_ids(used, f.seg[0])
             if len(free) < f.rotation:
-                raise PassError(f"hivm-inject-sync: kernel {self.name} needs more than {self.limit} event ids for "
-                                f"{f.src} -> {f.dst} at once")  # fmt: skip
+                raise _OutOfIds(f"hivm-inject-sync: kernel {self.name} needs more than {self.limit} event ids for "
+                                f"{f.src} -> {f.dst} at once", (f.src, f.dst))  # fmt: skip
             f.ids = free[: f.rotation]
             for i in f.ids:
                 used[i] = f.seg[1]
@@ -369,6 +422,8 @@ class _KernelSync:
         for at in barrier_at:
             add(at, BARRIER, PipeBarrierOp([], [], {"pipe": "PIPE_V"}, [], at.loc))
         for at in quiesce_at:
+            add(at, QUIESCE, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], at.loc))
+        for at in self.fences:
             add(at, QUIESCE, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], at.loc))
         ret = self.func.body.terminator
         add(ret, END, PipeBarrierOp([], [], {"pipe": "PIPE_ALL"}, [], ret.loc))
