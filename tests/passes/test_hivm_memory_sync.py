@@ -478,12 +478,12 @@ def test_barrier_all_mode_uses_no_flags():
 
 
 def test_too_many_event_ids_fall_back_race_free():
-    """Six loads read by six vector ops, then a seventh load: at depth 1 eight single MTE2→V ids (the limit); double
-    buffered they would need 16. The pass merges/fences syncs of the pair instead of failing, and the oracle finds
+    """Six loads each read by a vector op right after it (interleaved: no flag can be widened over another), then
+    the kernel's own loads: at depth 1 eight single MTE2→V ids (the limit); double buffered they would need 16. The pass merges/fences syncs of the pair instead of failing, and the oracle finds
     no race."""
-    loads = "\n".join(f"      hivm.load %x, %u{i}, %off, %len : {GM}, {T}, index, index" for i in range(6))
-    ops = "\n".join(f'      hivm.vunary %u{i}, %u{i}, %len {{fun = "exp"}} : {T}, {T}, index' for i in range(6))
-    text = ELEMWISE.replace("""      hivm.load %x, %ubx, %off, %len""", loads + "\n" + ops + "\n      hivm.load %x, %ubx, %off, %len")
+    pairs = "\n".join(f"      hivm.load %x, %u{i}, %off, %len : {GM}, {T}, index, index\n"
+                      f'      hivm.vunary %u{i}, %u{i}, %len {{fun = "exp"}} : {T}, {T}, index' for i in range(6))
+    text = ELEMWISE.replace("""      hivm.load %x, %ubx, %off, %len""", pairs + "\n      hivm.load %x, %ubx, %off, %len")
     text = text.replace("    %ubx = hivm.alloc", "\n".join(f"    %u{i} = hivm.alloc : () -> {T}" for i in range(6))
                         + "\n    %ubx = hivm.alloc")  # fmt: skip
     m, ctx = run(text, "hivm-mark-multi-buffer{depth=1},hivm-inject-sync")  # 8 single MTE2→V ids: at the limit

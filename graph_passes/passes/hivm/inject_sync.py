@@ -226,6 +226,11 @@ class _KernelSync:
             return
         if self._covered(blk, ia, ib, src, dst, None, 0):
             return
+        for f in self.flags:  # widen: one set after the last of a group of sources (a load stage), one wait
+            if (f.block is blk and f.carried is None and (f.src, f.dst) == (src, dst)
+                    and self.idx(f.set_at) <= ia + 1 <= self.idx(f.wait_at) <= ib):
+                f.set_at = _after(a)
+                return
         loop = _loop_of(blk)
         n = self._loop_rotation(loop) if loop is not None else 1
         self.flags.append(_Flag(src, dst, blk, _after(a), b, None, n, loop if n > 1 else None))
