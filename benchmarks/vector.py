@@ -68,9 +68,15 @@ def main(argv=None) -> int:
             for dt in args.dtypes.split(","):
                 inputs = make(SIZES[size], DTYPES[dt])
                 start = time.perf_counter()
-                fused = run(fn, inputs, True)
-                wall = time.perf_counter() - start
-                unfused = run(fn, inputs, False)
+                try:
+                    fused = run(fn, inputs, True)
+                    wall = time.perf_counter() - start
+                    unfused = run(fn, inputs, False)
+                except Exception as e:  # noqa: BLE001 - a failing row is reported, the others still run
+                    msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+                    rows.append([name, size, dt] + [""] * 7 + [f"FAILED: {msg[:160]}"])
+                    misses.append(f"{name} {size} {dt}: failed")
+                    continue
                 eff = fused.total_roofline_us() / fused.total_us() if fused.total_us() else 0.0
                 interp = len(fused.interpreted())
                 note = f"{interp} interpreted" if interp else ""
