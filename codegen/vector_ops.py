@@ -33,6 +33,7 @@ from graph_passes.ir.types import MemRefType
 from simulator.expr import Expr, Imm
 
 from .dtypes import sim_dtype
+from . import math_ops
 from .errors import CodegenError
 from .lowering import Buf
 from .vector import Operand, _fold, _static, region
@@ -113,12 +114,15 @@ def emit_vbinary(L, op) -> None:
     a_v, b_v, dst_v = op.buffers
     dst = _ub(L, op, dst_v)
     fun = op.attributes["fun"]
-    if fun not in BINARY:
+    if fun not in BINARY and fun != "pow":
         raise CodegenError(op, f"binary fun '{fun}' has no vector instruction")
     ins = [_operand(_ub(L, op, v)) if isinstance(v.type, MemRefType) else L.scalar(v) for v in (a_v, b_v)]
     if not any(isinstance(x, Operand) for x in ins):
         raise CodegenError(op, "both operands are scalars")
     ext, caps = _region(L, op)
+    if fun == "pow":
+        return math_ops.emit_pow(L, op, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps,
+                                 dst.type.static_shape())
     _binary(L, op, fun, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps)
 
 
@@ -196,6 +200,9 @@ def emit_vunary(L, op) -> None:
     dst, src = _ub(L, op, dst_v), _ub(L, op, src_v)
     fun = op.attributes["fun"]
     ext, caps = _region(L, op)
+    if fun in math_ops.SEQ_UNARY:
+        return math_ops.emit_unary_seq(L, op, fun, _dtype(op, dst.type), _operand(src), _operand(dst), ext, caps,
+                                       dst.type.static_shape())
     if fun not in UNARY and fun not in COMPOSITE:
         raise CodegenError(op, f"unary fun '{fun}' has no vector instruction sequence")
     in_place = src_v is dst_v or src.addr == dst.addr

@@ -19,7 +19,10 @@ size is the largest need of one op (:func:`scratch_bytes`):
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
 - a binary op with a scalar operand and no vector-scalar instruction (div): one 256-B block (in place, the
   scalar is ``vdup``-ed into it);
-- a column broadcast into fewer than 8 rows shorter than 256 B: ``vbrcb``'s 8 blocks (256 B).
+- a column broadcast into fewer than 8 rows shorter than 256 B: ``vbrcb``'s 8 blocks (256 B);
+- a math fun with no vector instruction (erf, gelu_erf, sin, cos, pow other than x², √x, 1/√x, 1/x, 1):
+  :func:`math_temps` f32 temporaries shaped like the destination (its elements × 4 B each; f16 computes in f32,
+  so two more for the f32 input and result). ``codegen.math_ops`` uses exactly this count.
 """
 
 from __future__ import annotations
@@ -62,6 +65,22 @@ class Buffer:
 REPEAT_BYTES = 256  # one vector repeat
 SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction (its scratch is one repeat per row)
 SCALAR_FORMS = ("add", "mul", "max", "min", "sub")  # binary funs a scalar operand never needs scratch for
+MATH_TEMPS = {"erf": 4, "gelu_erf": 4, "sin": 4, "cos": 4}  # f32 temporaries of codegen.math_ops' sequences
+ONE_INSTRUCTION_POW = (0.0, 1.0, 2.0, 0.5, -0.5, -1.0)  # x ** e emitted as one instruction in the op's dtype
+
+
+def math_temps(fun: str, dtype: str, exponent=None) -> int:
+    """f32 temporaries (each the destination's element count × 4 B) that codegen's sequence for ``fun`` needs in
+    scratch (``exponent``: pow's constant exponent, None when unknown or for a scalar base)."""
+    if fun in MATH_TEMPS:
+        n = MATH_TEMPS[fun]
+    elif fun == "pow":
+        if exponent is not None and float(exponent) in ONE_INSTRUCTION_POW:
+            return 0
+        n = 2 if exponent is not None and float(exponent).is_integer() else 0  # square-and-multiply: base, product
+    else:
+        return 0
+    return n + (2 if dtype == "f16" else 0)  # f16 computes in f32: the input and the result
 
 
 @dataclass
@@ -81,6 +100,21 @@ class BufferPlan:
 
     def _op_scratch(self, op, tile, ub_align: int) -> int:
         align = lambda n: -(-n // ub_align) * ub_align  # noqa: E731
+        fun = op.attributes.get("fun")
+        if (op.name == "hfusion.elemwise_unary" and fun in MATH_TEMPS) or \
+                (op.name == "hfusion.elemwise_binary" and fun == "pow"):
+            exponent = None
+            if fun == "pow" and isinstance(op.operands[0].type, TensorType):
+                c = op.operands[1]
+                if isinstance(c, OpResult) and c.op.name == "arith.constant":
+                    exponent = c.op.attributes["value"]
+            k = math_temps(fun, op.result.type.dtype, exponent)
+            if k == 0:
+                return 0
+            n = 1
+            for s in self.of_value[op.result].shape(tile, ub_align):
+                n *= s
+            return k * align(n * 4)
         if op.name == "hfusion.elemwise_binary" and op.attributes["fun"] not in SCALAR_FORMS:
             return REPEAT_BYTES if any(not isinstance(v.type, TensorType) for v in op.operands) else 0
         if op.name == "hfusion.broadcast":  # a column broadcast into < 8 rows shorter than 8 blocks: vbrcb stages
