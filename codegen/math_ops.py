@@ -21,7 +21,7 @@ Approximations (errors measured with every step rounded to f32, as the simulator
   (4× Cephes' DP1/DP2/DP3 for π/4; k·DP1 and k·DP2 are exact for |k| < 2^12): sin: k = rint(x/π),
   r = x − kπ ∈ [−π/2, π/2], sin x = (−1)^k·sin r; cos: m = rint(x/π − ½), r = x − (m + ½)π, cos x = (−1)^(m+1)·sin r.
   sin r = r + r·r²·S(r²) with the Taylor coefficients up to r¹³ (truncation < 6.7e-10 on [−π/2, π/2]);
-  (−1)^k = 2·floor(k/2)·2 − 2k + 1 with ``vconv f32→f32 floor``. Max abs error 2.4e-7 for |x| ≤ 100
+  (−1)^k = 2·(2·floor(k/2) − k) + 1 with ``vconv f32→f32 floor``. Max abs error 1.2e-7 for |x| ≤ 100
   (grows like |x|·2^-24 with the rounding of x itself; accurate to |x| ≈ 2^12·π).
 - ``pow`` with a constant exponent e: 2 → x·x, 0.5 → vsqrt, −0.5 → vrsqrt, −1 → vrec (one rounding each, in the
   op's dtype); 0 → 1; other integers → binary exponentiation (square-and-multiply, then vrec for e < 0) in f32,
@@ -29,7 +29,8 @@ Approximations (errors measured with every step rounded to f32, as the simulator
   x < 0 as torch; relative error ≈ (|e·ln x| + 2)·2^-24). A constant positive base with a tensor exponent:
   exp(x·ln s).
 - ``sign``: min(max(x·2^k·2^k, −1), 1) (2^100 in f32, 2^15 in f16, so that the smallest subnormal reaches ±1;
-  ±inf → ±1, 0 → 0, NaN → NaN); integers: min(max(x, −1), 1).
+  ±inf → ±1, ±0 → ±0, NaN → NaN where torch gives 0: the cheap NaN-propagating form); integers:
+  min(max(x, −1), 1). Exact otherwise.
 """
 
 from __future__ import annotations

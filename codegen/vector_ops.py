@@ -8,7 +8,8 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
                           vector-scalar form (vadds/vmuls/vmaxs/vmins; x - s = vadds(x, -s)), else vdup s over
                           dst and the vector-vector op (in place: a vdup'ed scratch block)
     vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg/vnot; sigmoid, tanh, silu, gelu_tanh as
-                          in-place sequences on dst (COMPOSITE); floor/ceil as vconv f32->f32 with the round mode
+                          in-place sequences on dst (COMPOSITE); floor/ceil as vconv f32->f32 with the round mode;
+                          erf, gelu_erf, sin, cos, sign (and vbinary pow): codegen.math_ops, f32 temporaries in scratch
     vcast src, dst        vconv with the round mode
     vfill dst             vdup
     copy src, dst         vcopy
