@@ -74,22 +74,30 @@ class FusionGraph:
         return not self._path_through_outside(a, b) and not self._path_through_outside(b, a)
 
     def _path_through_outside(self, src: Group, dst: Group) -> bool:
-        """Is there a path src → (an op in neither group) → … → dst?"""
+        """Is there a path src → (ops or groups in neither) → … → dst?
+
+        Note: groups already formed are contracted: entering any op of a third group continues from every op of
+        that group, since the group becomes one kernel that runs after all its inputs and before all its users.
+        Without this, two groups could each feed the other (a cycle no op-level path shows).
+        """
         members = set(src.ops) | set(dst.ops)
-        last = max(self.position.get(op, -1) for op in dst.ops)
+        dst_ops = set(dst.ops)
         stack = [u for op in src.ops for r in op.results for u in r.users if u not in members]
-        seen = set()
+        seen: set[Operation] = set()
         while stack:
             op = stack.pop()
-            if op in seen or self.position.get(op, last + 1) > last:
+            if op in seen:
                 continue
-            seen.add(op)
-            for r in op.results:
-                for u in r.users:
-                    if u in dst.ops:
-                        return True
-                    if u not in members:
-                        stack.append(u)
+            group = self.group_of.get(op)
+            contracted = group.ops if group is not None else [op]
+            seen.update(contracted)
+            for member in contracted:
+                for r in member.results:
+                    for u in r.users:
+                        if u in dst_ops:
+                            return True
+                        if u not in members and u not in seen:
+                            stack.append(u)
         return False
 
     # -- benefit ----------------------------------------------------------------------------------------------
