@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from graph_passes.ir import verify
@@ -11,15 +10,7 @@ from graph_passes.ir.printer import print_module
 from graph_passes.ir.types import TensorType
 from graph_passes.passes import PassManager
 
-try:
-    from torch_npu_backend import interpreter
-    from torch_npu_backend.interpreter import interpret
-except ImportError:  # the interpreter lands separately; the structural checks still run
-    interpreter = interpret = None
-
-
-def _interpret(module, args):
-    return interpret(module, args)
+from torch_npu_backend.interpreter import interpret
 
 
 def run(text: str, pipeline: str):
@@ -44,14 +35,12 @@ def random_args(module, bindings: dict[str, int], seed: int = 0) -> list[torch.T
 
 
 def assert_same_values(text: str, pipeline: str, bindings: dict[str, int]) -> None:
-    """Interpreting the module before and after ``pipeline`` gives the same values (skips without interpreter)."""
-    if interpret is None:
-        pytest.skip("torch_npu_backend.interpreter is not available yet")
+    """Interpreting the module before and after ``pipeline`` gives the same values."""
     before = parse_module(text)
     after, _ = run(text, pipeline)
     args = random_args(before, bindings)
-    expected = _interpret(before, args)
-    got = _interpret(after, args)
+    expected = interpret(before, args)
+    got = interpret(after, args)
     assert len(expected) == len(got)
     for e, g in zip(expected, got):
         torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5, msg=lambda m: m + "\n" + print_module(after))
