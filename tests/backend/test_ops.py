@@ -41,6 +41,8 @@ REASONS = {
     "element type i64": "the vector unit has no i64 arithmetic",
     "reduces several dims": "a vreduce over several dims at once is not emitted",
     "no bf16 arithmetic": "bf16 select: hfusion-legalize-bf16 leaves vsel in bf16 (bug, reported)",
+    "has no vector sequence": "pow with a tensor exponent (torch's sign rule for negative bases per element)",
+    "dst is the source": "codegen: gelu_tanh planned in place reads its source after writing dst (bug, reported)",
     "not 32-B aligned": "codegen: a UB buffer whose rows are not padded to 32 B (bug: the alloc should be padded)",
 }
 
@@ -64,7 +66,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "expand": ('hivm.vbrc', 'reduces several dims'),
     "full": ('hfusion.reshape',),
     "gather": ('hfusion.gather',),
-    "gelu": ('has no vector instruction',),
+    "gelu": ('has no vector instruction', 'dst is the source'),
     "index_select": ('hfusion.gather',),
     "int_true_div": ('hivm.vcast',),
     "layer_norm": ('hfusion.reduce', 'hfusion.reshape'),
@@ -79,7 +81,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "neg_abs": ('has no vector instruction',),
     "permute_transpose_t": ('hfusion.transpose',),
     "pow_scalar": ('has no vector instruction',),
-    "pow_tensor": ('has no vector instruction',),
+    "pow_tensor": ('has no vector instruction', 'has no vector sequence'),
     "prod": ('has no vector instruction', 'hfusion.reduce'),
     "promote_int_float": ('hivm.vcast',),
     "promote_int_scalar": ('hivm.vcast',),
