@@ -9,7 +9,7 @@ Order follows AscendNPU-IR's ``HFusionPipelines.cpp`` / ``HIVMPipelines.cpp``. W
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .ir.core import Operation
 
@@ -29,7 +29,7 @@ HFUSION_FUSE = [
     "hfusion-infer-fusion-kind",  # re-classify the flattened kernels
 ]
 HFUSION_SCHEDULE = [
-    "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d}",  # tiles, block dim
+    "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d tile-elems=%(tile_elems)d}",  # tiles, block dim
 ]
 # 2. HIVM: buffers, memories, multi-buffering, memory plan, synchronisation.
 HIVM = [
@@ -51,6 +51,7 @@ class PipelineOptions:
     multi_buffer: int = 2
     max_tile_elems: int = 0  # 0: as large as UB allows
     sync_mode: str = "normal"  # normal | barrier-all
+    tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic); the ladder halves it
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
@@ -60,7 +61,8 @@ def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
 
 def lowering_pipeline(opts: PipelineOptions) -> str:
     """From scheduling down to synchronised HIVM."""
-    values = {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "sync_mode": opts.sync_mode}
+    values = {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "tile_elems": opts.tile_elems,
+              "sync_mode": opts.sync_mode}
     return ",".join(s % values for s in HFUSION_SCHEDULE + HIVM)
 
 
@@ -69,16 +71,30 @@ def default_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
 
 
 def retry_ladder(opts: PipelineOptions, min_tile_elems: int = 256) -> list[PipelineOptions]:
-    """The attempts made when memory planning overflows: as asked, then fewer multi-buffers, then smaller tiles."""
+    """The attempts made when memory planning overflows, in order: as asked, then multi-buffer 1 (same tiles), then
+    the tile halved at each rung down to ``min_tile_elems`` — the requested ``tile_elems`` when there is one, else
+    the ``max_tile_elems`` cap (from 16384 when uncapped)."""
     attempts = [opts]
     if opts.multi_buffer > 1:
-        opts = PipelineOptions(opts.fusion, 1, opts.max_tile_elems, opts.sync_mode)
+        opts = replace(opts, multi_buffer=1)
         attempts.append(opts)
+    if opts.tile_elems > 0:
+        tile = opts.tile_elems
+        while tile > min_tile_elems:
+            tile = max(tile // 2, min_tile_elems)
+            attempts.append(replace(opts, tile_elems=tile))
+        return attempts
     tile = opts.max_tile_elems
     while tile == 0 or tile > min_tile_elems:
         tile = 16384 if tile == 0 else tile // 2
-        attempts.append(PipelineOptions(opts.fusion, opts.multi_buffer, tile, opts.sync_mode))
+        attempts.append(replace(opts, max_tile_elems=tile))
     return attempts
+
+
+def describe(opts: PipelineOptions) -> str:
+    """One attempt of the ladder, as recorded in ``LadderResult.attempts``."""
+    s = f"multi-buffer={opts.multi_buffer} max-tile-elems={opts.max_tile_elems}"
+    return s + (f" tile-elems={opts.tile_elems}" if opts.tile_elems else "")
 
 
 @dataclass
@@ -108,7 +124,7 @@ def lower_with_retry(module: Operation, opts: PipelineOptions, *, verify=True, d
                 candidate, run_ctx
             )
         except MemoryPlanOverflow as e:
-            failures.append(f"multi-buffer={attempt.multi_buffer} max-tile-elems={attempt.max_tile_elems}: {e}")
+            failures.append(f"{describe(attempt)}: {e}")
             last = e
             continue
         return LadderResult(candidate, run_ctx, attempt, failures)

@@ -42,6 +42,9 @@ class NpuOptions:
     """``hivm-inject-sync`` mode: "normal" (set/wait flags) or "barrier-all" (a full barrier between ops)."""
     max_tile_elems: int = 0
     """Cap on the elements of one tile (0: as large as UB allows). The retry ladder halves it on UB overflow."""
+    tile_elems: int = 0
+    """Requested elements per tile (0: automatic). Honoured even when the buffers exceed UB; then the retry ladder
+    retries with multi_buffer 1 and halved requests until the kernel fits."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     pipeline: str = DEFAULT_PIPELINE
@@ -65,6 +68,8 @@ class NpuOptions:
             raise OptionsError(f"option sync_mode={self.sync_mode!r} is not supported; valid: {', '.join(SYNC_MODES)}")
         if not _is_int(self.max_tile_elems) or self.max_tile_elems < 0:
             raise OptionsError(f"option max_tile_elems must be an int >= 0 (0: UB decides), got {self.max_tile_elems!r}")
+        if not _is_int(self.tile_elems) or self.tile_elems < 0:
+            raise OptionsError(f"option tile_elems must be an int >= 0 (0: automatic), got {self.tile_elems!r}")
         if not isinstance(self.pipeline, str):
             raise OptionsError(f"option pipeline must be a string, got {self.pipeline!r}")
         if self.debug_dir is not None and not isinstance(self.debug_dir, (str, os.PathLike)):
@@ -95,7 +100,7 @@ class NpuOptions:
         from graph_passes.pipelines import PipelineOptions
 
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
-                               sync_mode=self.sync_mode)  # fmt: skip
+                               sync_mode=self.sync_mode, tile_elems=self.tile_elems)  # fmt: skip
 
 
 def _is_int(v) -> bool:

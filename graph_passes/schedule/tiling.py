@@ -10,7 +10,12 @@ Choosing the tile (``choose_tile``), dims from the innermost outwards::
         t[d] = the largest size <= the dim's upper bound with ub_bytes(t) <= UB and prod(t) <= max-tile-elems
         (a last dim not covered whole is rounded down to whole 256 B vector repeats, else 32 B granules)
 
-then, for static shapes, the parallel dims are shrunk (outermost first) until there are at least
+A *requested* tile (``tile-elems`` > 0) is honoured exactly: the same walk, but bounded only by the request (the
+product of the tile's sizes <= tile-elems, the last dim rounded as above) and not by UB, and no balancing — when
+its buffers × depth exceed UB, ``hivm-plan-memory`` overflows and the compile driver's retry ladder walks (fewer
+multi-buffers, then halved requests; docs/memory-and-sync.md).
+
+Otherwise, for static shapes, the parallel dims are shrunk (outermost first) until there are at least
 ``vector_cores`` work items, so that every core gets work; kernels that reduce a non-last dim cap the last dim at
 ``NON_LAST_REDUCE_INNER`` elements, leaving room for many rows of the reduced dim in one tile.
 
@@ -81,7 +86,8 @@ def _granule(info: KernelInfo, ub_align: int) -> int:
     return max(1, ub_align // smallest)
 
 
-def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0) -> Schedule:
+def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0,
+                tile_elems: int = 0) -> Schedule:
     rank = info.rank
     uppers = []
     for d in range(rank):
@@ -91,10 +97,15 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     repeat = _granule(info, target.vector_bytes_per_repeat)
     gm_steps = _gm_steps(info, target.ub_align)
     cap_elems = max_tile_elems if max_tile_elems > 0 else None
+    requested = tile_elems > 0
+    if requested:  # the request, not UB, bounds the tile (plan-memory checks capacity; the ladder retries)
+        cap_elems = min(tile_elems, cap_elems) if cap_elems is not None else tile_elems
 
     def fits(tile, looped) -> bool:
         if cap_elems is not None and _prod(tile) > cap_elems:
             return False
+        if requested:
+            return True
         return plan_buffers(info, looped).ub_bytes(tile, target.ub_align, multi_buffer) <= target.ub_bytes
 
     def grow(tile, d, limit, looped) -> int:
@@ -140,7 +151,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         )
 
     serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
-    if all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
+    if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
         _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, serial)
     plan = plan_buffers(info, looped)
     return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {},

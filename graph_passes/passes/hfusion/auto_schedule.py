@@ -14,6 +14,9 @@ kernel's ``tiling`` attribute, evaluated by the host at each launch. The body is
 
 Kernels of other fusion kinds (cube kinds) are left alone; a vector kernel without a vector lowering (gather,
 concat …) is left unscheduled and counted (``kernels-unschedulable``); ``convert-to-hivm`` marks it.
+Option ``tile-elems=N`` (N > 0) requests tiles of N elements (rounded to the alignment) and honours the request
+even when the buffers × multi-buffer depth exceed UB: ``hivm-plan-memory`` then overflows and the compile driver's
+retry ladder takes over (fewer multi-buffers, then halved requests).
 Counters: ``kernels-scheduled``, ``kernels-unschedulable``, ``reductions-multipass``.
 """
 
@@ -37,11 +40,14 @@ class AutoSchedule(ModulePass):
     name: ClassVar[str] = "hfusion-auto-schedule"
     multi_buffer: int = 2  # copies of every buffer fed by a load or drained by a store
     max_tile_elems: int = 0  # cap on the elements of one tile (0: UB capacity only); the plan-memory retry ladder
+    tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic, capacity-driven)
     block_dim: int = 0  # cores to use (0: all vector cores of the target)
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         if self.multi_buffer < 1:
             raise PassError(f"{self.name}: multi-buffer must be >= 1, got {self.multi_buffer}")
+        if self.tile_elems < 0:
+            raise PassError(f"{self.name}: tile-elems must be >= 0, got {self.tile_elems}")
         target = module_target(module)
         sizes = module.size_vars()
         ctx.count("kernels-scheduled", 0)
@@ -61,7 +67,8 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
         func.attributes["schedule_unsupported"] = e.op_name
         return False
     try:
-        sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems)
+        sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems,
+                            options.tile_elems)
     except ScheduleError as e:
         raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
     func.attributes.pop("schedule_unsupported", None)
