@@ -141,7 +141,7 @@ def check_stages(fn, inputs, options: dict | None = None, tol_scale: float = 1.0
     run_interpreter("import")
     ctx = PassContext()
     popts = opts.pipeline_options()
-    values = {"multi_buffer": popts.multi_buffer, "max_tile_elems": popts.max_tile_elems}
+    values = {"multi_buffer": popts.multi_buffer, "max_tile_elems": popts.max_tile_elems, "tile_elems": popts.tile_elems}
     for p in _split_pipeline(hfusion_pipeline(popts)) + [s % values for s in HFUSION_SCHEDULE]:
         PassManager.from_pipeline(p, verify=True).run(module, ctx)
         run_interpreter(p)

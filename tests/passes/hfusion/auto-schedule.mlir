@@ -7,6 +7,16 @@
 // CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/96))), n0 = (128*s0), n_tiles = (ceiling(s0/96)), tiles0 = (ceiling(s0/96))}
 // CHECK:       func.func @main(
 // CHECK-NOT:     schedule
+// A requested tile (tile-elems) is honoured exactly, past UB: 65536 elements × 4 buffers × 2 copies is 1 MiB;
+// hivm-plan-memory overflows and the retry ladder retries (multi-buffer 1, then halved requests). No balancing:
+// the static 3000-element kernel gets one tile. A request is rounded down to whole 256-B repeats (f16: 128).
+// RUN: npu-opt %s -p "hfusion-auto-schedule{tile-elems=65536}" --split-input-file | filecheck %s --check-prefix=REQ
+// REQ:       multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, tile = [65536], ub_bytes = 1048576}
+// REQ:       tile = [3000], ub_bytes = 48000}
+// REQ-SAME:  tiling = {block_dim = 1, n0 = 3000, n_tiles = 1}
+// REQ:       reduce_looped = true, scratch_bytes = 256, tile = [1, 65536]
+// RUN: npu-opt %s -p "hfusion-auto-schedule{tile-elems=1000}" --split-input-file | filecheck %s --check-prefix=REQR
+// REQR:      tile = [896], ub_bytes = 14336}
 module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<(128*s0)xf16>, %y: tensor<(128*s0)xf16>, %z: tensor<(128*s0)xf16>, %out: tensor<(128*s0)xf16>) -> (tensor<(128*s0)xf16>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3]} {
     %t = hfusion.elemwise_binary %x, %y {fun = "mul"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
