@@ -20,7 +20,7 @@ import sympy
 from graph_passes.ir.core import Operation, Value
 from graph_passes.ir.sizes import as_expr
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
-from simulator import ProgramBuilder
+from simulator import ProgramBuilder, ProgramError
 from simulator.expr import Expr, Imm, Reg, as_expr as sim_expr
 
 from .dtypes import ITEMSIZE
@@ -206,6 +206,8 @@ class KernelLowering:
         saved, self.b.current = self.b.current, op
         try:
             emitter(self, op)
+        except ProgramError as e:  # the simulator's ISA rejected an instruction: say which op asked for it
+            raise CodegenError(op, f"the simulator's ISA rejects the emitted instruction: {e}") from e
         finally:
             self.b.current = saved
 

@@ -59,10 +59,8 @@ def test_symbolic_expression_survives_into_types(fresh_dynamo, tmp_path):
     ("mlp", lambda x, w, b: F.gelu(F.linear(x, w, b)).mean(-1),
      lambda n: [torch.randn(n, 8, requires_grad=True), torch.randn(16, 8, requires_grad=True),
                 torch.randn(16, requires_grad=True)]),
-    pytest.param("layer_norm", lambda x, w: F.layer_norm(x, (8,), w) * x.var(0, keepdim=True),
-                 lambda n: [torch.randn(n, 8, requires_grad=True), torch.randn(8, requires_grad=True)],
-                 marks=pytest.mark.xfail(reason="hfusion-fuse-ops: 'func.call' operand does not dominate its use "
-                                                "(backward graph; pipeline bug, reported)", strict=False)),
+    ("layer_norm", lambda x, w: F.layer_norm(x, (8,), w) * x.var(0, keepdim=True),
+     lambda n: [torch.randn(n, 8, requires_grad=True), torch.randn(8, requires_grad=True)]),
     ("embedding_slice", lambda w, i: F.embedding(i, w)[:, 1:].log_softmax(-1),
      lambda n: [torch.randn(10, 4, requires_grad=True), torch.randint(0, 10, (n, 5))]),
 ])  # fmt: skip

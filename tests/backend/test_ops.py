@@ -44,6 +44,7 @@ REASONS = {
     "has no vector sequence": "pow with a tensor exponent (torch's sign rule for negative bases per element)",
     "dst is the source": "codegen: gelu_tanh planned in place reads its source after writing dst (bug, reported)",
     "not 32-B aligned": "codegen: a UB buffer whose rows are not padded to 32 B (bug: the alloc should be padded)",
+    "ISA rejects": "i32 bitwise ops: the vector unit's vand/vor/vnot take i16 only (CANN-INI)",
 }
 
 # case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
@@ -60,6 +61,9 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "cat_promote": ('hfusion.concat', 'hivm.vcast'),
     "clamp": ('hivm.vbrc',),
     "compare_int": ('element type i64',),
+    "compare_scalar": ('i1 buffers',),
+    "compare_tensor": ('i1 buffers',),
+    "bitwise": ("ISA rejects",),
     "cross_entropy": ('hfusion.arange', 'hfusion.reshape', 'i1 buffers'),
     "embedding_padding": ('cube kernel', 'hfusion.arange', 'hfusion.gather'),
     "erf": ('has no vector instruction',),
@@ -109,20 +113,20 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "where_scalar_other": ('i1 buffers',),
 }  # fmt: skip
 
-# Known bugs in the pipeline (graph_passes/codegen, being fixed elsewhere): xfail, not strict, so a fix shows as XPASS.
-_EVENT_IDS = "hivm-inject-sync: needs more than 8 event ids for one pipe pair (event-id sharing not done yet)"
-_GM_RACE = "cores' tiles share a 32-B GM block: RaceError between two cores' copy_ub_to_gm (32-B GM tile alignment)"
+# Known bugs (each reported with the numbers): strict xfail, so a fix fails the test until its entry is removed.
+_GM_RACE = ("hazard checker: two cores' copy_ub_to_gm write one 32-B GM block (the schedule's 32-B GM tile rule "
+            "misses a reshape-bordered elementwise kernel on tiny rows)")
 KNOWN_BUGS = {
-    "compare_tensor": _EVENT_IDS, "compare_scalar": _EVENT_IDS, "bitwise": _EVENT_IDS, "tanh_sigmoid": _EVENT_IDS,
-    "softmax": _EVENT_IDS, "view_reshape": _GM_RACE, "embedding": _GM_RACE,
-    "sqrt_rsqrt": "bf16: the fused kernel keeps f32 intermediates where eager rounds each op (1 bf16 ulp in a grad)",
+    "view_reshape-f32": _GM_RACE, "embedding-f32": _GM_RACE, "embedding-float16": _GM_RACE,
+    "sqrt_rsqrt-bfloat16": "bf16 backward: one gradient element differs by one bf16 ulp (0.03125) from eager",
 }  # fmt: skip
 NO_KERNEL = {"convert_element_type": "f32 -> f32 is the identity: no kernel"}
 
 
 def _param(case, dtype, name):
-    marks = [pytest.mark.xfail(reason=KNOWN_BUGS[case.name], strict=False)] if case.name in KNOWN_BUGS else []
-    return pytest.param(case, dtype, id=f"{case.name}-{name}", marks=marks)
+    key = f"{case.name}-{name}"
+    marks = [pytest.mark.xfail(reason=KNOWN_BUGS[key], strict=True)] if key in KNOWN_BUGS else []
+    return pytest.param(case, dtype, id=key, marks=marks)
 
 
 _PARAMS, _SLOW = [], []
