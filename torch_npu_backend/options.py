@@ -15,7 +15,7 @@ EXECUTE_MODES = ("simulate", "interpret")
 """How compiled graphs run: "simulate" (the default) lowers every vector kernel to HIVM, compiles it and launches it
 on the simulator; "interpret" runs the HFusion IR with the reference interpreter (a debug mode)."""
 
-CHIPS = ("ascend910b1",)
+CHIPS = ("ascend910b1", "ascend910b4", "ascend910a")  # the presets both graph_passes/target.py and simulator/presets.py know
 SYNC_MODES = ("normal", "barrier-all")
 DEFAULT_PIPELINE = "canonicalize,cse"
 DEBUG_ENV_VARS = ("NPU_COMPILE_DEBUG", "TORCH_COMPILE_DEBUG")
