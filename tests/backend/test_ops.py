@@ -1,7 +1,7 @@
 """The op suite: every lowering in ``LOWERINGS`` runs forward (and backward where differentiable) against eager,
 through ``torch.compile(backend="npu")`` with simulation (the default execution mode), in f32 and in f16 or bf16
-(alternating per case; the other low-precision dtype is a ``slow`` variant; the reference-interpreter mode runs too), and
-forward with ``dynamic=True`` compiled once across three sizes.
+(alternating per case; the other low-precision dtype is a ``slow`` variant), again with the reference interpreter
+as the execution mode, and forward with ``dynamic=True`` compiled once across three sizes.
 
 Every case asserts where its kernels ran (profile records): each kernel on the simulator, except those the
 allow-list :data:`INTERPRETED` names with the reason they are interpreted today.
