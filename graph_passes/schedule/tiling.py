@@ -141,6 +141,12 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 step = repeat if t >= repeat else granule  # whole 256 B vector repeats when it can
                 t = max(t // step * step, min(t, granule))
             if not covers and d != rank - 1 and gm_steps.get(d, 1) > 1:
+                if t < gm_steps[d] and not looped and rank - 1 in info.reduce_dims:
+                    # Note: fewer than a whole-block step of rows fit with the reduced last dim whole; shrinking it
+                    # would tile a reduced dim in a one-pass schedule (loads of whole rows into a narrower buffer):
+                    # only the multi-pass schedule may tile it.
+                    ok = False
+                    break
                 t = _whole_gm_blocks(tile, d, t, gm_steps[d], fits, looped, grow, repeat, granule)
             tile[d] = t
         if ok:

@@ -298,3 +298,31 @@ def test_demo_block(dt, shape):
 @pytest.mark.parametrize("dt", ["f32", "f16"])
 def test_sum_of_ten_inputs(dt):
     check_many(sum_of_inputs, dt, 64, {}, 64)
+
+
+
+def row_sum(dt, rows, cols):
+    t, r = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{rows}x{dt}>"
+    return f"""
+  func.func @main(%x: {t}) -> ({r}) {{
+    %s = hfusion.reduce %x {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    func.return %s : {r}
+  }}"""
+
+
+@pytest.mark.parametrize("rows", [16, 1024])
+def test_row_sum_whole_block_step_of_long_rows(rows):
+    """A row reduction whose 8-row whole-GM-block step (f32 row sums) does not fit UB with whole rows (8 × 4096 f32
+    × 2 copies): the schedule tiles the reduced last dim multi-pass. It used to shrink it in a one-pass schedule:
+    loads of whole rows into a narrower tile buffer, wrong sums, and past the end of UB in a core's second work item
+    (softmax's unfused row max at 4096 × 4096 f16: ``copy_gm_to_ub ... is outside UB``)."""
+    module = lower(_module(rows, row_sum("f32", rows, 4096)))
+    ck = only_kernel(module)
+    kernel = next(f for f in module.functions if f.attributes.get("kernel"))
+    sched = kernel.attributes["schedule"]
+    assert int(sched["tile"][0]) % 8 == 0 and (int(sched["tile"][1]) >= 4096 or sched["reduce_looped"]), sched
+    x = np.random.default_rng(rows).standard_normal((rows, 4096)).astype(np.float32)
+    (out,), res = run_kernel(ck, [x], {})
+    assert res.stats.hazards_checked
+    np.testing.assert_allclose(out.astype(np.float64).reshape(rows), x.astype(np.float64).sum(1), rtol=1e-4,
+                               atol=1e-3)
