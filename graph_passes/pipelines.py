@@ -22,6 +22,12 @@ HFUSION_PREPARE = [
     "hfusion-legalize-bf16",
     "canonicalize",  # fold the exact cast pairs it leaves (bf16 -> f32 -> bf16); f32 -> bf16 -> f32 rounds, stays
     "cse",  # one widening cast per bf16 value
+    # Sink collapse/expand reshapes (keepdim reductions' unit dims) through elementwise ops until they meet their
+    # inverse; canonicalize cancels the pairs, so no reshape is left inside a kernel body (not lowered to HIVM).
+    # AscendNPU-IR runs its equivalent, tensor::createPropagateReshapePass (Tensor/Transforms/PropagateReshape),
+    # in HFusionPipelines.cpp's preFlattenPass, followed by canonicalization, before flattening and outlining.
+    "hfusion-propagate-reshape",
+    "canonicalize",  # reshape(reshape(x)) -> reshape(x) / x, dead reshapes and re-created constants
 ]
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)

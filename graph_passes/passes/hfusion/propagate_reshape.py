@@ -1,0 +1,199 @@
+"""``hfusion-propagate-reshape``: sink collapse/expand reshapes through elementwise ops until they meet their
+inverse (or the end of the chain), and fold unit-dim expands into broadcasts.
+
+After AscendNPU-IR's reshape propagation (``Tensor/Transforms/PropagateReshape/`` — ``PropagateCollapseDown``,
+``PropagateExpandUp``, ``PropagateNearEndExpandDown``), which ``HFusionPipelines.cpp`` runs in ``preFlattenPass``,
+followed by canonicalization, before flattening and outlining. Its main target here is keepdim reductions, which import as a reshape adding a unit dim after the
+reduce and one dropping it again before the broadcast, with elementwise ops between::
+
+    %s = hfusion.reduce %x {dims = [1]} : tensor<Nx D> -> tensor<N>
+    %k = hfusion.reshape %s : tensor<N> -> tensor<Nx1>
+    %r = hfusion.elemwise_unary %k {fun = "rsqrt"} : tensor<Nx1>
+    %u = hfusion.reshape %r : tensor<Nx1> -> tensor<N>
+    %b = hfusion.broadcast %u {dims = [1]} : tensor<N> -> tensor<NxD>
+ -> %r = hfusion.elemwise_unary %s {fun = "rsqrt"} : tensor<N>
+    %b = hfusion.broadcast %r {dims = [1]} : tensor<N> -> tensor<NxD>
+
+A reshape inside a kernel body is not lowered to HIVM (docs/schedule.md, "Not lowered"); one at the boundary is a
+load or a store. Patterns (run to a fixed point by the shared greedy driver):
+
+- ``sink_reshape``: ``E(reshape(a: S -> T), …) -> reshape(E(a, …): S -> T)`` for an elementwise op ``E`` whose
+  tensor operands are all reshapes from the same shape ``S`` to ``E``'s shape (a collapse or an expand, see
+  :func:`~graph_passes.dialects.hfusion.reassociation`), or constants (``hfusion.fill``, ``arith.constant``),
+  re-created at ``S``. Scalar operands are kept. A reshape of a function argument is already at the boundary (a
+  load) and is not moved.
+- ``fold_reshape`` (from canonicalize): ``reshape(reshape(x)) -> reshape(x)``, ``reshape(x: T) -> T -> x``, so a
+  sunk reshape cancels against its inverse.
+- ``fold_reshape_of_constant``: ``reshape(fill)`` / ``reshape(arith.constant)`` -> the constant at the new shape
+  (AscendNPU-IR's ``FoldFillWithTensorReshape``).
+- ``fold_unit_expand_into_broadcast``: ``broadcast(reshape(x), dims)`` where the reshape only inserts unit dims
+  -> ``broadcast(x, dims ∪ those unit dims)``.
+
+Counter ``reshapes-propagated``: reshapes sunk through an elementwise op, folded into a constant or into a
+broadcast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...dialects.hfusion import reassociation
+from ...ir.core import Elementwise, Operation, Value
+from ...ir.sizes import SizeVars
+from ...ir.types import TensorType
+from ...rewrite import Pattern, Rewriter, apply_patterns_greedily
+from .. import ModulePass, PassContext, register_pass
+from ..canonicalize import fold_reshape
+from ..folding import _flat
+
+
+def _same_shape(a, b, sizes: SizeVars) -> bool:
+    return len(a) == len(b) and all(sizes.statically_known_equal(x, y) for x, y in zip(a, b))
+
+
+def _is_collapse_or_expand(src: TensorType, dst: TensorType, sizes: SizeVars) -> bool:
+    # Note: rank 0 <-> 1x…x1 is not a collapse/expand by ``reassociation`` and is left alone: sinking it merged
+    # kernels whose reductions reduce different dims (mean/amax over all dims next to per-dim ones) in the op suite.
+    return (reassociation(src.shape, dst.shape, sizes) is not None
+            or reassociation(dst.shape, src.shape, sizes) is not None)  # fmt: skip
+
+
+def _movable_reshape(v: Value, sizes: SizeVars) -> Operation | None:
+    """The reshape defining ``v`` when it may be sunk: a collapse or expand of a value computed by an op."""
+    op = getattr(v, "op", None)
+    if op is None or op.name != "hfusion.reshape":
+        return None
+    src = op.operands[0]
+    if getattr(src, "op", None) is None:  # a reshape of an argument is a load at the kernel boundary: keep it
+        return None
+    if not isinstance(src.type, TensorType) or not _is_collapse_or_expand(src.type, op.result.type, sizes):
+        return None
+    return op
+
+
+def _recreatable_constant(v: Value) -> Operation | None:
+    op = getattr(v, "op", None)
+    if op is not None and op.name in ("hfusion.fill", "arith.constant") and not op.operands:
+        return op
+    return None
+
+
+def _sink_reshape(sizes: SizeVars):
+    def sink_reshape(op: Operation, rw: Rewriter) -> bool:
+        """E(reshape(a: S -> T), c…) -> reshape(E(a, c'…) : S -> T), constants c re-created at S."""
+        if not op.has_trait(Elementwise) or len(op.results) != 1 or not isinstance(op.result.type, TensorType):
+            return False
+        out_t: TensorType = op.result.type
+        src_shape = None
+        plan: list[tuple[str, Operation | None]] = []
+        for v in op.operands:
+            if not isinstance(v.type, TensorType):
+                plan.append(("keep", None))
+                continue
+            reshape = _movable_reshape(v, sizes)
+            if reshape is not None:
+                shape = reshape.operands[0].type.shape
+                if src_shape is None:
+                    src_shape = shape
+                elif not _same_shape(shape, src_shape, sizes):
+                    return False  # operands reshaped from different shapes: not one consistent reshape
+                plan.append(("reshape", reshape))
+                continue
+            const = _recreatable_constant(v)
+            if const is None:
+                return False
+            plan.append(("const", const))
+        if src_shape is None:
+            return False
+        operands = []
+        for v, (kind, src_op) in zip(op.operands, plan):
+            if kind == "keep":
+                operands.append(v)
+            elif kind == "reshape":
+                operands.append(src_op.operands[0])
+            else:
+                attrs = dict(src_op.attributes)
+                if src_op.name == "arith.constant":
+                    attrs["value"] = _flat(attrs.get("value"))  # row-major order is what a reshape keeps
+                new_const = rw.create(src_op.name, [], [v.type.with_shape(src_shape)], attrs, loc=src_op.loc)
+                operands.append(new_const.result)
+        new = rw.create(op.name, operands, [out_t.with_shape(src_shape)], dict(op.attributes))
+        new.result.name_hint = op.result.name_hint
+        back = rw.create("hfusion.reshape", [new.result], [out_t])
+        rw.replace_op(op, back.results)
+        return True
+
+    return sink_reshape
+
+
+def _reshape_constant(sizes: SizeVars):
+    def fold_reshape_of_constant(op: Operation, rw: Rewriter) -> bool:
+        """reshape(fill / constant) -> the fill / constant at the reshape's type (a sunk reshape meets it)."""
+        const = _recreatable_constant(op.operands[0])
+        if const is None:
+            return False
+        attrs = dict(const.attributes)
+        if const.name == "arith.constant":
+            attrs["value"] = _flat(attrs.get("value"))
+        new = rw.create(const.name, [], [op.result.type], attrs, loc=const.loc)
+        rw.replace_op(op, new.results)
+        return True
+
+    return fold_reshape_of_constant
+
+
+def _unit_dims_inserted(src, dst, sizes: SizeVars) -> list[int] | None:
+    """Positions in ``dst`` of the unit dims a reshape ``src -> dst`` inserts, or None if it does anything else."""
+    inserted, i = [], 0
+    for j, d in enumerate(dst):
+        if i < len(src) and sizes.statically_known_equal(src[i], d):
+            i += 1
+        elif sizes.statically_known_equal(d, 1):
+            inserted.append(j)
+        else:
+            return None
+    return inserted if i == len(src) else None
+
+
+def _fold_unit_expand_into_broadcast(sizes: SizeVars):
+    def fold_unit_expand_into_broadcast(op: Operation, rw: Rewriter) -> bool:
+        """broadcast(reshape(x) inserting unit dims, dims) -> broadcast(x, dims ∪ the unit dims)."""
+        reshape = getattr(op.operands[0], "op", None)
+        if reshape is None or reshape.name != "hfusion.reshape":
+            return False
+        x = reshape.operands[0]
+        inserted = _unit_dims_inserted(x.type.shape, reshape.result.type.shape, sizes)
+        if not inserted:
+            return False
+        dims = list(op.attributes["dims"])
+        kept = [k for k in range(op.result.type.rank) if k not in dims]
+        new_dims = sorted(set(dims) | {kept[j] for j in inserted})
+        new = rw.create("hfusion.broadcast", [x], [op.result.type], {"dims": new_dims})
+        rw.replace_op(op, new.results)
+        return True
+
+    return fold_unit_expand_into_broadcast
+
+
+@register_pass
+@dataclass(frozen=True)
+class PropagateReshape(ModulePass):
+    """Sink collapse/expand reshapes through elementwise ops so reshape pairs meet and cancel."""
+
+    name: ClassVar[str] = "hfusion-propagate-reshape"
+    max_iterations: int = 10
+
+    def run(self, module: Operation, ctx: PassContext) -> None:
+        sizes = module.size_vars()
+        patterns = [
+            Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
+            Pattern("hfusion.reshape", _reshape_constant(sizes), "fold_reshape_of_constant", "reshapes-propagated"),
+            *[Pattern(name, _sink_reshape(sizes), "sink_reshape", "reshapes-propagated")
+              for name in ("hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary",
+                           "hfusion.compare", "hfusion.select", "hfusion.cast")],
+            Pattern("hfusion.broadcast", _fold_unit_expand_into_broadcast(sizes), "fold_unit_expand_into_broadcast",
+                    "reshapes-propagated"),
+        ]  # fmt: skip
+        stats = apply_patterns_greedily(module, patterns, max_sweeps=self.max_iterations)
+        ctx.count("reshapes-propagated", stats.by_counter.get("reshapes-propagated", 0))
