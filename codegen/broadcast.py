@@ -7,7 +7,7 @@ from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import MAX_REPEAT, _fold, _static, counted, region
+from .vector import MAX_REPEAT, _fold, _static, chunk_mask, counted, region
 from .vector_ops import _dtype, _operand, _region, _ub, _vec, barrier
 
 def emit_vbrc(L, op) -> None:
@@ -107,12 +107,7 @@ def _spread(L, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None
     e1s = _static(e1)
 
     def chunk(c):
-        if cap1 <= lanes:
-            mask = e1
-        elif e1s is not None and isinstance(c, Imm):
-            mask = Imm(min(lanes, e1s - c.value * lanes))
-        else:
-            mask = _fold(emin(lanes, e1 - c * lanes))
+        mask = _fold(chunk_mask(c, e1, e1s, cap1, lanes))
 
         def group(g):
             rep = e0 if cap0 <= MAX_REPEAT else emin(MAX_REPEAT, e0 - g * MAX_REPEAT)

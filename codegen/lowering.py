@@ -80,6 +80,7 @@ class KernelLowering:
         self.func, self.module, self.emitters = func, module, emitters
         self.sizes = module.size_vars()
         self.tiling = {k: as_expr(v) for k, v in (func.attributes.get("tiling") or {}).items()}
+        self.sizes = module.size_vars()
         self.ub_bytes = ub_bytes
         self.taken: set[str] = set(RESERVED)
         self.values: dict[Value, object] = {}  # index → Expr, buffer → Buf, float scalar → Expr
@@ -132,11 +133,11 @@ class KernelLowering:
 
     def size(self, e) -> Expr:
         """A GM size expression over shape symbols as a program expression over kernel params."""
-        e = sympy.sympify(as_expr(e))
+        e = as_expr(e)
         if e.is_Integer:
             return Imm(int(e))
         for name, t in self.tiling.items():
-            if t == e or sympy.simplify(t - e) == 0:
+            if t == e or self.sizes.statically_known_equal(t, e):
                 return Reg(name)
         for name, t in self.derived.items():
             if t == e:

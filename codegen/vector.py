@@ -161,12 +161,7 @@ def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, 
     e1s = _static(e1)
 
     def chunk(c):
-        if cap1 <= lanes:
-            mask = e1
-        elif e1s is not None and isinstance(c, Imm):
-            mask = Imm(min(lanes, e1s - c.value * lanes))
-        else:
-            mask = emin(lanes, e1 - c * lanes)
+        mask = chunk_mask(c, e1, e1s, cap1, lanes)
         if cap0 <= MAX_REPEAT:
             emit(at(c, Imm(0)), e0, mask, reps)
             return
@@ -203,3 +198,13 @@ def _fold(e: Expr) -> Expr:
     if e.op == "*" and isinstance(b, Imm) and b.value == 1:
         return a
     return BinOp(e.op, a, b)
+
+
+def chunk_mask(c, e1, e1s: int | None, cap1: int, lanes: int):
+    """Elements of the row that chunk ``c`` (``lanes`` wide) covers: all of ``e1`` when one chunk holds a row
+    (``cap1 <= lanes``), else ``min(lanes, e1 - c*lanes)`` — an immediate when both are static."""
+    if cap1 <= lanes:
+        return e1
+    if e1s is not None and isinstance(c, Imm):
+        return Imm(min(lanes, e1s - c.value * lanes))
+    return emin(lanes, e1 - c * lanes)

@@ -18,10 +18,6 @@ INF = 2**63 - 1  # the upper bound of an unbounded symbol (torch's int_oo)
 
 SYMBOL_NAME = re.compile(r"^[a-z]+[0-9]+$")
 
-Expr = sympy.Expr
-DimLike = "int | sympy.Expr"
-
-
 def sym(name: str) -> sympy.Symbol:
     """The shape symbol called ``name`` (integer, positive)."""
     if not SYMBOL_NAME.match(name):
@@ -113,9 +109,6 @@ class SizeVars:
         if diff.is_Integer:
             return int(diff) >= 0
         return self._bounds(diff)[0] >= 0
-
-    def statically_known_lt(self, a, b) -> bool:
-        return self.statically_known_leq(as_expr(a) + 1, b)
 
     def statically_known_multiple_of(self, a, m) -> bool:
         m = as_expr(m)

@@ -139,14 +139,6 @@ class FunctionType(Type):
         return f"({', '.join(map(str, self.inputs))}) -> ({', '.join(map(str, self.results))})"
 
 
-def f32() -> ScalarType:
-    return ScalarType("f32")
-
-
-def index() -> IndexType:
-    return IndexType()
-
-
 def dtype_of(t: Type) -> str:
     """Element dtype of a shaped type, or the dtype of a scalar (``index`` counts as i64)."""
     if isinstance(t, ShapedType):
