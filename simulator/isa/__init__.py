@@ -2,6 +2,7 @@
 from .base import LANE_NAMES, PIPES, Access, Instr
 from .cube import Fixpipe, FixpipeToUb, LoadL1ToL0A, LoadL1ToL0B, Mmad
 from .dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
+from .index import VCi, VGather
 from .scalar import SMov
 from .sync import CrossCoreSet, CrossCoreWait, PipeBarrier, SetFlag, WaitFlag
 from .vector import (VBinary, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, VTranspose, VUnary,
@@ -10,7 +11,8 @@ from .vector import (VBinary, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, 
 # mnemonic -> (class, fixed fields). One table; test_isa checks every entry round-trips through assembly.
 MNEMONICS: dict[str, tuple[type, dict]] = {}
 for _c in (CopyGmToUb, CopyGmToL1, CopyUbToGm, LoadL1ToL0A, LoadL1ToL0B, Mmad, Fixpipe, FixpipeToUb, SMov,
-           SetFlag, WaitFlag, PipeBarrier, CrossCoreSet, CrossCoreWait, VDup, VBrcb, VCast, VSel, VTranspose):
+           SetFlag, WaitFlag, PipeBarrier, CrossCoreSet, CrossCoreWait, VDup, VBrcb, VCast, VSel, VTranspose,
+           VCi, VGather):
     MNEMONICS[_c.MNEMONIC] = (_c, {})
 for _op in _BIN:
     MNEMONICS["v" + _op] = (VBinary, {"op": _op})
@@ -28,4 +30,4 @@ for _op in _CMP:
 __all__ = ["LANE_NAMES", "PIPES", "Access", "Instr", "MNEMONICS", "Fixpipe", "FixpipeToUb", "LoadL1ToL0A",
            "LoadL1ToL0B", "Mmad", "CopyGmToL1", "CopyGmToUb", "CopyUbToGm", "SMov", "CrossCoreSet",
            "CrossCoreWait", "PipeBarrier", "SetFlag", "WaitFlag", "VBinary", "VBrcb", "VCast", "VCmp", "VDup",
-           "VReduce", "VScalar", "VSel", "VTranspose", "VUnary"]
+           "VReduce", "VScalar", "VSel", "VTranspose", "VUnary", "VCi", "VGather"]

@@ -46,7 +46,8 @@ SAMPLES = {
     "cross_set": dict(set_pipe="MTE3", flag=2), "cross_wait": dict(flag=2),
     "vdup": dict(dtype="f16", dst=0, scalar=1.0), "vbrcb": dict(dtype="f32", dst=0, src=0),
     "vconv": dict(src_dtype="f16", dst_dtype="f32", dst=0, src=0), "vsel": dict(dtype="f16", dst=0, sel=0, src0=0, src1=0),
-    "vtranspose": dict(dtype="f16", dst=0, src=0),
+    "vtranspose": dict(dtype="f16", dst=0, src=0), "vci": dict(dtype="i32", dst=0, first=3),
+    "vgather": dict(dtype="f32", dst=0, src=256, offset=512, src_len=64),
 }
 
 
