@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graph_passes.dialects.arith import BINARY_OPS
 
-from . import broadcast, dma, mask_ops, reduce, scalar_ops, sync, vector_ops
+from . import broadcast, dma, index_ops, mask_ops, reduce, scalar_ops, sync, vector_ops
 
 HOST_ONLY = ("hivm.launch",)
 
@@ -31,6 +31,7 @@ EMITTERS = {
     "hivm.vreduce": reduce.emit_vreduce,
     "hivm.vtranspose": vector_ops.emit_vtranspose,
     "hivm.vfill": vector_ops.emit_vfill,
+    "hivm.varange": index_ops.emit_varange,
     # sync
     "hivm.set_flag": sync.emit_set_flag,
     "hivm.wait_flag": sync.emit_wait_flag,

@@ -31,6 +31,7 @@ from ..ir.sizes import as_expr
 from ..ir.types import IndexType, MemRefType, TensorType, is_float_dtype
 from ..schedule.buffers import plan_buffers
 from ..schedule.kernel_info import KernelInfo
+from .index_ops import lower_arange
 
 REDUCE_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "any": 0, "all": 1}
 REDUCE_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "logical_or", "all": "logical_and"}
@@ -383,8 +384,21 @@ class KernelLowering:
     def store(self, v: Value, out) -> None:
         mask = self.info.masks[v]
         self.counts["stores"] += 1
+        # Note: a result not spanning a tiled parallel dim (an arange row returned beside the rows it fed) is the
+        # same in every tile along that dim: only the tile at offset 0 stores it (a loop of 0 or 1 iterations),
+        # so two cores never write the same GM block.
+        missing = [d for d in self.info.parallel_dims if d not in mask and f"tiles{d}" in self.tiling]
         with self.located(v):
+            loop = None
+            if missing:
+                first = self.dims[missing[0]][0]
+                for d in missing[1:]:
+                    first = self.arith("addi", first, self.dims[d][0])
+                once = self.arith("subi", self.const(1), self.arith("minsi", first, self.const(1)), "once")
+                loop = self.open_loop(self.const(0), once, self.const(1), "first_tile")
             self.create(hivm.StoreOp, [self.buffer(v), self.args[out], *self.gm_offsets(mask), *self.extents(v)], [])
+            if loop is not None:
+                self.close_loop(loop)
 
     def emit(self, v: Value) -> None:
         if id(v) in self.ready:
@@ -438,6 +452,8 @@ class KernelLowering:
             self.vec(hivm.VBrcOp, [ins[0], dst, *ext], dims=dims)
         elif name == "hfusion.fill":
             self.vec(hivm.VFillOp, [dst, *ext], value=a["value"])
+        elif name == "hfusion.arange":
+            lower_arange(self, v)
         else:
             raise LoweringError(f"{name} has no vector lowering")
         self.ready.add(id(v))

@@ -26,9 +26,11 @@ vbrc             src, dst, e                                         V      dst[
 vreduce          src, dst, e (of src)                                V      dst[i with dims → 0] = ⊕ src[i]
 vtranspose       src, dst, e (of dst)                                V      dst[i] = src[perm⁻¹(i)]
 vfill            dst, e                                              V      dst[i] = value
+varange          dst, offset, e                                      V      dst[i] = start + step·(offset + i_d)
 ===============  ==================================================  =====  ===============================
 
-``vbrc`` sources and ``vreduce`` destinations keep the rank, with extent 1 in ``dims``. A scalar operand of
+``varange`` counts along the one dim ``d`` of ``dst`` whose static size is not 1 (``offset``: the position of the
+tile's first element along it). ``vbrc`` sources and ``vreduce`` destinations keep the rank, with extent 1 in ``dims``. A scalar operand of
 ``vbinary``/``vcmp``/``vsel`` applies to every element (a vector-scalar instruction).
 
 Kernel function attributes: ``kernel`` (unit), ``fusion_kind``, ``core_type`` (AIV / AIC / MIX, set by
@@ -290,6 +292,32 @@ class VFillOp(VectorOp):
     operand_names = ("dst", "*extents")
     attribute_schema = {"value": NumberAttr()}
     num_buffers = 1
+
+
+@register_op
+class VArangeOp(VectorOp):
+    """``hivm.varange %dst, %offset, %e…  {start, step}``: ``dst[i] = start + step·(offset + i_d)`` along the one
+    dim ``d`` of ``dst`` whose static size is not 1 (AscendNPU-IR's ``hivm.hir.varange``; CreateVecIndex)."""
+
+    name = "hivm.varange"
+    operand_names = ("dst", "*indices")
+    attribute_schema = {"start": NumberAttr(), "step": NumberAttr()}
+    num_buffers = 1
+
+    def expected_indices(self) -> int:
+        return 1 + _memref(self, 0).rank
+
+    def offset(self):
+        return self.indices[0]
+
+    def extents(self):
+        return self.indices[1:]
+
+    def verify_(self) -> None:
+        super().verify_()
+        t = _memref(self, 0)
+        if sum(1 for n in t.static_shape() if n != 1) > 1:
+            raise self.error(f"counts along one dim; {t} has several dims of size > 1")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import numpy as np
 from ..ir.core import Operation, Pure
 from ..ir.types import TensorType, dtype_of
 from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
+from ..schedule.kernel_info import EXACT_INTEGERS
 from .base import ModulePass, PassContext
 from .folding import NUMPY_DTYPES, dense_value, evaluate, is_constant, python_scalar, splat_value
 from .registry import register_pass
@@ -176,12 +177,37 @@ def fold_cast(op: Operation, rw: Rewriter) -> bool:
         rw.replace_op(op, [src])  # cast(x: T) -> T  ->  x
         return True
     inner = getattr(src, "op", None)
+    if inner is not None and inner.name == "hfusion.arange":
+        return fold_cast_of_arange(op, inner, rw)
     if inner is None or inner.name != "hfusion.cast":
         return False
     x = inner.operands[0]
     if x.type != op.result.type or (dtype_of(x.type), dtype_of(src.type)) not in LOSSLESS_WIDENING:
         return False  # a cast that loses information is kept
     rw.replace_op(op, [x])  # cast(cast(x: f16 -> f32) -> f16) -> x
+    return True
+
+
+def fold_cast_of_arange(op: Operation, arange: Operation, rw: Rewriter) -> bool:
+    """cast(arange(start, step): int) -> arange(start, step) in the cast's dtype, when the length is static and
+    every value is an integer the new dtype holds exactly (then both give the same numbers)."""
+    t = op.result.type
+    length = arange.result.type.shape[0]
+    start, step = arange.attributes["start"], arange.attributes["step"]
+    src_dtype = dtype_of(arange.result.type)
+    if not str(length).isdigit() or t.dtype not in EXACT_INTEGERS or not src_dtype.startswith(("i", "ui")) or \
+            src_dtype == "i1":
+        return False
+    if float(start) != int(start) or float(step) != int(step):
+        return False
+    if abs(int(start)) + abs(int(step)) * max(int(length) - 1, 0) > EXACT_INTEGERS[t.dtype]:
+        return False
+    if t.dtype == "bf16":  # no bf16 arithmetic after hfusion-legalize-bf16: an f32 arange, cast (exactly) to bf16
+        wide = rw.create("hfusion.arange", [], [t.with_dtype("f32")], {"start": start, "step": step})
+        new = rw.create("hfusion.cast", [wide.result], [t], {"round_mode": "rint"})
+    else:
+        new = rw.create("hfusion.arange", [], [t], {"start": start, "step": step})
+    rw.replace_op(op, new.results)  # cast(arange: i64 -> f32) -> arange: f32 (exact values)
     return True
 
 

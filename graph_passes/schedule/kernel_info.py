@@ -32,9 +32,11 @@ ELEMENTWISE_OPS = (
     "hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary", "hfusion.compare",
     "hfusion.select", "hfusion.cast",
 )  # fmt: skip
-LOWERED_OPS = ELEMENTWISE_OPS + ("hfusion.broadcast", "hfusion.reduce", "hfusion.fill")
-"""hfusion ops with a vector lowering. Everything else (gather, concat, arange, transpose, reshape, matmul …)
+LOWERED_OPS = ELEMENTWISE_OPS + ("hfusion.broadcast", "hfusion.reduce", "hfusion.fill", "hfusion.arange")
+"""hfusion ops with a vector lowering. Everything else (gather, concat, transpose, reshape, matmul …)
 leaves its kernel at tensor level, marked ``hivm.unsupported``."""
+EXACT_INTEGERS = {"f16": 2**11, "bf16": 2**8, "f32": 2**24, "f64": 2**53, "i16": 2**15 - 1, "i32": 2**31 - 1, "i64": 2**63 - 1}
+"""Largest magnitude up to which every integer is exact in the dtype (arange's values are checked against it)."""
 
 
 class Unsupported(Exception):
@@ -125,6 +127,8 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
         results[i] = r
     ops = [op for op in ops if id(op) not in boundary]
     for op in ops:
+        if op.name == "hfusion.arange":
+            _check_arange(op, sizes)
         if op.name in LOWERED_OPS and op.name != "hfusion.slice":
             continue
         if op.name == "arith.constant" and not isinstance(op.result.type, TensorType):
@@ -173,6 +177,22 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     for out, res in zip(outputs, results):
         arg_masks[out] = masks[res]
     return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks)
+
+
+def _check_arange(op: Operation, sizes: SizeVars) -> None:
+    """An arange is lowered (CreateVecIndex, then an integer multiply and add) only when every value and every
+    intermediate is an exact integer of its dtype: integer start and step, |start| + |step|·(n − 1) exact."""
+    start, step = op.attributes["start"], op.attributes["step"]
+    dtype = op.result.type.dtype
+    if float(start) != int(start) or float(step) != int(step) or dtype not in EXACT_INTEGERS:
+        raise Unsupported(op.name, f"start {start} / step {step} in {dtype}: only integer aranges are lowered")
+    n = sizes.upper_bound(op.result.type.shape[0])
+    if n is None:
+        raise Unsupported(op.name, f"length {op.result.type.shape[0]} has no upper bound: exactness unknown")
+    top = abs(int(start)) + abs(int(step)) * max(n - 1, 0)
+    if top > EXACT_INTEGERS[dtype]:
+        raise Unsupported(op.name, f"values up to {top} are not all exact in {dtype} "
+                                   f"(integers are exact up to {EXACT_INTEGERS[dtype]})")
 
 
 def _producer_name(v: Value) -> str:

@@ -227,6 +227,10 @@ OP_EXAMPLES: dict[str, str] = {
         "index"
     ),
     "hivm.vfill": _hivm_kernel("hivm.vfill %ub, %n, %m {value = -0.0} : memref<64x16xf32, ub>, index, index"),
+    "hivm.varange": _hivm_kernel(
+        "%col = hivm.alloc : () -> memref<64x1xi32, ub>\n"
+        "hivm.varange %col, %m, %n, %c0 {start = 3, step = -2} : memref<64x1xi32, ub>, index, index, index"
+    ),
     "hivm.set_flag": _hivm_kernel(
         'hivm.set_flag %n {dst_pipe = "PIPE_V", event_ids = [0, 1], src_pipe = "PIPE_MTE2"} : index\n'
         'hivm.set_flag {dst_pipe = "PIPE_MTE3", event_ids = [2], src_pipe = "PIPE_V"}'

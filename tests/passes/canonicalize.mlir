@@ -160,3 +160,22 @@ module {
     func.return %x : tensor<8xf32>
   }
 }
+
+// -----
+
+// cast(arange: i64) to a float dtype becomes an arange of that dtype when every value is an integer it holds
+// exactly (static length); 1 + 2*2047 = 4095 > 2^11 is not exact in f16, so that cast stays.
+// CHECK-LABEL: func.func @cast_of_arange(
+// CHECK:         [[A:%[0-9a-z_]+]] = hfusion.arange {start = 1, step = 2} : () -> tensor<8xf32>
+// CHECK:         [[I:%[0-9a-z_]+]] = hfusion.arange {start = 1, step = 2} : () -> tensor<2048xi64>
+// CHECK-NEXT:    [[H:%[0-9a-z_]+]] = hfusion.cast [[I]]
+// CHECK:         func.return [[A]], [[H]]
+module {
+  func.func @cast_of_arange() -> (tensor<8xf32>, tensor<2048xf16>) {
+    %0 = hfusion.arange {start = 1, step = 2} : () -> tensor<8xi64>
+    %1 = hfusion.cast %0 {round_mode = "rint"} : (tensor<8xi64>) -> tensor<8xf32>
+    %2 = hfusion.arange {start = 1, step = 2} : () -> tensor<2048xi64>
+    %3 = hfusion.cast %2 {round_mode = "rint"} : (tensor<2048xi64>) -> tensor<2048xf16>
+    func.return %1, %3 : tensor<8xf32>, tensor<2048xf16>
+  }
+}

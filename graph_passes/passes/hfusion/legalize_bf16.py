@@ -10,8 +10,9 @@ runs in its pre-processing, before fusion: the vector unit has no bf16 arithmeti
     %r = hfusion.cast %1 {round_mode = "rint"} : (tensor<Nxf32>) -> tensor<Nxbf16>
 
 Rewritten: ``elemwise_unary``, ``elemwise_binary``, ``elemwise_ternary``, ``compare`` (its i1 result stays),
-``reduce``. Left alone (pure data movement, exact on bf16 bits, or not vector compute): ``cast``, ``fill``,
-``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``, ``gather``, ``arange``, the cube ops.
+``reduce``, ``arange`` (CreateVecIndex has no bf16 either: an f32 arange rounded once to bf16, as eager rounds its
+f32 values). Left alone (pure data movement, exact on bf16 bits, or not vector compute): ``cast``, ``fill``,
+``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``, ``gather``, the cube ops.
 A bf16 scalar constant operand becomes an f32 constant (the same value, exactly).
 
 The casts are ordinary elementwise ops: fusion pulls them into the kernels and the buffer plan counts them.
@@ -33,7 +34,7 @@ from ...ir.types import ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
 
 COMPUTE_OPS = ("hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary", "hfusion.compare",
-               "hfusion.reduce")  # fmt: skip
+               "hfusion.reduce", "hfusion.arange")  # fmt: skip
 
 
 def _dtype(v) -> str | None:

@@ -61,3 +61,17 @@ module {
     func.return %a, %e : tensor<16xbf16>, tensor<16xf16>
   }
 }
+
+// -----
+
+// A bf16 arange (CreateVecIndex has no bf16) becomes an f32 arange rounded to bf16 once.
+// CHECK-LABEL: func.func @arange(
+// CHECK:         [[A:%[0-9a-z_]+]] = hfusion.arange {start = 0, step = 3} : () -> tensor<16xf32>
+// CHECK-NEXT:    [[R:%[0-9a-z_]+]] = hfusion.cast [[A]] {round_mode = "rint"} : (tensor<16xf32>) -> tensor<16xbf16>
+// CHECK-NEXT:    func.return [[R]]
+module {
+  func.func @arange() -> (tensor<16xbf16>) {
+    %0 = hfusion.arange {start = 0, step = 3} : () -> tensor<16xbf16>
+    func.return %0 : tensor<16xbf16>
+  }
+}
