@@ -15,6 +15,7 @@ DTYPES: dict[str, np.dtype] = {
     "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32),
     "u16": np.dtype(np.uint16),
+    "i64": np.dtype(np.int64),  # vconv only (s64 <-> f32, s32); the vector unit has no i64 arithmetic
 }
 FLOAT_TYPES = ("f16", "bf16", "f32")
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from .base import Access, Instr
-from ..dtypes import itemsize, np_dtype
+from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
 from ..errors import ProgramError
 
 
@@ -418,21 +418,102 @@ class VReduce(_Vec):
 
 ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
 _CASTS = {  # CANN-INI vconv list (src, dst) -> allowed round modes
-    ("f16", "f32"): ("rint",), ("f32", "f16"): ("rint",), ("f32", "bf16"): ("rint",), ("bf16", "f32"): ("rint",),
+    ("f16", "f32"): ("rint",), ("f32", "f16"): ("rint",), ("bf16", "f32"): ("rint",),
     ("f16", "i32"): ROUND_MODES, ("f32", "i32"): ROUND_MODES, ("bf16", "i32"): ROUND_MODES,
-    ("i32", "f32"): ("rint",), ("i32", "f16"): ("rint",), ("f16", "i8"): ROUND_MODES, ("i8", "f16"): ("rint",),
+    ("i32", "f16"): ("rint",), ("f16", "i8"): ROUND_MODES, ("i8", "f16"): ("rint",),
     ("f16", "i16"): ROUND_MODES, ("i16", "f16"): ("rint",), ("f32", "i16"): ROUND_MODES,
     ("f32", "f32"): ROUND_MODES, ("i16", "f32"): ("rint",),
+    # AscendNPU-IR's vector template library for Ascend910B (`bishengir/lib/Template/lib/Vector/Cast/Cast1D.cpp`,
+    # built for aiv/Ascend910B) issues vconv_f322bf16{r,a,f,c,z}, vconv_s322f32{r,a,f,c,z}, vconv_f322s64{r,a,f,c,z},
+    # vconv_s642f32{r,a,f,c,z}, vconv_s322s64 and vconv_s642s32; the Ascend C Cast API (CANN 8.0.RC3,
+    # atlasascendc_api_07_0073) documents float -> int64_t with these round modes, saturating on overflow.
+    ("f32", "bf16"): ROUND_MODES, ("i32", "f32"): ROUND_MODES,
+    ("f32", "i64"): ROUND_MODES, ("i64", "f32"): ROUND_MODES, ("i32", "i64"): ("rint",), ("i64", "i32"): ("rint",),
 }
+# Integer narrowings whose overflow behaviour the CTRL register's bit 59 selects (AscendNPU-IR's CastUtils.h
+# set_saturation_ctrl: set around vconv_s642s32 for a truncating cast): "saturate" (bit clear, the default) or
+# "wrap" (bit set: the low bits are kept, two's complement). The field stands for that CTRL setting.
+_OVERFLOW_MODES = {("i64", "i32"): ("saturate", "wrap")}
 _ROUND = {"rint": np.rint, "round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), "floor": np.floor,
           "ceil": np.ceil, "trunc": np.trunc}
+_SIG_BITS = {"f16": 11, "bf16": 8, "f32": 24}  # significand bits of each float type (with the hidden bit)
+
+
+def _bit_length(m: np.ndarray) -> np.ndarray:
+    """Bit length of each uint64 (0 for 0)."""
+    n = np.zeros(m.shape, np.int64)
+    for s in (32, 16, 8, 4, 2, 1):
+        big = (m >> (n + s).astype(np.uint64)) != 0
+        n = np.where(big, n + s, n)
+    return np.where(m != 0, n + 1, 0)
+
+
+def _int_to_float(x: np.ndarray, dst: str, mode: str) -> np.ndarray:
+    """Integers rounded once to float type ``dst`` with ``mode`` (exact integer arithmetic, any int64)."""
+    x = x.astype(np.int64)
+    neg = x < 0
+    mag = np.where(neg, (-(x + 1)).astype(np.uint64) + np.uint64(1), x.astype(np.uint64))
+    shift = np.maximum(_bit_length(mag) - _SIG_BITS[dst], 0).astype(np.uint64)
+    q = mag >> shift
+    rem = mag - (q << shift)
+    half = np.where(shift > 0, np.uint64(1) << np.maximum(shift, np.uint64(1)) - np.uint64(1), np.uint64(0))
+    inexact = rem != 0
+    up = {"rint": inexact & ((rem > half) | ((rem == half) & (q % np.uint64(2) == 1))),
+          "round": inexact & (rem >= half), "trunc": np.zeros_like(inexact),
+          "floor": inexact & neg, "ceil": inexact & ~neg}[mode]
+    q = q + up.astype(np.uint64)
+    v = q.astype(np.float64) * np.exp2(shift.astype(np.float64))  # exact: q <= 2^24, a power-of-two scale
+    with np.errstate(over="ignore"):
+        return np.where(neg, -v, v).astype(np_dtype(dst))
+
+
+def _float_narrow(x: np.ndarray, dst: str, mode: str) -> np.ndarray:
+    """f32 rounded once to a narrower float type with ``mode`` (overflow gives +-inf, IEEE)."""
+    dt = np_dtype(dst)
+    with np.errstate(over="ignore"):
+        r = x.astype(dt)  # round to nearest even
+    if mode == "rint":
+        return r
+    xd = x.astype(np.float64)
+    if mode != "round":  # a directed mode: an overflow to +-inf starts from the largest finite value instead
+        big = np.isfinite(xd) & ~np.isfinite(r.astype(np.float64))
+        largest = np.nextafter(np.asarray(np.inf, dt), np.asarray(0, dt))
+        r = np.where(big, np.where(xd > 0, largest, -largest), r).astype(dt)
+    w = r.astype(np.float64)
+    finite = np.isfinite(xd) & np.isfinite(w)
+    toward_pos = np.nextafter(r, np.full_like(r, np.inf))
+    toward_neg = np.nextafter(r, np.full_like(r, -np.inf))
+    if mode == "floor":
+        return np.where(finite & (w > xd), toward_neg, r)
+    if mode == "ceil":
+        return np.where(finite & (w < xd), toward_pos, r)
+    if mode == "trunc":
+        return np.where(finite & (np.abs(w) > np.abs(xd)), np.where(xd > 0, toward_neg, toward_pos), r)
+    # round: half away from zero; differs from rint only on a tie that rint broke toward zero
+    away = np.where(xd > 0, toward_pos, toward_neg)
+    with np.errstate(invalid="ignore"):
+            tie = finite & (np.abs(w) < np.abs(xd)) & (np.abs(xd - w) == np.abs(away.astype(np.float64) - xd))
+    return np.where(tie, away, r)
+
+
+def _float_to_int(x: np.ndarray, dst: str, mode: str) -> np.ndarray:
+    """Round with ``mode``, saturate to the integer range, NaN -> 0."""
+    info = np.iinfo(np_dtype(dst))
+    y = _ROUND[mode](x.astype(np.float64))
+    out = np.zeros(y.shape, np_dtype(dst))
+    hi, lo = y >= float(info.max) + 1, y < float(info.min)  # float(2^63 - 1) rounds to 2^63: compare from above
+    mid = ~hi & ~lo & ~np.isnan(y)
+    out[mid] = y[mid].astype(np_dtype(dst))
+    out[hi], out[lo] = info.max, info.min
+    return out
 
 
 @dataclass
 class VCast(_Vec):
     """dst[e] = convert(src[e]) with a round mode (CANN-INI vconv suffixes r/a/f/c/z = rint/round/floor/
-    ceil/trunc). Float->float narrowing is round-to-nearest-even (rint). Float->int saturates to the
-    integer range (NaN -> 0). Lanes = 256 / the wider element size."""
+    ceil/trunc), rounded once from the exact source value. Float->int saturates to the integer range
+    (NaN -> 0); i64->i32 saturates or, with ``overflow="wrap"`` (the CTRL bit AscendNPU-IR sets for a
+    truncating cast), keeps the low 32 bits; widenings are exact. Lanes = 256 / the wider element size."""
     src_dtype: str
     dst_dtype: str
     dst: object
@@ -444,6 +525,7 @@ class VCast(_Vec):
     src_blk: object = 1
     dst_rep: object = 8
     src_rep: object = 8
+    overflow: str = "saturate"
     EXPRS = ("dst", "src", "repeat", "mask", "dst_blk", "src_blk", "dst_rep", "src_rep")
     MNEMONIC = "vconv"
     COST = "cast"
@@ -458,6 +540,9 @@ class VCast(_Vec):
         if self.round_mode not in _CASTS[key]:
             raise ProgramError(f"vconv {key[0]}->{key[1]}: round mode {self.round_mode!r} not supported; "
                                f"allowed {_CASTS[key]}")
+        if self.overflow not in _OVERFLOW_MODES.get(key, ("saturate",)):
+            raise ProgramError(f"vconv {key[0]}->{key[1]}: overflow {self.overflow!r} not supported; "
+                               f"allowed {_OVERFLOW_MODES.get(key, ('saturate',))}")
 
     def operands_spec(self):
         return [(False, self.src, self.src_dtype, self.src_blk, self.src_rep),
@@ -465,17 +550,20 @@ class VCast(_Vec):
 
     def execute(self, core):
         x = self.load(core, self.src, self.src_dtype, self.src_blk, self.src_rep)
-        dt = np_dtype(self.dst_dtype)
-        if np.issubdtype(dt, np.integer) and self.src_dtype in ("f16", "bf16", "f32"):
-            info = np.iinfo(dt)
-            y = _ROUND[self.round_mode](x.astype(np.float64))
-            y = np.nan_to_num(y, nan=0.0, posinf=info.max, neginf=info.min)
-            r = np.clip(y, info.min, info.max).astype(dt)
-        elif self.src_dtype == self.dst_dtype == "f32":
-            r = _ROUND[self.round_mode](x).astype(dt)
+        s, d, mode = self.src_dtype, self.dst_dtype, self.round_mode
+        if s in FLOAT_TYPES and d not in FLOAT_TYPES:
+            r = _float_to_int(x, d, mode)
+        elif s not in FLOAT_TYPES and d in FLOAT_TYPES:
+            r = _int_to_float(x, d, mode)
+        elif s == d == "f32":
+            r = _ROUND[mode](x).astype(np.float32)
+        elif s in FLOAT_TYPES:
+            r = x.astype(np_dtype(d)) if itemsize(d) > itemsize(s) else _float_narrow(x, d, mode)
+        elif self.overflow == "wrap" or itemsize(d) > itemsize(s):
+            r = x.astype(np_dtype(d))  # two's complement: sign-extend, or keep the low bits
         else:
-            with np.errstate(over="ignore"):  # f32 -> f16 overflow gives +-inf (IEEE, documented)
-                r = x.astype(np.float64).astype(dt) if self.src_dtype.startswith("i") else x.astype(dt)
+            info = np.iinfo(np_dtype(d))
+            r = np.clip(x, info.min, info.max).astype(np_dtype(d))
         self.store(core, self.dst, self.dst_dtype, self.dst_blk, self.dst_rep, r)
 
 

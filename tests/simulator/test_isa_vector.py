@@ -184,3 +184,91 @@ def test_repeat_limit_and_mask_errors():
         run_vector(lambda b: b.vadds("f16", OUT, 0, 1.0, repeat=256), [x], 256)
     with pytest.raises(ProgramError, match="mask=129"):
         run_vector(lambda b: b.vadds("f16", OUT, 0, 1.0, mask=129), [x], 256)
+
+
+def _exact_round(v: int, bits: int, mode: str) -> float:
+    """Integer ``v`` rounded once to ``bits`` significand bits (Python integers: the reference)."""
+    m = abs(v)
+    shift = max(m.bit_length() - bits, 0)
+    q, rem = divmod(m, 1 << shift)
+    half = (1 << shift) // 2
+    up = {"rint": rem > half or (rem == half and rem and q % 2 == 1), "round": rem and rem >= half,
+          "trunc": False, "floor": rem and v < 0, "ceil": rem and v > 0}[mode]
+    r = (q + bool(up)) << shift
+    return float(-r if v < 0 else r)
+
+
+def _run_cast(src, dst, x, mode="rint", **kw):
+    es_s, es_d = x.itemsize, 8 if dst == "i64" else np.dtype(NP.get(dst, np.float32)).itemsize
+    lanes = 256 // max(es_s, es_d)
+    n = x.size
+    out, _ = run_vector(lambda b: b.vconv(src, dst, OUT, 0, round_mode=mode, repeat=n // lanes,
+                                          src_rep=lanes * es_s // 32, dst_rep=lanes * es_d // 32, **kw), [x], n * es_d)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["rint", "round", "floor", "ceil", "trunc"])
+@pytest.mark.parametrize("src", ["i32", "i64"])
+def test_cast_int_to_f32_rounds_once(src, mode):
+    """s322f32 / s642f32 with every round mode: one rounding of the exact integer (ties and |x| > 2^24)."""
+    big = 62 if src == "i64" else 30
+    vals = [int(v) for v in rng.integers(-(1 << big), 1 << big, 192)]
+    vals += [(1 << 24) + 1, -((1 << 24) + 1), (1 << 25) + 2, (1 << 25) + 6, 3, -7, 0]  # ties at 2^24+1, 2^25+2
+    vals += [-(1 << 63), (1 << 63) - 1] if src == "i64" else [-(1 << 31), (1 << 31) - 1]
+    vals += [0] * (256 - len(vals))
+    x = np.array(vals, np.int64 if src == "i64" else np.int32)
+    got = _run_cast(src, "f32", x, mode).view(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(got, [_exact_round(v, 24, mode) for v in vals])
+
+
+@pytest.mark.parametrize("mode", ["rint", "round", "floor", "ceil", "trunc"])
+def test_cast_f32_to_i64_saturates(mode):
+    x = rng.uniform(-1e6, 1e6, 128).astype(np.float32)
+    x[:8] = [2.5, -2.5, 3.5, 1e19, -1e19, np.nan, 2.0**62, -(2.0**63)]
+    got = _run_cast("f32", "i64", x, mode).view(np.int64)
+    f = {"rint": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+         "round": lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)}[mode]
+    exp = f(x[8:].astype(np.float64)).astype(np.int64)
+    np.testing.assert_array_equal(got[8:], exp)
+    assert list(got[3:8]) == [2**63 - 1, -(2**63), 0, 2**62, -(2**63)]
+    assert list(got[:3]) == {"rint": [2, -2, 4], "round": [3, -3, 4], "floor": [2, -3, 3], "ceil": [3, -2, 4],
+                             "trunc": [2, -2, 3]}[mode]
+
+
+def test_cast_i32_i64_widen_and_narrow():
+    x = rng.integers(-(1 << 31), (1 << 31) - 1, 256).astype(np.int32)
+    np.testing.assert_array_equal(_run_cast("i32", "i64", x).view(np.int64), x.astype(np.int64))
+    y = rng.integers(-(1 << 40), 1 << 40, 256).astype(np.int64)
+    y[:4] = [1, -1, 2**31, -(2**31) - 1]
+    sat = _run_cast("i64", "i32", y).view(np.int32)
+    np.testing.assert_array_equal(sat, np.clip(y, -(2**31), 2**31 - 1).astype(np.int32))
+    wrap = _run_cast("i64", "i32", y, overflow="wrap").view(np.int32)
+    np.testing.assert_array_equal(wrap, y.astype(np.int32))  # two's complement: the low 32 bits
+    assert list(wrap[:4]) == [1, -1, -(2**31), 2**31 - 1]
+
+
+@pytest.mark.parametrize("mode", ["round", "floor", "ceil", "trunc"])
+def test_cast_f32_to_bf16_round_modes(mode):
+    """vconv_f322bf16{a,f,c,z}: candidates are the two neighbouring bf16 values; ties decided by the mode."""
+    x = (rng.integers(-(1 << 15), 1 << 15, 256) * 2.0**-7).astype(np.float32)  # many exact ties
+    x[:64] = rng.uniform(-100, 100, 64).astype(np.float32)
+    got = _run_cast("f32", "bf16", x, mode).view(ml_dtypes.bfloat16).astype(np.float64)
+    down = x.astype(ml_dtypes.bfloat16).astype(np.float64)  # RNE, then the neighbour on the other side
+    other = np.nextafter(x.astype(ml_dtypes.bfloat16), np.where(down < x, np.inf, -np.inf).astype(ml_dtypes.bfloat16))
+    lo, hi = np.minimum(down, other.astype(np.float64)), np.maximum(down, other.astype(np.float64))
+    xd = x.astype(np.float64)
+    exact = down == xd
+    pick = {"floor": lo, "ceil": hi, "trunc": np.where(xd > 0, lo, hi),
+            "round": np.where(np.abs(xd - lo) == np.abs(hi - xd), np.where(xd > 0, hi, lo),
+                              np.where(np.abs(xd - lo) < np.abs(hi - xd), lo, hi))}[mode]
+    np.testing.assert_array_equal(got, np.where(exact, xd, pick))
+
+
+def test_cast_rejects_wrap_on_a_widening():
+    with pytest.raises(ProgramError, match="overflow 'wrap' not supported"):
+        ProgramBuilder("t", "aiv", []).vconv("i32", "i64", 0, 0, overflow="wrap")
+
+
+def test_i64_arithmetic_rejected():
+    with pytest.raises(ProgramError, match="dtype i64 not supported"):
+        ProgramBuilder("t", "aiv", []).vadd("i64", 0, 0, 0)
