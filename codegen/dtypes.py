@@ -6,8 +6,9 @@ import numpy as np
 
 from simulator.dtypes import DTYPES as SIM_DTYPES
 
-# IR dtype -> simulator dtype name (the vector unit's names); i64/i1 move through GM/DMA as bytes only.
-SIM_NAME = {"f16": "f16", "bf16": "bf16", "f32": "f32", "i8": "i8", "ui8": "u8", "i16": "i16", "i32": "i32"}
+# IR dtype -> simulator dtype name (the vector unit's names; i64 only in vconv); i1 moves through GM/DMA as bytes.
+SIM_NAME = {"f16": "f16", "bf16": "bf16", "f32": "f32", "i8": "i8", "ui8": "u8", "i16": "i16", "i32": "i32",
+            "i64": "i64"}
 ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "ui8": 1, "i16": 2, "i32": 4, "i64": 8}
 
 
@@ -15,7 +16,7 @@ def np_dtype(dtype: str) -> np.dtype:
     """The numpy dtype of GM data of IR element type ``dtype``."""
     if dtype in SIM_NAME:
         return SIM_DTYPES[SIM_NAME[dtype]]
-    return {"i64": np.dtype(np.int64), "i1": np.dtype(np.bool_), "f64": np.dtype(np.float64)}[dtype]
+    return {"i1": np.dtype(np.bool_), "f64": np.dtype(np.float64)}[dtype]
 
 
 def sim_dtype(dtype: str) -> str | None:

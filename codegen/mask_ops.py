@@ -43,12 +43,12 @@ def _bit_flat(L, op, n, cap, lanes, emit) -> None:
         if tail:
             emit(done, Imm(1), Imm(tail))
         return
+    if cap <= lanes:  # one repeat, its mask bits at the start
+        emit(0, Imm(1), n)
+        return
     if cap % lanes:
         raise CodegenError(op, f"compare/select over {cap} elements (not a multiple of {lanes}): the bit mask of a "
                                f"partial tail would start at an unaligned UB address")
-    if cap <= lanes:
-        emit(0, Imm(1), n)
-        return
     reps = L.mov("reps", (n + lanes - 1) // lanes)
     main = L.mov("main", reps - reps % q)
     if cap // lanes > 252:

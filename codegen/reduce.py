@@ -1,5 +1,6 @@
 """``hivm.vreduce`` → vcadd/vcmax/vcmin per row (last dim), per-repeat partials level by level (a whole 1-D buffer),
-or elementwise accumulation of rows (a non-last dim); see docs/codegen.md."""
+or elementwise accumulation of rows (a non-last dim); prod (no per-repeat product instruction) by a vmul tree,
+:func:`_prod_rows`; see docs/codegen.md."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from .lowering import Buf
 from .vector import MAX_REPEAT, Operand, _fold, _static, counted, region
 from .vector_ops import _dtype, _ub, _vec, barrier
 
-REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min")}  # (vcadd/vcmax/vcmin, combine)
+REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
+          "prod": (None, "mul")}  # no per-repeat product: _prod_rows
 
 
 def emit_vreduce(L, op) -> None:
@@ -18,8 +20,8 @@ def emit_vreduce(L, op) -> None:
     kind = op.attributes["kind"]
     dims = sorted(op.attributes["dims"])
     if kind not in REDUCE:
-        raise CodegenError(op, f"reduction kind '{kind}' has no vector instruction (sum, max, min)")
-    dtype = _dtype(op, src.type, ("f16", "f32"))
+        raise CodegenError(op, f"reduction kind '{kind}' has no vector instruction sequence (sum, max, min, prod)")
+    dtype = _dtype(op, src.type, ("f32",) if kind == "prod" else ("f16", "f32"))
     if dst.dtype != src.dtype:
         raise CodegenError(op, f"reduces {src.dtype} into {dst.dtype}")
     ext = [L.index(v) for v in op.indices]
@@ -28,6 +30,10 @@ def emit_vreduce(L, op) -> None:
     if len(dims) != 1:
         raise CodegenError(op, f"reduces several dims {dims} at once")
     d = dims[0]
+    if kind == "prod" and d == rank - 1 and rank <= 2:
+        R, P = (1, shape[0]) if rank == 1 else shape
+        e0, e1 = (Imm(1), ext[0]) if rank == 1 else ext
+        return _prod_rows(L, op, src.addr, P * src.es, dst.addr, R, P, e0, e1)
     if d == rank - 1 and rank == 1:
         return _reduce_all(L, op, kind, dtype, src.addr, dst.addr, ext[0], shape[0], src.es)
     if d == rank - 1 and rank == 2:
@@ -160,3 +166,53 @@ def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
         barrier(L)
 
 
+
+
+def _prod_rows(L, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, e1) -> None:
+    """dst[r] = Π src[r, :e1] (f32) for r < e0, a group of G rows at a time, in scratch rows ``A`` of 256 B::
+
+        A = 1;  A *= chunk c of the row, for each 64-column chunk      (vdup, vmul: the padding stays 1)
+        halve(A): A[:32] *= A[32:], A[:16] *= A[16:32], A[:8] *= A[8:16]  (8 partial products in block 0)
+        C = block 0 of each row (vcopy, contiguous); A = vbrcb(C)       (block i of row r = C[r, i])
+        halve(A)                                                        (every lane of block 0 = the product)
+        dst[r] = vcmax(A[r, :1])                                        (one value per row, contiguous)
+
+    Every step rounds once in f32 (the order differs from torch's, within an ulp per factor)."""
+    if pitch_bytes % 32:
+        raise CodegenError(op, f"rows of {pitch_bytes} B are not 32-B aligned")
+    G = max(1, min(R, MAX_REPEAT, L.scratch_free() // 288))  # rows at once (L.scratch checks one)
+    A = L.scratch(G * 256 + G * 32, "a product reduction")
+    C = A + G * 256
+    n_chunks = (e1 + 63) // 64
+
+    def halve(rows):
+        for half in (32, 16, 8):
+            L.b.vmul("f32", A, A, A + half * 4, repeat=rows, mask=half)
+            barrier(L)
+
+    def group(g):
+        rows = _fold(emin(G, e0 - g * G)) if R > G else e0
+        base = _fold(s_addr + g * (G * pitch_bytes))
+        barrier(L)
+        L.b.vdup("f32", A, Imm(1.0), repeat=rows)
+        barrier(L)
+
+        def chunk(c):
+            L.b.vmul("f32", A, A, _fold(base + c * 256), repeat=rows, mask=_fold(emin(64, e1 - c * 64)),
+                     src1_rep=pitch_bytes // 32)
+            barrier(L)
+
+        counted(L, "c", n_chunks, chunk, max_unroll=2)
+        halve(rows)
+        L.b.vcopy("f32", C, A, repeat=rows, mask=8, dst_rep=1)
+        barrier(L)
+        L.b.vbrcb("f32", A, C, repeat=rows)
+        barrier(L)
+        halve(rows)
+        L.b.vcmax("f32", _fold(d_addr + g * (G * 4)), A, repeat=rows, mask=1)
+
+    if R > G:
+        counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)
+    else:
+        group(Imm(0))
+    barrier(L)

@@ -256,15 +256,17 @@ def emit_vcast(L, op) -> None:
     ext, caps = _region(L, op)
     if sd == dd:
         return region(L, _vec(L, "vcopy", sd, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
-    from simulator.isa.vector import _CASTS
+    from simulator.isa.vector import _CASTS, _OVERFLOW_MODES
 
     if (sd, dd) not in _CASTS or mode not in _CASTS[(sd, dd)]:
         raise CodegenError(op, f"cast {src.dtype} -> {dst.dtype} with round mode '{mode}' is not a vconv "
-                               f"(CANN-INI vconv list)")
+                               f"(CANN-INI vconv list; hfusion-legalize-casts composes the exact ones)")
+    # an integer narrowing keeps the low bits (torch's cast), the CTRL setting vconv_s642s32 offers
+    kw = {"overflow": "wrap"} if (sd, dd) in _OVERFLOW_MODES else {}
 
     def emit(addrs, repeat, mask, reps):
         L.b.vconv(sd, dd, _fold(addrs[1]), _fold(addrs[0]), round_mode=mode, repeat=_fold(repeat), mask=_fold(mask),
-                  src_rep=reps[0], dst_rep=reps[1])
+                  src_rep=reps[0], dst_rep=reps[1], **kw)
 
     region(L, emit, [_operand(src), _operand(dst)], ext, caps)
 

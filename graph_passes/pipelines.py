@@ -20,6 +20,11 @@ HFUSION_PREPARE = [
     # bf16 compute ops compute in f32 between casts (no bf16 vector math). AscendNPU-IR runs LegalizeBF16 in its
     # pre-processing, after canonicalization and before decomposition and fusion, so the casts fuse into kernels.
     "hfusion-legalize-bf16",
+    # casts with no vconv (f16 <-> bf16, int -> bf16, i64 <-> f16 …) become exact sequences of casts that have one,
+    # as AscendNPU-IR's NormalizeCastLoweringOp composes them (Normalize.cpp), but never by double rounding.
+    "hfusion-legalize-casts",
+    # pow with a tensor exponent -> exp(y·ln|x|) with torch's sign and special cases as selects (NormalizePowfOp)
+    "hfusion-decompose-pow",
     "canonicalize",  # fold the exact cast pairs it leaves (bf16 -> f32 -> bf16); f32 -> bf16 -> f32 rounds, stays
     "cse",  # one widening cast per bf16 value
     # Sink collapse/expand reshapes (keepdim reductions' unit dims) through elementwise ops until they meet their

@@ -25,6 +25,7 @@ from graph_passes.ir.sizes import evaluate
 from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
 
 from .dtypes import torch_dtype
+from .rounding import round_to_float
 
 
 class InterpreterError(RuntimeError):
@@ -375,8 +376,11 @@ def _cast(interp, op, x):
     dtype = _dtype(op)
     if dtype == torch.bool:
         return x != 0
+    mode = op.attributes.get("round_mode", "rint")
     if x.is_floating_point() and not dtype.is_floating_point:
-        x = _ROUND[op.attributes.get("round_mode", "rint")](x)
+        x = _ROUND[mode](x)
+    elif dtype.is_floating_point and x.dtype != dtype and mode != "rint":
+        return round_to_float(x, dtype, mode)
     return x.to(dtype)
 
 

@@ -122,6 +122,8 @@ def evaluate(op_name: str, attrs: dict, args: list[np.ndarray], out_dtype: str) 
         elif op_name == "hfusion.cast":
             if args[0].dtype.kind == "f" and np.dtype(out_np).kind in "iu":
                 return None  # float → int rounding depends on round_mode; left to the hardware
+            if np.dtype(out_np).kind == "f" and attrs.get("round_mode", "rint") != "rint" and args[0].dtype != out_np:
+                return None  # numpy rounds to nearest even only
             result = args[0]
         elif op_name in _INDEX:
             value = _INDEX[op_name](int(args[0]), int(args[1]))

@@ -17,6 +17,8 @@ size is the largest need of one op (:func:`scratch_bytes`):
 - a last-dim reduction of rows longer than one vector repeat: one 256-B row per row of a group of
   ``min(rows, SCRATCH_ROWS)`` rows (the column chunks fold into it);
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
+- a last-dim product (any row length): a 256-B row and a 32-B block per row of a group of
+  ``min(rows, SCRATCH_ROWS)`` rows (the vmul tree of ``codegen.reduce._prod_rows``);
 - a binary op with a scalar operand and no vector-scalar instruction (div): one 256-B block (in place, the
   scalar is ``vdup``-ed into it);
 - a column broadcast into fewer than 8 rows shorter than 256 B: ``vbrcb``'s 8 blocks (256 B);
@@ -134,6 +136,11 @@ class BufferPlan:
         es = DTYPE_BYTES[src.dtype]
         lanes = REPEAT_BYTES // es
         last = len(shape) - 1
+        if op.attributes["kind"] == "prod" and last in op.attributes["dims"]:
+            rows = 1
+            for s in shape[:-1]:
+                rows *= s
+            return min(rows, SCRATCH_ROWS) * (REPEAT_BYTES + 32)  # a 256-B row and a 32-B block per row
         if shape[last] <= lanes or last not in op.attributes["dims"]:
             return 0  # one repeat per row, or a non-last dim (accumulated in place in dst)
         if len(shape) == 1:  # a whole 1-D buffer: per-repeat partials, level by level

@@ -155,7 +155,10 @@ CASES: list[Case] = [
          lambda f, g: [ints(3, 8, gen=g), bools(3, 8, gen=g)], backward=False, floats=False),
     # prod's backward uses cumprod (no lowering yet): forward only
     Case("prod", lambda x: (x.prod(1), x.prod(), x.prod(0, keepdim=True)), lambda f, g: [pos(3, 4, dtype=f, gen=g)],
-         backward=False),
+         backward=False, scale=4.0,
+         why_scale="torch's CPU kernel multiplies half/bf16 one factor at a time, rounding each step; the compiled "
+                   "product is formed in f32 and rounded once (hfusion-legalize-bf16): closer to the exact product, "
+                   "up to ~3 roundings (2.6e-3 relative in f16) from eager's"),
     Case("amax_amin", lambda x: (x.amax(1), x.amin((0, 2), keepdim=True), x.amax()), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
     Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),
          lambda f, g: [bools(2, 3, 4, gen=g)], backward=False, floats=False),

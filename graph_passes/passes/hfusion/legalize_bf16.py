@@ -11,8 +11,11 @@ runs in its pre-processing, before fusion: the vector unit has no bf16 arithmeti
 
 Rewritten: ``elemwise_unary``, ``elemwise_binary``, ``elemwise_ternary``, ``compare`` (its i1 result stays),
 ``reduce``, ``arange`` (CreateVecIndex has no bf16 either: an f32 arange rounded once to bf16, as eager rounds its
-f32 values). Left alone (pure data movement, exact on bf16 bits, or not vector compute): ``cast``, ``fill``,
-``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``, ``gather``, the cube ops.
+f32 values); and an f16 ``reduce`` of kind ``prod`` the same way: the vector unit's product is a tree of ``vmul``s,
+and in f16 each level rounds (torch's CPU kernel also reduces half in half; the f32 product rounded once is the
+closer of the two to the exact product). Left alone (pure data movement, exact on bf16 bits, or not vector
+compute): ``cast``, ``fill``, ``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``,
+``gather``, the cube ops.
 A bf16 scalar constant operand becomes an f32 constant (the same value, exactly).
 
 The casts are ordinary elementwise ops: fusion pulls them into the kernels and the buffer plan counts them.
@@ -41,8 +44,15 @@ def _dtype(v) -> str | None:
     return v.type.dtype if isinstance(v.type, (TensorType, ScalarType)) else None
 
 
-def _needs_legalizing(op: Operation) -> bool:
-    return op.name in COMPUTE_OPS and any(_dtype(v) == "bf16" for v in [*op.operands, *op.results])
+def _narrow_dtype(op: Operation) -> str | None:
+    """The dtype ``op`` computes in that must widen to f32: bf16 compute; an f16 product (one rounding of the f32
+    product instead of a chain of f16 roundings)."""
+    dtypes = {_dtype(v) for v in [*op.operands, *op.results]}
+    if op.name in COMPUTE_OPS and "bf16" in dtypes:
+        return "bf16"
+    if op.name == "hfusion.reduce" and op.attributes["kind"] == "prod" and "f16" in dtypes:
+        return "f16"
+    return None
 
 
 def _create(name: str, operands, types, attrs, before: Operation) -> Operation:
@@ -65,21 +75,21 @@ def _to_f32(v, anchor: Operation, ctx: PassContext):
     return _create("arith.constant", [], [ScalarType("f32")], {"value": float(src.attributes["value"])}, anchor).result
 
 
-def legalize(op: Operation, ctx: PassContext) -> bool:
+def legalize(op: Operation, ctx: PassContext, narrow: str = "bf16") -> bool:
     operands = []
     for v in op.operands:
-        if _dtype(v) != "bf16":
+        if _dtype(v) != narrow:
             operands.append(v)
             continue
         w = _to_f32(v, op, ctx)
         if w is None:
             return False
         operands.append(w)
-    types = [r.type.with_dtype("f32") if _dtype(r) == "bf16" else r.type for r in op.results]
+    types = [r.type.with_dtype("f32") if _dtype(r) == narrow else r.type for r in op.results]
     new = _create(op.name, operands, types, op.attributes, op)
     for old, r in zip(op.results, new.results):
         r.name_hint = old.name_hint
-        if _dtype(old) != "bf16":
+        if _dtype(old) != narrow:
             old.replace_all_uses_with(r)
             continue
         ctx.count("casts-inserted")
@@ -101,5 +111,5 @@ class LegalizeBF16(ModulePass):
     def run(self, module: Operation, ctx: PassContext) -> None:
         ctx.count("ops-legalized", 0)
         ctx.count("casts-inserted", 0)
-        for op in [o for o in module.walk() if _needs_legalizing(o)]:
-            legalize(op, ctx)
+        for op in [o for o in module.walk() if _narrow_dtype(o)]:
+            legalize(op, ctx, _narrow_dtype(op))
