@@ -72,6 +72,11 @@ def _allowed(ins, op, dtype):
                            f"cast to f32 first")
 
 
+def _no_b64(ins, dtype):
+    if itemsize(dtype) == 8:  # Ascend C Duplicate/Brcb on A2: b16 and b32 element types only
+        raise ProgramError(f"{ins.mnemonic}: dtype {dtype} not supported (8-byte elements exist only in vconv)")
+
+
 @dataclass
 class _Vec(Instr):
     """Shared machinery: `ops` lists (role, addr field, dtype, blk field, rep field) per operand."""
@@ -299,6 +304,9 @@ class VDup(_Vec):
     MNEMONIC = "vdup"
     COST = "scalar"
 
+    def validate(self):
+        _no_b64(self, self.dtype)
+
     def flops(self):
         return 0
 
@@ -326,6 +334,9 @@ class VBrcb(_Vec):
     EXPRS = ("dst", "src", "repeat", "dst_blk", "dst_rep")
     MNEMONIC = "vbrcb"
     COST = "scalar"
+
+    def validate(self):
+        _no_b64(self, self.dtype)
 
     @property
     def mask(self):

@@ -35,7 +35,8 @@ REASONS = {
     "hfusion.reduce": "the kernel's reductions reduce different dims (not one domain)",
     "hfusion.elemwise_binary": "the kernel's values do not fit one domain",
     "i1 buffers": "bool tensors in GM: codegen has no i1 load/store (UB masks are bits, GM bools bytes)",
-    "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow have no vector instruction sequence",
+    "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow, logical ops on i1 masks have no vector "
+                                 "instruction sequence",
     "hivm.vbrc": "broadcast idioms codegen lacks (several dims at once; column broadcast into < 8 rows)",
     "hivm.vcast": "casts to or from i1 (bool) have no vconv",
     "element type i64": "the vector unit has no i64 arithmetic, compare or reduction (AscendNPU-IR lowers them to "

@@ -272,3 +272,10 @@ def test_cast_rejects_wrap_on_a_widening():
 def test_i64_arithmetic_rejected():
     with pytest.raises(ProgramError, match="dtype i64 not supported"):
         ProgramBuilder("t", "aiv", []).vadd("i64", 0, 0, 0)
+
+
+@pytest.mark.parametrize("mnem", ["vdup", "vbrcb"])
+def test_b64_moves_rejected(mnem):
+    b = ProgramBuilder("t", "aiv", [])
+    with pytest.raises(ProgramError, match="dtype i64 not supported"):
+        b.vdup("i64", 0, 1) if mnem == "vdup" else b.vbrcb("i64", 0, 0)
