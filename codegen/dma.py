@@ -8,6 +8,13 @@ shape, through kernel params) and the UB row pitch (the alloc's static, 32-B pad
     for r in range(e[-2]):  ub[r·ub_pitch : +e[-1]·es] <-> gm[gm_addr + r·gm_stride[-2]·es : +e[-1]·es]
 
 Dims of static extent 1 drop out; a region that is contiguous on both sides is one burst; dims beyond two loop.
+
+A load/store with ``dims``/``steps`` (docs/hivm.md) walks a permuted, strided view of GM: each local dim's GM
+stride is its GM dim's row-major stride × its step. When the innermost moved dim is not contiguous (a transpose, a
+strided slice, a selected column) every element is its own burst — the UB side holds one element per 32-B block
+(the local buffer's last dim is a block of ``32 / es`` elements, extent 1) — one instruction per outer row::
+
+    for r in range(e[-2]):  for c in range(e[-1]):  ub[(r·e[-1] + c)·32 : +es] <-> gm[addr(r, c) : +es]
 """
 
 from __future__ import annotations
@@ -29,30 +36,30 @@ def _gm_strides(L, buf) -> list[Expr]:
 
 
 def emit_load(L, op) -> None:
-    _transfer(L, op, gm=L.buf(op.operands[0]), ub=L.buf(op.operands[1]), to_ub=True)
+    _transfer(L, op, gm=L.buf(op.gm), ub=L.buf(op.local), to_ub=True)
 
 
 def emit_store(L, op) -> None:
-    _transfer(L, op, gm=L.buf(op.operands[1]), ub=L.buf(op.operands[0]), to_ub=False)
+    _transfer(L, op, gm=L.buf(op.gm), ub=L.buf(op.local), to_ub=False)
 
 
 def _transfer(L, op, gm, ub, to_ub: bool) -> None:
     if gm.scope != "gm" or ub.scope != "ub":
         raise CodegenError(op, f"moves between GM and UB only, got {gm.type} and {ub.type}")
-    if gm.dtype != ub.dtype:
+    bytes_of_bools = gm.dtype == "i1" and ub.dtype == "i8"  # GM bools are bytes: a local i8 buffer holds them as is
+    if gm.dtype != ub.dtype and not bytes_of_bools:
         raise CodegenError(op, f"element types differ ({gm.dtype} vs {ub.dtype}); DMA does not convert")
-    if gm.dtype == "i1":
+    if gm.dtype == "i1" and not bytes_of_bools:
         raise CodegenError(op, "i1 buffers are packed bit masks in UB (vcmp/vsel) while GM bools are bytes; moving "
                                "them needs a byte<->bit conversion the vector unit does not have")
-    if gm.type.rank != ub.type.rank:
-        raise CodegenError(op, f"GM rank {gm.type.rank} and UB rank {ub.type.rank} differ")
     offsets = [L.index(v) for v in op.offsets()]
     extents = [L.index(v) for v in op.extents()]
     es = gm.es
-    gs = _gm_strides(L, gm)
+    natural = _gm_strides(L, gm)
+    gs = [Imm(0) if g == -1 else _fold(natural[g] * step) for g, step in zip(op.gm_dims(), op.gm_steps())]
     us = ub.static_strides()
     lin = Imm(0)
-    for o, s in zip(offsets, gs):
+    for o, s in zip(offsets, natural):
         lin = _fold(lin + o * s)
     gaddr = _fold(gm.addr + lin * es)
     if not isinstance(gaddr, Imm) and gaddr != gm.addr:
@@ -93,11 +100,18 @@ def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub) -> None:
         return _copy(L, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0))
     inner = dims[-1]
     if _static(gs[inner]) != 1 or us[inner] != 1:
-        if len(dims) == 2:
-            raise CodegenError(op, "the innermost moved dim is not contiguous in GM and UB")
-        # one element per burst (a column)
+        # one element per burst (a column, a strided or transposed view): each UB burst starts a 32-B block
         if (us[inner] * es) % 32:
-            raise CodegenError(op, f"UB bursts {us[inner] * es} B apart are not 32-B aligned")
+            raise CodegenError(op, f"UB bursts {us[inner] * es} B apart are not 32-B aligned (a strided or "
+                                   f"transposed view needs one element per 32-B block in UB)")
+        if len(dims) == 2:
+            d = dims[0]
+
+            def column(i):
+                _copy(L, to_ub, _fold(gaddr + i * gs[d] * es), _fold(uaddr + i * (us[d] * es)), Imm(es),
+                      extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es))
+
+            return counted(L, "d", extents[d], column, max_unroll=1)
         return _copy(L, to_ub, gaddr, uaddr, Imm(es), extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es))
     row = _fold(extents[inner] * es)
     if len(dims) == 1:

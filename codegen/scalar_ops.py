@@ -27,9 +27,10 @@ _ARITH = {
 
 def _const_fold(name, a: Imm, b: Imm) -> Imm:
     x, y = a.value, b.value
-    return Imm({"arith.addi": x + y, "arith.subi": x - y, "arith.muli": x * y, "arith.floordivsi": x // y,
-                "arith.ceildivsi": -(-x // y), "arith.remsi": x % y, "arith.minsi": min(x, y),
-                "arith.maxsi": max(x, y)}[name])
+    fold = {"arith.addi": lambda: x + y, "arith.subi": lambda: x - y, "arith.muli": lambda: x * y,
+            "arith.floordivsi": lambda: x // y, "arith.ceildivsi": lambda: -(-x // y), "arith.remsi": lambda: x % y,
+            "arith.minsi": lambda: min(x, y), "arith.maxsi": lambda: max(x, y)}
+    return Imm(fold[name]())  # only the op's own fold: x + 0 must not evaluate x // 0
 
 
 def emit_constant(L, op) -> None:

@@ -29,6 +29,27 @@ from .fusion_kind import IMPORTANT, FusionKind, OpPattern, group_kind, op_patter
 PARTICIPATING = IMPORTANT | {OpPattern.RESHAPE}  # ops that may go into a kernel (a reshape only beside others)
 
 
+MOVEMENT = ("hfusion.transpose", "hfusion.concat", "hfusion.slice", "hfusion.reshape", "hfusion.fill")
+
+
+def mixes_movement_and_compute(ops: list[Operation]) -> bool:
+    """A transpose, a concat, a strided slice or a slice of a value computed in the group, together with compute
+    ops. Note: such kernels would need element shuffles inside UB between vector ops; kept apart, the movement
+    becomes its own data-movement kernel (DMA with strides, graph_passes/schedule/movement.py) and the compute a
+    vector kernel reading its result (AscendNPU-IR likewise keeps transposes and concats out of its vector
+    fusion patterns unless a template handles them)."""
+    members = set(ops)
+    if all(op.name in MOVEMENT for op in ops):
+        return False
+    for op in ops:
+        if op.name in ("hfusion.transpose", "hfusion.concat"):
+            return True
+        if op.name == "hfusion.slice" and (any(str(s) != "1" for s in op.attributes["strides"])
+                                           or getattr(op.operands[0], "op", None) in members):
+            return True
+    return False
+
+
 @dataclass(eq=False)
 class Group:
     ops: list[Operation] = field(default_factory=list)  # in block order
@@ -69,7 +90,7 @@ class FusionGraph:
     def can_fuse(self, a: Group, b: Group) -> bool:
         if a is b or a.has_cube() or b.has_cube():
             return False
-        if self.kind(a, b) == FusionKind.UNKNOWN:
+        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(self._merged_ops(a, b)):
             return False
         return not self._path_through_outside(a, b) and not self._path_through_outside(b, a)
 

@@ -14,8 +14,9 @@ Operand layout (destination-passing style, no results):
 ===============  ==================================================  =====  ===============================
 op               operands                                            pipe   meaning over valid extents e
 ===============  ==================================================  =====  ===============================
-load             src(gm), dst, offsets[src.rank], e[dst.rank]        MTE2   dst[i] = src[offsets + i]
-store            src, dst(gm), offsets[dst.rank], e[src.rank]        MTE3   dst[offsets + i] = src[i]
+load             src(gm), dst, offsets[src.rank], e[dst.rank]        MTE2   dst[i] = src[offsets + i]  ({dims, steps}:
+                                                                            a permuted, strided view of src)
+store            src, dst(gm), offsets[dst.rank], e[src.rank]        MTE3   dst[offsets + i] = src[i]  (same)
 copy             src, dst, e[dst.rank]                               V      dst[i] = src[i]  (local → local)
 vunary           src, dst, e                                         V      dst[i] = fun(src[i])
 vbinary          a, b, dst, e                                        V      dst[i] = fun(a[i], b[i])
@@ -166,40 +167,78 @@ class MultiBufferSelectOp(Operation):
 # Data movement
 
 
+class _Transfer(HIVMOp):
+    """A GM ↔ local box copy. Without ``dims`` the local buffer has the GM buffer's rank and local dim k walks GM
+    dim k. With ``dims`` (one entry per local dim: the GM dim it walks, or -1 for a local dim of extent 1 that walks
+    none) and ``steps`` (elements of that GM dim per local step, default 1) the box is a strided, permuted view of
+    GM: ``local[i] <-> gm[offsets + Σ_k i_k·steps[k]·e(dims[k])]`` (e(g): unit vector of GM dim g). A transpose is
+    a permutation in ``dims``, a strided slice a step, a selected row a GM dim no local dim walks."""
+
+    attribute_schema = {"dims": IntListAttr(optional=True), "steps": IntListAttr(optional=True)}
+    traits = (MemoryEffect,)
+    num_buffers = 2
+    gm_index = 0  # which buffer operand is in GM
+
+    @property
+    def gm(self):
+        return self.operands[self.gm_index]
+
+    @property
+    def local(self):
+        return self.operands[1 - self.gm_index]
+
+    def expected_indices(self) -> int:
+        return _memref(self, self.gm_index).rank + _memref(self, 1 - self.gm_index).rank
+
+    def offsets(self):
+        return self.indices[: self.gm.type.rank]
+
+    def extents(self):
+        return self.indices[self.gm.type.rank :]
+
+    def gm_dims(self) -> list[int]:
+        """Per local dim, the GM dim it walks (-1: none)."""
+        dims = self.attributes.get("dims")
+        return list(dims) if dims is not None else list(range(self.local.type.rank))
+
+    def gm_steps(self) -> list[int]:
+        steps = self.attributes.get("steps")
+        return list(steps) if steps is not None else [1] * self.local.type.rank
+
+    def verify_(self) -> None:
+        super().verify_()
+        gm_rank, local_rank = _memref(self, self.gm_index).rank, _memref(self, 1 - self.gm_index).rank
+        dims, steps = self.attributes.get("dims"), self.attributes.get("steps")
+        if dims is None:
+            if steps is not None:
+                raise self.error("steps need dims")
+            if gm_rank != local_rank:
+                raise self.error(f"GM rank {gm_rank} and local rank {local_rank} differ; give dims")
+            return
+        if len(dims) != local_rank or (steps is not None and len(steps) != local_rank):
+            raise self.error(f"dims/steps need one entry per local dim ({local_rank}), got {list(dims)}, "
+                             f"{None if steps is None else list(steps)}")
+        walked = [g for g in dims if g != -1]
+        if any(not -1 <= g < gm_rank for g in dims) or len(set(walked)) != len(walked):
+            raise self.error(f"dims {list(dims)} must be distinct GM dims in [0, {gm_rank}) or -1")
+        if steps is not None and any(s < 1 for s in steps):
+            raise self.error(f"steps {list(steps)} must be positive")
+
+
 @register_op
-class LoadOp(HIVMOp):
+class LoadOp(_Transfer):
     name = "hivm.load"
     operand_names = ("src", "dst", "*indices")
-    traits = (MemoryEffect,)
     pipe = "PIPE_MTE2"
-    num_buffers = 2
-
-    def expected_indices(self) -> int:
-        return _memref(self, 0).rank + _memref(self, 1).rank
-
-    def offsets(self):
-        return self.indices[: self.operands[0].type.rank]
-
-    def extents(self):
-        return self.indices[self.operands[0].type.rank :]
+    gm_index = 0
 
 
 @register_op
-class StoreOp(HIVMOp):
+class StoreOp(_Transfer):
     name = "hivm.store"
     operand_names = ("src", "dst", "*indices")
-    traits = (MemoryEffect,)
     pipe = "PIPE_MTE3"
-    num_buffers = 2
-
-    def expected_indices(self) -> int:
-        return _memref(self, 1).rank + _memref(self, 0).rank
-
-    def offsets(self):
-        return self.indices[: self.operands[1].type.rank]
-
-    def extents(self):
-        return self.indices[self.operands[1].type.rank :]
+    gm_index = 1
 
 
 @register_op

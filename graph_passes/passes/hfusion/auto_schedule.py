@@ -17,7 +17,9 @@ concat …) is left unscheduled and counted (``kernels-unschedulable``); ``conve
 Option ``tile-elems=N`` (N > 0) requests tiles of N elements (rounded to the alignment) and honours the request
 even when the buffers × multi-buffer depth exceed UB: ``hivm-plan-memory`` then overflows and the compile driver's
 retry ladder takes over (fewer multi-buffers, then halved requests).
-Counters: ``kernels-scheduled``, ``kernels-unschedulable``, ``reductions-multipass``.
+A kernel that only moves data (transposes, strided slices, concats of its arguments) gets the movement schedule
+(``kind = "MOVEMENT"``, one ``tile_r<i>`` per result; graph_passes/schedule/movement.py).
+Counters: ``kernels-scheduled``, ``kernels-unschedulable``, ``kernels-movement``, ``reductions-multipass``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import ClassVar
 
 from ...ir.core import Operation
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
+from ...schedule.movement import analyze_movement, choose_tiles
+from ...schedule.movement import tiling_params as movement_tiling, ub_bytes as movement_ub_bytes
 from ...schedule.tiling import ScheduleError, choose_tile, tiling_params
 from ...target import module_target
 from .. import ModulePass, PassContext, PassError, register_pass
@@ -61,6 +65,8 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     try:
         info = analyze_kernel(func, sizes)
     except Unsupported as e:
+        if schedule_movement_kernel(func, sizes, target, options, ctx):
+            return True
         ctx.count("kernels-unschedulable")
         func.attributes.pop("schedule", None)
         func.attributes.pop("tiling", None)
@@ -77,4 +83,25 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     ctx.count("kernels-scheduled")
     if sched.reduce_looped:
         ctx.count("reductions-multipass")
+    return True
+
+
+def schedule_movement_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
+    """A data-movement kernel (transposes, strided slices, concats): pieces copied tile by tile
+    (graph_passes/schedule/movement.py). False when ``func`` is not one."""
+    try:
+        info = analyze_movement(func, sizes)
+        tiles = choose_tiles(info, sizes, target.ub_bytes, target.vector_cores, options.multi_buffer,
+                             options.max_tile_elems or options.tile_elems)
+    except Unsupported:
+        return False
+    func.attributes.pop("schedule_unsupported", None)
+    func.attributes["schedule"] = {"kind": "MOVEMENT", **{f"tile_r{r}": t for r, t in enumerate(tiles)},
+                                   "multi_buffer": options.multi_buffer,
+                                   "ub_bytes": movement_ub_bytes(info, tiles, options.multi_buffer),
+                                   "distribution": "cyclic"}
+    cores = options.block_dim if options.block_dim > 0 else target.vector_cores
+    func.attributes["tiling"] = movement_tiling(info, tiles, cores)
+    ctx.count("kernels-scheduled")
+    ctx.count("kernels-movement")
     return True

@@ -4,7 +4,8 @@ After AscendNPU-IR's ``convert-hfusion-to-hivm``. Each device kernel carrying a 
 ``hfusion-auto-schedule``) is rebuilt as docs/hivm.md shows: ``memref<…, gm>`` arguments, trailing ``index``
 tiling parameters (one per ``tiling`` entry, sorted by name), ``hivm.get_block_idx``, a loop over the work items
 cyclic over the cores, ``hivm.alloc`` buffers without scope, loads/stores and vector ops over valid extents
-(:mod:`graph_passes.conversion.hfusion_to_hivm`). The host's ``func.call`` of a converted kernel becomes
+(:mod:`graph_passes.conversion.hfusion_to_hivm`; a data-movement kernel — ``schedule.kind = "MOVEMENT"`` — by
+:mod:`graph_passes.conversion.movement_to_hivm`). The host's ``func.call`` of a converted kernel becomes
 ``hivm.launch`` on the same tensors, whose results are the out-parameters.
 
 A kernel with no vector lowering (gather, concat, transpose, matmul …; see docs/schedule.md) stays at
@@ -20,9 +21,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...conversion.hfusion_to_hivm import KernelLowering, LoweringError
+from ...conversion.movement_to_hivm import MovementLowering
 from ...dialects.hivm import LaunchOp
 from ...ir.core import Cube, Operation
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
+from ...schedule.movement import analyze_movement
 from ...target import module_target
 from .. import ModulePass, PassContext, PassError, register_pass
 
@@ -50,8 +53,11 @@ class ConvertToHIVM(ModulePass):
                 continue
             if "schedule" not in func.attributes or "tiling" not in func.attributes:
                 raise PassError(f"{self.name}: kernel @{func.sym_name} has no schedule (run hfusion-auto-schedule)")
-            info = analyze_kernel(func, sizes)
-            lowering = KernelLowering(info, func.attributes["schedule"], func.attributes["tiling"], target.ub_align)
+            schedule, tiling = func.attributes["schedule"], func.attributes["tiling"]
+            if schedule.get("kind") == "MOVEMENT":
+                lowering = MovementLowering(analyze_movement(func, sizes), schedule, tiling)
+            else:
+                lowering = KernelLowering(analyze_kernel(func, sizes), schedule, tiling, target.ub_align)
             try:
                 new = lowering.build()
             except LoweringError as e:
@@ -83,6 +89,8 @@ def _unsupported_op(func: Operation, sizes) -> str | None:
     try:
         analyze_kernel(func, sizes)
     except Unsupported as e:
+        if func.attributes.get("schedule", {}).get("kind") == "MOVEMENT":
+            return None
         return e.op_name
     return None
 

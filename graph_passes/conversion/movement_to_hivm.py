@@ -1,0 +1,137 @@
+"""Lower one scheduled data-movement kernel (transposes, strided slices, concats) to a HIVM function.
+
+The schedule (:mod:`graph_passes.schedule.movement`) gives each result a tile and its pieces; per result, per work
+item (a tile of dim 0, cyclic over the cores), per piece meeting those rows, per tile of the other dims::
+
+    for t in range(block_idx, tiles_r, block_dim):
+        r0 = t·T0;  r1 = min(r0 + T0, N0)
+        for each piece p (box off/size in the result, source view of an argument or a constant):
+            for s in range(max(r0, off0), min(r1, off0 + size0), T0):        # the rows of p in [r0, r1): 0 or 1 trip
+                for j_d in range(0, size_d, T_d) (d ≥ 1):
+                    hivm.load  arg → buf  at src.off + (s - off0, j…)·steps along src.dims   (or hivm.vfill buf)
+                    hivm.store buf → out  at (s, off_d + j_d …)
+
+A piece whose innermost dim is contiguous in its argument uses a row buffer (``memref<T0x…xT'>``, last dim padded
+to 32 B); the others a buffer with one element per 32-B block (a trailing dim of 32 / es elements of which only
+the first is used): codegen moves them one element per DMA burst (docs/codegen.md).
+"""
+
+from __future__ import annotations
+
+from ..dialects import hivm
+from ..dialects.func import FuncOp, ReturnOp
+from ..ir.builder import Builder
+from ..ir.sizes import as_expr
+from ..ir.types import IndexType, MemRefType, TensorType
+from ..schedule.movement import MovementInfo, buffer_shapes, contiguous_piece, gm_shape
+from .hfusion_to_hivm import KernelLowering
+
+
+class MovementLowering(KernelLowering):
+    """Builds the HIVM function of a movement kernel (shares the index and loop helpers of the vector lowering)."""
+
+    def __init__(self, info: MovementInfo, schedule: dict, tiling: dict):
+        self.info = info
+        self.tiles = [list(schedule[f"tile_r{r}"]) for r in range(len(info.results))]
+        self.tiling = tiling
+        self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
+
+    def build(self) -> FuncOp:
+        info, func = self.info, self.info.func
+        old_args = list(func.body.args)
+        arg_types = [MemRefType(tuple(gm_shape(a.type)), a.type.dtype, "gm") if isinstance(a.type, TensorType)
+                     else a.type for a in old_args]  # fmt: skip
+        param_names = sorted(self.tiling)
+        attrs = {k: v for k, v in func.attributes.items() if k not in ("sym_name", "function_type")}
+        new = FuncOp.build(func.sym_name, arg_types + [IndexType()] * len(param_names), [],
+                           [a.name_hint for a in old_args] + param_names, **attrs)  # fmt: skip
+        self.kernel_loc = self.loc = func.loc or next((op.loc for op in info.ops if op.loc is not None),
+                                                      func.sym_name)
+        new.loc = self.kernel_loc
+        body = new.body
+        self.args = dict(zip(old_args, body.args))
+        self.params = dict(zip(param_names, body.args[len(old_args):]))
+        self.b = Builder.at_end(body, func.loc)
+        self.top = Builder(body, 0, func.loc)
+        self.consts: dict = {}
+        bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
+        bid.name_hint = "bid"
+        bufs = []
+        for r, res in enumerate(info.results):
+            shapes = buffer_shapes(info, r, self.tiles[r])
+            with self.located(res):
+                dtype = "i8" if res.type.dtype == "i1" else res.type.dtype  # bools move as the bytes GM holds
+                allocs = {kind: self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), dtype)]).result
+                          for kind, shape in shapes.items()}  # fmt: skip
+            for kind, v in allocs.items():
+                v.name_hint = f"ub_{kind}{r}"
+            bufs.append(allocs)
+        for r, res in enumerate(info.results):
+            with self.located(res):
+                self.result(r, bid, bufs[r])
+        self.create(ReturnOp, [], [])
+        new.set_function_type()
+        return new
+
+    def result(self, r: int, bid, bufs: dict) -> None:
+        info, tile = self.info, self.tiles[r]
+        shape = info.shapes[r]
+        loop = self.open_loop(bid, self.size(self.tiling[f"r{r}_tiles"]), self.params["block_dim"], "t")
+        r0 = self.arith("muli", loop.body.args[0], self.const(tile[0]), "r0")
+        r1 = self.arith("minsi", self.arith("addi", r0, self.const(tile[0])), self.size(shape[0]), "r1")
+        for p in info.pieces[r]:
+            with self.located(p.src.arg if p.src.arg is not None else info.results[r]):
+                self.piece(r, p, r0, r1, bufs)
+        self.close_loop(loop)
+
+    def piece(self, r: int, p, r0, r1, bufs: dict) -> None:
+        tile, rank = self.tiles[r], len(self.info.shapes[r])
+        lo = self.arith("maxsi", r0, self.size(p.off[0]), "lo")
+        hi = self.arith("minsi", r1, self.size(as_expr(p.off[0]) + as_expr(p.size[0])), "hi")
+        rows = self.open_loop(lo, hi, self.const(tile[0]), "s")
+        s = rows.body.args[0]
+        index = [self.arith("subi", s, self.size(p.off[0]), "i0")]
+        extents = [self.arith("subi", hi, s, "len0")]
+        loops = [rows]
+        for d in range(1, rank):
+            if as_expr(p.size[d]).is_Integer and int(p.size[d]) <= tile[d]:
+                index.append(self.const(0))
+                extents.append(self.size(p.size[d]))
+                continue
+            loop = self.open_loop(self.const(0), self.size(p.size[d]), self.const(tile[d]), f"j{d}")
+            loops.append(loop)
+            j = loop.body.args[0]
+            index.append(j)
+            extents.append(self.arith("minsi", self.arith("subi", self.size(p.size[d]), j), self.const(tile[d]),
+                                      f"len{d}"))
+        out_off = [s] + [self.arith("addi", self.size(p.off[d]), index[d]) if not _zero(p.off[d]) else index[d]
+                         for d in range(1, rank)]
+        src = p.src
+        gather = not contiguous_piece(p)
+        buf = bufs["gather" if gather else "rows"]
+        ext = extents + ([self.const(1)] if gather else [])
+        if src.arg is None:
+            self.vec(hivm.VFillOp, [buf, *ext], value=src.value)
+        else:
+            offsets = []
+            for g, o in enumerate(src.offsets):
+                k = src.dims.index(g) if g in src.dims else None
+                off = self.size(o)
+                if k is not None:
+                    step = index[k] if src.steps[k] == 1 else self.arith("muli", index[k], self.const(src.steps[k]))
+                    off = self.arith("addi", off, step) if not _zero(o) else step
+                offsets.append(off)
+            self.counts["loads"] += 1
+            self.create(hivm.LoadOp, [self.args[src.arg], buf, *offsets, *ext], [],
+                        dims=list(src.dims) + ([-1] if gather else []),
+                        steps=list(src.steps) + ([1] if gather else []))
+        self.counts["stores"] += 1
+        store_attrs = {"dims": list(range(rank)) + [-1]} if gather else {}
+        self.create(hivm.StoreOp, [buf, self.args[self.info.outputs[r]], *out_off, *ext], [], **store_attrs)
+        for loop in reversed(loops):
+            self.close_loop(loop)
+
+
+def _zero(e) -> bool:
+    e = as_expr(e)
+    return e.is_Integer and int(e) == 0

@@ -1,0 +1,281 @@
+"""Data-movement kernels: transposes, strided slices, concats (``hfusion-auto-schedule``'s movement schedule).
+
+A kernel whose body only moves data — ``transpose``, ``slice`` (any strides), ``concat``, ``reshape`` that adds or
+drops unit dims, ``fill`` — of its arguments computes nothing a vector instruction must see: each result is a set of
+*pieces*, boxes of the result copied from a strided, permuted view of one argument (or filled with a constant)::
+
+    out[box.off + i] = arg[src.off + Σ_k i_k·step_k·e(dim_k)]        for i in box.size
+
+(MLIR's ``tensor.concat`` decomposition into ``insert_slice``s, AscendNPU-IR's ``DecomposeTensorConcat``; slices and
+transposes compose into the source view). Each piece lowers to loads and stores (``hivm.load``/``hivm.store`` with
+``dims``/``steps``, docs/hivm.md): a piece whose innermost dim is contiguous in the argument moves rows (one DMA
+burst per row); otherwise (transposes, strided or selected columns) one element per burst, one element per 32-B
+block in UB.
+
+Work split: the work items of a result are tiles of its dim 0 (whole 32-B GM blocks each, as docs/schedule.md's
+rule for vector kernels), cyclic over the cores; inside a work item every piece that meets those rows is copied,
+its other dims tiled serially, so two cores never write one GM block::
+
+    for t in range(block_idx, tiles_r, block_dim):          # rows [t·T0, min(t·T0 + T0, N0)) of result r
+        for each piece p:  rows ∩ p's rows, tile by tile of the other dims:  load (or vfill), store
+
+Kernels with anything else (compute ops, a slice of a concat …) are not movement kernels: :class:`Unsupported`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import sympy
+
+from ..ir.core import BlockArgument, Operation, Value
+from ..ir.sizes import SizeVars, as_expr
+from ..ir.types import DTYPE_BYTES, TensorType
+from .kernel_info import Unsupported
+
+MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
+BLOCK = 32  # bytes: UB alignment, GM write granule, one element per block in a gather buffer
+
+
+@dataclass
+class Source:
+    """A view of one argument (``arg``) or a constant (``value``): value dim k walks GM dim ``dims[k]`` (-1: none)
+    by ``steps[k]`` elements, starting at ``offsets`` (one per GM dim of the argument)."""
+
+    arg: Value | None
+    dims: list[int]
+    steps: list[int]
+    offsets: list  # size expressions, one per GM dim
+    value: float | int | None = None
+
+    def contiguous(self, gm_rank: int) -> bool:
+        """Rows of the innermost value dim are contiguous in GM (one burst each)."""
+        return self.arg is None or not self.dims or (self.dims[-1] == gm_rank - 1 and self.steps[-1] == 1)
+
+
+@dataclass
+class Piece:
+    off: list  # box offset in the value (size expressions)
+    size: list  # box extents
+    src: Source
+
+
+@dataclass
+class MovementInfo:
+    func: Operation
+    results: list  # returned values
+    outputs: list  # out-parameter arguments
+    pieces: list  # per result: list[Piece]
+    shapes: list  # per result: its shape (rank-0 results as [1])
+    ops: list = field(default_factory=list)
+
+
+def gm_shape(t: TensorType) -> list:
+    """A tensor's shape as a GM buffer (rank 0 as one element)."""
+    return list(t.shape) if t.rank else [as_expr(1)]
+
+
+def analyze_movement(func: Operation, sizes: SizeVars) -> MovementInfo:
+    """Pieces of every result of a data-movement kernel; :class:`Unsupported` when ``func`` is not one."""
+    body = func.body
+    ops = list(body.ops[:-1])
+    output_args = list(func.attributes.get("output_args") or [])
+    args = list(body.args)
+    outputs = [args[i] for i in output_args]
+    results = list(body.ops[-1].operands)
+    if not any(op.name in ("hfusion.transpose", "hfusion.concat", "hfusion.slice") for op in ops):
+        raise Unsupported(func.sym_name, "moves no data (no transpose, slice or concat)")
+    pieces: dict = {}
+    for a in args:
+        if isinstance(a.type, TensorType) and a not in outputs:
+            shape = gm_shape(a.type)
+            pieces[a] = [Piece([as_expr(0)] * len(shape), shape,
+                               Source(a, list(range(len(shape))), [1] * len(shape), [as_expr(0)] * len(shape)))]
+    for op in ops:
+        if op.name == "arith.constant" and not isinstance(op.result.type, TensorType):
+            continue
+        if op.name not in MOVEMENT_OPS:
+            raise Unsupported(op.name, "is not a data-movement op")
+        pieces[op.result] = _op_pieces(op, pieces, sizes)
+    if len(results) != len(outputs):
+        raise Unsupported(func.sym_name, f"returns {len(results)} values for {len(outputs)} out-parameters")
+    for r in results:
+        if r not in pieces or isinstance(r, BlockArgument):
+            raise Unsupported(func.sym_name, "returns an argument unchanged")
+    return MovementInfo(func, results, outputs, [pieces[r] for r in results], [gm_shape(r.type) for r in results],
+                        ops)
+
+
+def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
+    a = op.attributes
+    if op.name == "hfusion.fill":
+        shape = gm_shape(op.result.type)
+        rank = len(shape)
+        return [Piece([as_expr(0)] * rank, shape, Source(None, [-1] * rank, [1] * rank, [], a["value"]))]
+    if op.name == "hfusion.concat":
+        dim, out, at = a["dim"], [], as_expr(0)
+        for v in op.operands:
+            for p in pieces[v]:
+                off = list(p.off)
+                off[dim] = as_expr(off[dim] + at)
+                out.append(Piece(off, list(p.size), p.src))
+            at = at + as_expr(v.type.shape[dim])
+        return out
+    src = pieces[op.operands[0]]
+    if op.name == "hfusion.reshape":  # only unit dims added or dropped: every piece keeps its boxes and views
+        old, new = gm_shape(op.operands[0].type), gm_shape(op.result.type)
+        keep = [k for k, n in enumerate(old) if not sizes.statically_known_equal(n, 1)]
+        grown = [k for k, n in enumerate(new) if not sizes.statically_known_equal(n, 1)]
+        if len(keep) != len(grown) or any(not sizes.statically_known_equal(old[i], new[j])
+                                          for i, j in zip(keep, grown)):
+            raise Unsupported(op.name, f"reshapes {old} to {new} (only unit dims may be added or dropped)")
+        where = dict(zip(grown, keep))
+        pick = lambda xs, unit: [xs[where[j]] if j in where else unit for j in range(len(new))]  # noqa: E731
+        return [Piece(pick(p.off, as_expr(0)), pick(p.size, as_expr(1)),
+                      Source(p.src.arg, pick(p.src.dims, -1), pick(p.src.steps, 1), p.src.offsets, p.src.value))
+                for p in src]
+    if op.name == "hfusion.transpose":
+        perm = a["perm"]
+        return [Piece([p.off[k] for k in perm], [p.size[k] for k in perm],
+                      Source(p.src.arg, [p.src.dims[k] for k in perm], [p.src.steps[k] for k in perm],
+                             p.src.offsets, p.src.value)) for p in src]
+    if len(src) != 1:
+        raise Unsupported(op.name, "slices a value made of several pieces (a concat)")
+    s = src[0].src
+    dims, steps, offsets = list(s.dims), list(s.steps), list(s.offsets)
+    for k, (o, st) in enumerate(zip(a["offsets"], a["strides"])):
+        if not as_expr(st).is_Integer:
+            raise Unsupported(op.name, f"stride {st} is not a constant")
+        if s.arg is not None and dims[k] != -1:
+            offsets[dims[k]] = as_expr(offsets[dims[k]] + as_expr(o) * steps[k])
+        steps[k] *= int(st)
+    return [Piece([as_expr(0)] * len(a["sizes"]), [as_expr(x) for x in a["sizes"]],
+                  Source(s.arg, dims, steps, offsets, s.value))]
+
+
+# -- the schedule ----------------------------------------------------------------------------------------------------
+
+
+def contiguous_piece(p: Piece) -> bool:
+    """The piece's rows are contiguous in its argument (or it is a fill): a row buffer, one burst per row."""
+    return p.src.contiguous(len(gm_shape(p.src.arg.type)) if p.src.arg is not None else 0)
+
+
+def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
+    """Local buffers of result ``r`` for ``tile``: ``rows`` (row pieces and fills; last dim padded to 32 B) and
+    ``gather`` (the other pieces: one element per 32-B block, a trailing dim of 32 / es elements)."""
+    g = max(1, BLOCK // DTYPE_BYTES[info.results[r].type.dtype])
+    out = {}
+    if any(contiguous_piece(p) for p in info.pieces[r]):
+        out["rows"] = list(tile[:-1]) + [-(-tile[-1] // g) * g]
+    if not all(contiguous_piece(p) for p in info.pieces[r]):
+        out["gather"] = list(tile) + [g]
+    return out
+
+
+def result_bytes(info: MovementInfo, r: int, tile: list[int], multi_buffer: int) -> int:
+    """UB bytes of result ``r``'s buffers (32-B aligned) × the multi-buffer depth."""
+    es = DTYPE_BYTES[info.results[r].type.dtype]
+    return sum(-(-math.prod(s) * es // BLOCK) * BLOCK for s in buffer_shapes(info, r, tile).values()) * multi_buffer
+
+
+def ub_bytes(info: MovementInfo, tiles: list, multi_buffer: int) -> int:
+    return sum(result_bytes(info, r, t, multi_buffer) for r, t in enumerate(tiles))
+
+
+def _row_step(info: MovementInfo, r: int) -> int:
+    """Rows of dim 0 per work item that make its GM footprint whole 32-B blocks (only the integer factor of a
+    symbolic row length is known to divide its bytes)."""
+    n = sympy.Integer(DTYPE_BYTES[info.results[r].type.dtype])
+    for s in info.shapes[r][1:]:
+        n = n * as_expr(s)
+    coeff = n if n.is_Integer else sympy.expand(n).as_coeff_Mul()[0]
+    coeff = abs(int(coeff)) if sympy.Integer(coeff) == coeff else 1
+    return BLOCK // math.gcd(coeff, BLOCK)
+
+
+def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: int, multi_buffer: int,
+                 max_tile_elems: int = 0) -> list[list[int]]:
+    """Per result, the tile of its dims: the inner dims from the innermost outwards as large as the result's share
+    of UB allows, dim 0 a multiple of the whole-block row step; static shapes spread dim 0 over the cores."""
+    share = ub_capacity // max(1, len(info.results))
+    tiles = []
+    for r, shape in enumerate(info.shapes):
+        rank = len(shape)
+        uppers = [sizes.upper_bound(s) for s in shape]
+        uppers = [u if u is not None and u < 2**40 else 2**31 for u in uppers]
+        es = DTYPE_BYTES[info.results[r].type.dtype]
+
+        def fits(t):
+            if max_tile_elems > 0 and math.prod(t) > max_tile_elems:
+                return False
+            return result_bytes(info, r, t, multi_buffer) <= share
+
+        tile = [1] * rank
+        for d in reversed(range(rank)):
+            lo, hi = 1, uppers[d]
+            if not fits(_with(tile, d, 1)):
+                raise Unsupported(info.func.sym_name, f"no tile of result {r} fits UB ({share} B)")
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if fits(_with(tile, d, mid)) else (lo, mid - 1)
+            t = lo
+            if d == rank - 1 and t < uppers[d] and rank > 1:
+                g = max(1, BLOCK // es)
+                t = max(t // g * g, min(t, g))
+            tile[d] = t
+        step = _row_step(info, r)
+        if tile[0] < uppers[0]:
+            if tile[0] >= step:
+                tile[0] = tile[0] // step * step
+            else:
+                tile[0] = step
+                while not fits(tile) and any(t > 1 for t in tile[1:]):
+                    d = max(range(1, rank), key=lambda k: tile[k])
+                    tile[d] = max(1, tile[d] // 2)
+        n0 = as_expr(shape[0])
+        if n0.is_Integer and -(-int(n0) // tile[0]) < cores:
+            want = -(-int(n0) // cores)
+            tile[0] = min(tile[0], max(step, -(-want // step) * step))
+        tiles.append(tile)
+    return tiles
+
+
+def _with(tile, d, t):
+    out = list(tile)
+    out[d] = t
+    return out
+
+
+def tiling_params(info: MovementInfo, tiles: list, cores: int) -> dict:
+    """The ``tiling`` attribute: every symbolic size the lowering uses (result dims, piece boxes, source offsets),
+    the work items per result (``r{r}_tiles``) and ``block_dim``."""
+    out: dict = {}
+
+    def add(name, e):
+        e = as_expr(e)
+        if not e.is_Integer:
+            out[name] = e
+
+    counts = []
+    for r, shape in enumerate(info.shapes):
+        for d, n in enumerate(shape):
+            add(f"r{r}_n{d}", n)
+        for i, p in enumerate(info.pieces[r]):
+            for d, (o, s) in enumerate(zip(p.off, p.size)):
+                add(f"r{r}_p{i}_off{d}", o)
+                add(f"r{r}_p{i}_len{d}", s)
+                add(f"r{r}_p{i}_end{d}", as_expr(o) + as_expr(s))
+            for g, o in enumerate(p.src.offsets):
+                add(f"r{r}_p{i}_src{g}", o)
+        count = sympy.ceiling(as_expr(shape[0]) / tiles[r][0])
+        counts.append(count)
+        out[f"r{r}_tiles"] = _norm(count)
+    out["block_dim"] = _norm(sympy.Min(cores, sympy.Max(*counts)) if len(counts) > 1 else sympy.Min(cores, counts[0]))
+    return {k: _norm(v) for k, v in out.items()}
+
+
+def _norm(e):
+    e = as_expr(e)
+    return int(e) if e.is_Integer else e
