@@ -84,13 +84,28 @@ class MovementLowering(KernelLowering):
                 self.piece(r, p, r0, r1, bufs)
         self.close_loop(loop)
 
+    def constant(self, v) -> int | None:
+        return next((c for c, u in self.consts.items() if u is v), None)
+
+    def add(self, a, b):
+        """a + b, folded when either is the constant 0 or both are constants."""
+        ca, cb = self.constant(a), self.constant(b)
+        if ca is not None and cb is not None:
+            return self.const(ca + cb)
+        return b if ca == 0 else a if cb == 0 else self.arith("addi", a, b)
+
+    def mul(self, a, k: int):
+        ca = self.constant(a)
+        return self.const(ca * k) if ca is not None else a if k == 1 else self.arith("muli", a, self.const(k))
+
     def piece(self, r: int, p, r0, r1, bufs: dict) -> None:
         tile, rank = self.tiles[r], len(self.info.shapes[r])
-        lo = self.arith("maxsi", r0, self.size(p.off[0]), "lo")
-        hi = self.arith("minsi", r1, self.size(as_expr(p.off[0]) + as_expr(p.size[0])), "hi")
+        end = as_expr(p.off[0]) + as_expr(p.size[0])
+        lo = r0 if _zero(p.off[0]) else self.arith("maxsi", r0, self.size(p.off[0]), "lo")
+        hi = r1 if end == as_expr(self.info.shapes[r][0]) else self.arith("minsi", r1, self.size(end), "hi")
         rows = self.open_loop(lo, hi, self.const(tile[0]), "s")
         s = rows.body.args[0]
-        index = [self.arith("subi", s, self.size(p.off[0]), "i0")]
+        index = [s if _zero(p.off[0]) else self.arith("subi", s, self.size(p.off[0]), "i0")]
         extents = [self.arith("subi", hi, s, "len0")]
         loops = [rows]
         for d in range(1, rank):
@@ -104,8 +119,7 @@ class MovementLowering(KernelLowering):
             index.append(j)
             extents.append(self.arith("minsi", self.arith("subi", self.size(p.size[d]), j), self.const(tile[d]),
                                       f"len{d}"))
-        out_off = [s] + [self.arith("addi", self.size(p.off[d]), index[d]) if not _zero(p.off[d]) else index[d]
-                         for d in range(1, rank)]
+        out_off = [s] + [self.add(self.size(p.off[d]), index[d]) for d in range(1, rank)]
         src = p.src
         gather = not contiguous_piece(p)
         buf = bufs["gather" if gather else "rows"]
@@ -115,11 +129,10 @@ class MovementLowering(KernelLowering):
         else:
             offsets = []
             for g, o in enumerate(src.offsets):
-                k = src.dims.index(g) if g in src.dims else None
                 off = self.size(o)
-                if k is not None:
-                    step = index[k] if src.steps[k] == 1 else self.arith("muli", index[k], self.const(src.steps[k]))
-                    off = self.arith("addi", off, step) if not _zero(o) else step
+                if g in src.dims:
+                    k = src.dims.index(g)
+                    off = self.add(off, self.mul(index[k], src.steps[k]))
                 offsets.append(off)
             self.counts["loads"] += 1
             self.create(hivm.LoadOp, [self.args[src.arg], buf, *offsets, *ext], [],

@@ -255,7 +255,7 @@ def tiling_params(info: MovementInfo, tiles: list, cores: int) -> dict:
 
     def add(name, e):
         e = as_expr(e)
-        if not e.is_Integer:
+        if not e.is_Integer and all(e != v for v in out.values()):  # one parameter per distinct expression
             out[name] = e
 
     counts = []

@@ -26,10 +26,8 @@ LOW = (torch.float16, torch.bfloat16)
 # Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
 REASONS = {
     "cube kernel": "matmul: the cube pipeline is a later issue",
-    "hfusion.transpose": "transposes are not scheduled yet (docs/schedule.md, Not lowered)",
     "hfusion.gather": "gather/index_select/embedding: data-dependent addresses need a gather instruction",
-    "hfusion.concat": "concat (cat, slice_scatter, select_scatter) is not lowered",
-    "hfusion.slice": "strided slices are not lowered",
+
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
     "hfusion.reduce": "the kernel's reductions reduce different dims (not one domain)",

@@ -38,6 +38,7 @@ def _hivm_kernel(body: str, attrs: str = " attributes {kernel}") -> str:
     pre = (
         "%ub = hivm.alloc : () -> memref<64x16xf32, ub>\n"
         "%ub2 = hivm.alloc : () -> memref<64x16xf32, ub>\n"
+        "%ub3 = hivm.alloc : () -> memref<8x64x8xf32, ub>\n"
         "%c0 = arith.constant {value = 0} : () -> index\n"
     )
     return _main(args, "", pre + body, "", "", attrs)
@@ -179,7 +180,9 @@ OP_EXAMPLES: dict[str, str] = {
         "%0 = hivm.multi_buffer_select %n, %ub, %ub2 : (index, memref<64x16xf32, ub>, memref<64x16xf32, ub>) "
         "-> memref<64x16xf32, ub>"
     ),
-    "hivm.load": _hivm_kernel(
+    "hivm.load": _hivm_kernel(  # a transposed view of every other column, one element per 32-B block
+        "hivm.load %gm, %ub3, %c0, %c0, %n, %m, %c1 {dims = [1, 0, -1], steps = [2, 1, 1]} : memref<64x16xf32, gm>, "
+        "memref<8x64x8xf32, ub>, index, index, index, index, index\n"
         "hivm.load %gm, %ub, %c0, %c0, %n, %m : memref<64x16xf32, gm>, memref<64x16xf32, ub>, index, index, index, "
         "index"
     ),

@@ -1,0 +1,58 @@
+// RUN: npu-opt %s -p hfusion-auto-schedule,convert-to-hivm | filecheck %s
+
+// Data-movement kernels (graph_passes/schedule/movement.py): a transpose and a concat of an argument, a strided
+// slice and a fill. Each result's work items are tiles of its dim 0 (whole 32-B GM blocks: 16 rows of s0 f16
+// elements), cyclic over the cores; each piece meeting a work item's rows is loaded through a permuted, strided
+// view of its argument (hivm.load {dims, steps}) and stored at its offset in the result.
+
+// The transpose: output rows are input columns. Its innermost dim walks the input's dim 0: one element per 32-B
+// block in UB (a trailing dim of 16 f16), the other dims tiled serially inside the work item.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, [[N1:%r0_n1]]: index, %r0_tiles: index)
+// CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [16, 192]
+// CHECK-SAME:    tiling = {block_dim = 8, r0_n1 = s0, r0_tiles = 8}
+// CHECK:         [[BUF:%[a-z0-9_]+]] = hivm.alloc : () -> memref<16x192x16xf16>
+// CHECK:         scf.for %bid, %c8, %block_dim ({
+// CHECK:           scf.for [[R0:%[a-z0-9_]+]], [[R1:%[a-z0-9_]+]], %c16 ({
+// CHECK-NEXT:      ^bb0([[S:%[a-z0-9_]+]]: index):
+// CHECK-NEXT:        [[LEN0:%[a-z0-9_]+]] = arith.subi [[R1]], [[S]]
+// CHECK-NEXT:        scf.for %c0, [[N1]], %c192 ({
+// CHECK-NEXT:        ^bb0([[J:%[a-z0-9_]+]]: index):
+// CHECK:               hivm.load %x, [[BUF]], [[J]], [[S]], [[LEN0]], [[LEN1:%[a-z0-9_]+]], %c1 {dims = [1, 0, -1], steps = [1, 1, 1]}
+// CHECK-NEXT:          hivm.store [[BUF]], %out, [[S]], [[J]], [[LEN0]], [[LEN1]], %c1 {dims = [0, 1, -1]}
+
+// The concat along dim 1: %a's rows are contiguous (a row buffer padded to 24 f32), the stride-2 slice of %b
+// moves one element per block, the zeros are a vfill; each is stored at its column offset 0, 8, 16.
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/132))), r0_n0 = s0, r0_tiles = (ceiling(s0/132))}
+// CHECK-DAG:     [[ROWS:%[a-z0-9_]+]] = hivm.alloc : () -> memref<132x24xf32>
+// CHECK-DAG:     [[GATHER:%[a-z0-9_]+]] = hivm.alloc : () -> memref<132x20x8xf32>
+// CHECK:         scf.for %bid, %r0_tiles, %block_dim ({
+// CHECK:           hivm.load %a, [[ROWS]], [[S0:%[a-z0-9_]+]], %c0, [[L0:%[a-z0-9_]+]], %c8 {dims = [0, 1], steps = [1, 1]}
+// CHECK-NEXT:      hivm.store [[ROWS]], %out, [[S0]], %c0, [[L0]], %c8 :
+// CHECK:           hivm.load %b, [[GATHER]], [[S1:%[a-z0-9_]+]], %c1, [[L1:%[a-z0-9_]+]], %c8, %c1 {dims = [0, 1, -1], steps = [1, 2, 1]}
+// CHECK-NEXT:      hivm.store [[GATHER]], %out, [[S1]], %c8, [[L1]], %c8, %c1 {dims = [0, 1, -1]}
+// CHECK:           hivm.vfill [[ROWS]], [[L2:%[a-z0-9_]+]], %c4 {value = 0.0}
+// CHECK-NEXT:      hivm.store [[ROWS]], %out, {{%[a-z0-9_]+}}, %c16, [[L2]], %c4 :
+// CHECK:       func.func @main(
+// CHECK:         hivm.launch %x, %e {callee = "main_fused_0"}
+// CHECK:         hivm.launch %a, %b, %f {callee = "main_fused_1"}
+module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<s0x128xf16>, %out: tensor<128xs0xf16>) -> (tensor<128xs0xf16>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [1]} {
+    %t = hfusion.transpose %x {perm = [1, 0]} : (tensor<s0x128xf16>) -> tensor<128xs0xf16>
+    func.return %t : tensor<128xs0xf16>
+  }
+  func.func @main_fused_1(%a: tensor<s0x8xf32>, %b: tensor<s0x16xf32>, %out: tensor<s0x20xf32>) -> (tensor<s0x20xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [2]} {
+    %z = hfusion.fill {value = 0.0} : () -> tensor<s0x4xf32>
+    %s = hfusion.slice %b {offsets = [0, 1], sizes = [s0, 8], strides = [1, 2]} : (tensor<s0x16xf32>) -> tensor<s0x8xf32>
+    %c = hfusion.concat %a, %s, %z {dim = 1} : (tensor<s0x8xf32>, tensor<s0x8xf32>, tensor<s0x4xf32>) -> tensor<s0x20xf32>
+    func.return %c : tensor<s0x20xf32>
+  }
+  func.func @main(%x: tensor<s0x128xf16>, %a: tensor<s0x8xf32>, %b: tensor<s0x16xf32>) -> (tensor<128xs0xf16>, tensor<s0x20xf32>) {
+    %e = tensor.empty : () -> tensor<128xs0xf16>
+    %r = func.call %x, %e {callee = "main_fused_0"} : (tensor<s0x128xf16>, tensor<128xs0xf16>) -> tensor<128xs0xf16>
+    %f = tensor.empty : () -> tensor<s0x20xf32>
+    %q = func.call %a, %b, %f {callee = "main_fused_1"} : (tensor<s0x8xf32>, tensor<s0x16xf32>, tensor<s0x20xf32>) -> tensor<s0x20xf32>
+    func.return %r, %q : tensor<128xs0xf16>, tensor<s0x20xf32>
+  }
+}
