@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graph_passes.dialects.arith import BINARY_OPS
 
-from . import broadcast, dma, index_ops, mask_ops, reduce, scalar_ops, sync, vector_ops
+from . import broadcast, dma, index_ops, mask_ops, reduce, scalar_ops, sync, transpose, vector_ops
 
 HOST_ONLY = ("hivm.launch",)
 
@@ -29,7 +29,7 @@ EMITTERS = {
     "hivm.vcast": vector_ops.emit_vcast,
     "hivm.vbrc": broadcast.emit_vbrc,
     "hivm.vreduce": reduce.emit_vreduce,
-    "hivm.vtranspose": vector_ops.emit_vtranspose,
+    "hivm.vtranspose": transpose.emit_vtranspose,
     "hivm.vfill": vector_ops.emit_vfill,
     "hivm.varange": index_ops.emit_varange,
     # sync

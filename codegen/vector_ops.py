@@ -290,8 +290,3 @@ def emit_copy(L, op) -> None:
     dtype = _dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     ext, caps = _region(L, op)
     region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
-
-
-def emit_vtranspose(L, op) -> None:
-    raise CodegenError(op, "vtranspose has no emitter yet (the simulator's vtranspose moves one 16x16 2-byte block; "
-                           "a general transpose needs a blocking the schedule does not provide)")

@@ -12,18 +12,22 @@ item (a tile of dim 0, cyclic over the cores), per piece meeting those rows, per
                     hivm.store buf → out  at (s, off_d + j_d …)
 
 A piece whose innermost dim is contiguous in its argument uses a row buffer (``memref<T0x…xT'>``, last dim padded
-to 32 B); the others a buffer with one element per 32-B block (a trailing dim of 32 / es elements of which only
-the first is used): codegen moves them one element per DMA burst (docs/codegen.md).
+to 32 B); a 2-byte piece whose last two dims are the argument's swapped loads source rows into ``[…, T', 16]``,
+``hivm.vtranspose``-s them into ``[…, 16, T']`` and stores rows; the others use a buffer with one element per 32-B
+block (a trailing dim of 32 / es elements of which only the first is used): codegen moves them one element per
+DMA burst (docs/codegen.md).
 """
 
 from __future__ import annotations
+
+import math
 
 from ..dialects import hivm
 from ..dialects.func import FuncOp, ReturnOp
 from ..ir.builder import Builder
 from ..ir.sizes import as_expr
-from ..ir.types import IndexType, MemRefType, TensorType
-from ..schedule.movement import MovementInfo, buffer_shapes, contiguous_piece, gm_shape
+from ..ir.types import DTYPE_BYTES, IndexType, MemRefType, TensorType
+from ..schedule.movement import MovementInfo, buffer_shapes, gm_shape, piece_kind
 from .hfusion_to_hivm import KernelLowering
 
 
@@ -56,9 +60,11 @@ class MovementLowering(KernelLowering):
         self.consts: dict = {}
         bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
         bid.name_hint = "bid"
-        bufs = []
+        bufs, scratch = [], 0
         for r, res in enumerate(info.results):
             shapes = buffer_shapes(info, r, self.tiles[r])
+            es = DTYPE_BYTES[res.type.dtype]
+            scratch = max(scratch, math.prod(shapes.pop("scratch", [0])) * es)
             with self.located(res):
                 dtype = "i8" if res.type.dtype == "i1" else res.type.dtype  # bools move as the bytes GM holds
                 allocs = {kind: self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), dtype)]).result
@@ -66,6 +72,8 @@ class MovementLowering(KernelLowering):
             for kind, v in allocs.items():
                 v.name_hint = f"ub_{kind}{r}"
             bufs.append(allocs)
+        if scratch:  # vtranspose's blocks before they are copied into rows (one for the kernel, planned like any)
+            self.op(hivm.AllocOp, [], [MemRefType((scratch,), "i8")], scratch=True).result.name_hint = "scratch"
         for r, res in enumerate(info.results):
             with self.located(res):
                 self.result(r, bid, bufs[r])
@@ -120,29 +128,42 @@ class MovementLowering(KernelLowering):
             extents.append(self.arith("minsi", self.arith("subi", self.size(p.size[d]), j), self.const(tile[d]),
                                       f"len{d}"))
         out_off = [s] + [self.add(self.size(p.off[d]), index[d]) for d in range(1, rank)]
-        src = p.src
-        gather = not contiguous_piece(p)
-        buf = bufs["gather" if gather else "rows"]
-        ext = extents + ([self.const(1)] if gather else [])
+        src, kind, out = p.src, piece_kind(p), self.args[self.info.outputs[r]]
         if src.arg is None:
-            self.vec(hivm.VFillOp, [buf, *ext], value=src.value)
-        else:
-            offsets = []
-            for g, o in enumerate(src.offsets):
-                off = self.size(o)
-                if g in src.dims:
-                    k = src.dims.index(g)
-                    off = self.add(off, self.mul(index[k], src.steps[k]))
-                offsets.append(off)
-            self.counts["loads"] += 1
-            self.create(hivm.LoadOp, [self.args[src.arg], buf, *offsets, *ext], [],
-                        dims=list(src.dims) + ([-1] if gather else []),
-                        steps=list(src.steps) + ([1] if gather else []))
-        self.counts["stores"] += 1
-        store_attrs = {"dims": list(range(rank)) + [-1]} if gather else {}
-        self.create(hivm.StoreOp, [buf, self.args[self.info.outputs[r]], *out_off, *ext], [], **store_attrs)
+            self.vec(hivm.VFillOp, [bufs["rows"], *extents], value=src.value)
+            self.store(bufs["rows"], out, out_off, extents)
+        elif kind == "rows":
+            self.load(p, index, bufs["rows"], extents, src.dims, src.steps)
+            self.store(bufs["rows"], out, out_off, extents)
+        elif kind == "gather":  # one element per 32-B block: a trailing local dim of extent 1 walking no GM dim
+            one = [self.const(1)]
+            self.load(p, index, bufs["gather"], extents + one, src.dims + [-1], src.steps + [1])
+            self.store(bufs["gather"], out, out_off, extents + one, dims=list(range(rank)) + [-1])
+        else:  # blocks: source rows in, vtranspose, result rows out
+            swap = list(range(rank - 2)) + [rank - 1, rank - 2]
+            self.load(p, index, bufs["tsrc"], [extents[k] for k in swap], [src.dims[k] for k in swap],
+                      [src.steps[k] for k in swap])
+            self.vec(hivm.VTransposeOp, [bufs["tsrc"], bufs["tdst"], *extents], perm=swap)
+            self.store(bufs["tdst"], out, out_off, extents)
         for loop in reversed(loops):
             self.close_loop(loop)
+
+    def load(self, p, index, buf, extents, dims, steps) -> None:
+        """Load ``p``'s source view at the piece-local ``index`` (one entry per piece dim) into ``buf``."""
+        src, offsets = p.src, []
+        for g, o in enumerate(src.offsets):
+            off = self.size(o)
+            if g in src.dims:
+                k = src.dims.index(g)
+                off = self.add(off, self.mul(index[k], src.steps[k]))
+            offsets.append(off)
+        self.counts["loads"] += 1
+        self.create(hivm.LoadOp, [self.args[src.arg], buf, *offsets, *extents], [], dims=list(dims),
+                    steps=list(steps))
+
+    def store(self, buf, out, offsets, extents, **attrs) -> None:
+        self.counts["stores"] += 1
+        self.create(hivm.StoreOp, [buf, out, *offsets, *extents], [], **attrs)
 
 
 def _zero(e) -> bool:

@@ -157,27 +157,62 @@ def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
 # -- the schedule ----------------------------------------------------------------------------------------------------
 
 
-def contiguous_piece(p: Piece) -> bool:
-    """The piece's rows are contiguous in its argument (or it is a fill): a row buffer, one burst per row."""
-    return p.src.contiguous(len(gm_shape(p.src.arg.type)) if p.src.arg is not None else 0)
+TRANSPOSE_BLOCK = 16  # vtranspose: one 16×16 block of 2-byte elements (simulator/isa/vector.py, CANN-INI)
+TRANSPOSE_GROUP = 16  # blocks transposed into scratch between two pipe_barrier V (codegen/transpose.py)
+
+
+def piece_kind(p: Piece) -> str:
+    """How a piece moves:
+
+    - ``rows``: its innermost dim is contiguous in the argument (or it is a fill): one DMA burst per row;
+    - ``blocks``: 2-byte elements whose last two dims are swapped relative to the argument (the innermost source
+      dim is the piece's dim -2): rows of the source are loaded (32-B bursts of 16 elements), ``hivm.vtranspose``
+      turns them in UB 16×16 at a time, rows of the result are stored;
+    - ``gather``: anything else (a strided or selected column, a general permutation, 4-byte transposes): one
+      element per DMA burst and per 32-B block in UB.
+    """
+    src = p.src
+    if src.arg is None:
+        return "rows"
+    gm_rank = len(gm_shape(src.arg.type))
+    if src.contiguous(gm_rank):
+        return "rows"
+    rank = len(src.dims)
+    if (DTYPE_BYTES[src.arg.type.dtype] == 2 and rank >= 2 and src.dims[-2] == gm_rank - 1 and src.steps[-2] == 1
+            and src.dims[-1] != -1):
+        return "blocks"
+    return "gather"
 
 
 def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
-    """Local buffers of result ``r`` for ``tile``: ``rows`` (row pieces and fills; last dim padded to 32 B) and
-    ``gather`` (the other pieces: one element per 32-B block, a trailing dim of 32 / es elements)."""
+    """Local buffers of result ``r`` for ``tile``: ``rows`` (row pieces and fills; last dim padded to 32 B),
+    ``gather`` (one element per 32-B block: a trailing dim of 32 / es elements), ``tsrc``/``tdst`` (a block
+    transpose's source rows ``[..., T', 16]`` and result rows ``[..., 16, T']``, T' the last tile rounded to 16;
+    the tile of dim -2 is at most 16) and ``scratch`` (the blocks vtranspose writes before they are copied into
+    ``tdst``'s rows)."""
     g = max(1, BLOCK // DTYPE_BYTES[info.results[r].type.dtype])
+    kinds = {piece_kind(p) for p in info.pieces[r]}
     out = {}
-    if any(contiguous_piece(p) for p in info.pieces[r]):
+    if "rows" in kinds:
         out["rows"] = list(tile[:-1]) + [-(-tile[-1] // g) * g]
-    if not all(contiguous_piece(p) for p in info.pieces[r]):
+    if "gather" in kinds:
         out["gather"] = list(tile) + [g]
+    if "blocks" in kinds:
+        n = TRANSPOSE_BLOCK
+        cols = -(-tile[-1] // n) * n
+        out["tsrc"] = list(tile[:-2]) + [cols, n]
+        out["tdst"] = list(tile[:-2]) + [n, cols]
+        out["scratch"] = [min(cols // n, TRANSPOSE_GROUP) * n * n]
     return out
 
 
 def result_bytes(info: MovementInfo, r: int, tile: list[int], multi_buffer: int) -> int:
-    """UB bytes of result ``r``'s buffers (32-B aligned) × the multi-buffer depth."""
+    """UB bytes of result ``r``'s buffers (32-B aligned) × the multi-buffer depth (the scratch: one copy)."""
     es = DTYPE_BYTES[info.results[r].type.dtype]
-    return sum(-(-math.prod(s) * es // BLOCK) * BLOCK for s in buffer_shapes(info, r, tile).values()) * multi_buffer
+    total = 0
+    for kind, shape in buffer_shapes(info, r, tile).items():
+        total += -(-math.prod(shape) * es // BLOCK) * BLOCK * (1 if kind == "scratch" else multi_buffer)
+    return total
 
 
 def ub_bytes(info: MovementInfo, tiles: list, multi_buffer: int) -> int:
@@ -213,8 +248,9 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
             return result_bytes(info, r, t, multi_buffer) <= share
 
         tile = [1] * rank
+        blocks = any(piece_kind(p) == "blocks" for p in info.pieces[r])
         for d in reversed(range(rank)):
-            lo, hi = 1, uppers[d]
+            lo, hi = 1, uppers[d] if not (blocks and d == rank - 2) else min(uppers[d], TRANSPOSE_BLOCK)
             if not fits(_with(tile, d, 1)):
                 raise Unsupported(info.func.sym_name, f"no tile of result {r} fits UB ({share} B)")
             while lo < hi:

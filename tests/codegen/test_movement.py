@@ -3,6 +3,7 @@ the hazard checker on, against numpy, for several sizes of one compiled program.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -12,7 +13,7 @@ from graph_passes.passes import PassManager
 from graph_passes.pipelines import PipelineOptions, default_pipeline
 from tests.codegen.helpers import run_kernel
 
-NP = {"f32": np.float32, "f16": np.float16}
+NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
 def _module(kernel: str, call_args: str, call_types: str, result: str, params: str) -> str:
@@ -57,9 +58,10 @@ def _kernel(text: str, max_tile_elems: int = 0):
     return compile_module(module)["k"]
 
 
-@pytest.mark.parametrize("dt", ["f32", "f16"])
+@pytest.mark.parametrize("dt", ["f32", "f16", "bf16"])
 def test_transpose_dynamic(dt):
     ck = _kernel(transpose(dt))
+    assert ("vtranspose" in ck.assembly()) == (dt != "f32")  # 2-byte elements: 16x16 blocks; f32: one per burst
     rng = np.random.default_rng(0)
     for s0 in (1, 37, 300):  # rows of s0 f16/f32 are not whole 32-B blocks: work items of 8/16 output rows
         x = rng.standard_normal((s0, 40)).astype(NP[dt])
@@ -78,3 +80,24 @@ def test_concat_of_strided_slice_fill_and_columns():
         ref = np.concatenate([a, b[:, 1:16:5], np.full((s0, 3), 7.0, np.float32), b[:, 13:]], 1)
         np.testing.assert_array_equal(out.reshape(ref.shape), ref)
         assert res.stats.hazards_checked
+
+
+BATCH_TRANSPOSE = _module(
+    "func.func @k(%x: tensor<s0x40x24xf16>, %out: tensor<s0x24x40xf16>) -> (tensor<s0x24x40xf16>) attributes "
+    '{fusion_kind = "PURE_ELEMWISE", kernel, output_args = [1]} {\n'
+    "    %t = hfusion.transpose %x {perm = [0, 2, 1]} : (tensor<s0x40x24xf16>) -> tensor<s0x24x40xf16>\n"
+    "    func.return %t : tensor<s0x24x40xf16>\n  }",
+    "%x", "tensor<s0x40x24xf16>", "tensor<s0x24x40xf16>", "%x: tensor<s0x40x24xf16>",
+)
+
+
+def test_batch_transpose_blocks():
+    """The last two dims swapped under a batch dim (a bmm operand): blocks of 16 rows of 24 (two row tiles, the
+    second partial), 40 columns (three blocks, the last partial)."""
+    ck = _kernel(BATCH_TRANSPOSE)
+    assert "vtranspose" in ck.assembly()
+    rng = np.random.default_rng(2)
+    for s0 in (1, 5):
+        x = rng.standard_normal((s0, 40, 24)).astype(np.float16)
+        (out,), res = run_kernel(ck, [x], {"s0": s0})
+        np.testing.assert_array_equal(out.reshape(s0, 24, 40), x.transpose(0, 2, 1))

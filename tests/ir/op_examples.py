@@ -181,7 +181,7 @@ OP_EXAMPLES: dict[str, str] = {
         "-> memref<64x16xf32, ub>"
     ),
     "hivm.load": _hivm_kernel(  # a transposed view of every other column, one element per 32-B block
-        "hivm.load %gm, %ub3, %c0, %c0, %n, %m, %c1 {dims = [1, 0, -1], steps = [2, 1, 1]} : memref<64x16xf32, gm>, "
+        "hivm.load %gm, %ub3, %c0, %c0, %n, %m, %n {dims = [1, 0, -1], steps = [2, 1, 1]} : memref<64x16xf32, gm>, "
         "memref<8x64x8xf32, ub>, index, index, index, index, index\n"
         "hivm.load %gm, %ub, %c0, %c0, %n, %m : memref<64x16xf32, gm>, memref<64x16xf32, ub>, index, index, index, "
         "index"

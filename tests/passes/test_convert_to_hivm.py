@@ -105,7 +105,9 @@ def test_host_call_becomes_launch():
 
 def test_unsupported_kernel_stays_tensor_level():
     t = "tensor<8x16xf32>"
-    body = f"""    %r = hfusion.transpose %x {{perm = [1, 0]}} : ({t}) -> tensor<16x8xf32>"""
+    # a transpose feeding compute in one kernel (fusion keeps them apart; movement kernels have no compute)
+    body = f"""    %t = hfusion.transpose %x {{perm = [1, 0]}} : ({t}) -> tensor<16x8xf32>
+    %r = hfusion.elemwise_unary %t {{fun = "exp"}} : (tensor<16x8xf32>) -> tensor<16x8xf32>"""
     m = vk.module([("x", t)], body, [("%r", "tensor<16x8xf32>")], "ANY_PB", [("a", t)])
     ctx = PassManager.from_pipeline("hfusion-auto-schedule,convert-to-hivm").run(m)
     kernel = m.lookup("main_fused_0")

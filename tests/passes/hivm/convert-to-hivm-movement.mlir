@@ -1,25 +1,30 @@
 // RUN: npu-opt %s -p hfusion-auto-schedule,convert-to-hivm | filecheck %s
 
-// Data-movement kernels (graph_passes/schedule/movement.py): a transpose and a concat of an argument, a strided
-// slice and a fill. Each result's work items are tiles of its dim 0 (whole 32-B GM blocks: 16 rows of s0 f16
+// Data-movement kernels (graph_passes/schedule/movement.py): an f16 transpose, and a concat of an argument, a
+// strided slice and a fill. Each result's work items are tiles of its dim 0 (whole 32-B GM blocks: 16 rows of s0 f16
 // elements), cyclic over the cores; each piece meeting a work item's rows is loaded through a permuted, strided
 // view of its argument (hivm.load {dims, steps}) and stored at its offset in the result.
 
-// The transpose: output rows are input columns. Its innermost dim walks the input's dim 0: one element per 32-B
-// block in UB (a trailing dim of 16 f16), the other dims tiled serially inside the work item.
+// The f16 transpose: output rows are input columns, so its last two dims are the input's swapped. Source rows
+// (16 elements each: the tile of dim 0 is 16) are loaded into [1472, 16], hivm.vtranspose turns them into the
+// result's rows [16, 1472] (16x16 blocks through the kernel's scratch), rows are stored; the columns are tiled
+// serially inside the work item.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, [[N1:%r0_n1]]: index, %r0_tiles: index)
-// CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [16, 192]
+// CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [16, 1472], ub_bytes = 196608}
 // CHECK-SAME:    tiling = {block_dim = 8, r0_n1 = s0, r0_tiles = 8}
-// CHECK:         [[BUF:%[a-z0-9_]+]] = hivm.alloc : () -> memref<16x192x16xf16>
+// CHECK:         [[SRC:%[a-z0-9_]+]] = hivm.alloc : () -> memref<1472x16xf16>
+// CHECK:         [[DST:%[a-z0-9_]+]] = hivm.alloc : () -> memref<16x1472xf16>
+// CHECK:         hivm.alloc {scratch = true} : () -> memref<8192xi8>
 // CHECK:         scf.for %bid, %c8, %block_dim ({
 // CHECK:           scf.for [[R0:%[a-z0-9_]+]], [[R1:%[a-z0-9_]+]], %c16 ({
 // CHECK-NEXT:      ^bb0([[S:%[a-z0-9_]+]]: index):
 // CHECK-NEXT:        [[LEN0:%[a-z0-9_]+]] = arith.subi [[R1]], [[S]]
-// CHECK-NEXT:        scf.for %c0, [[N1]], %c192 ({
+// CHECK-NEXT:        scf.for %c0, [[N1]], %c1472 ({
 // CHECK-NEXT:        ^bb0([[J:%[a-z0-9_]+]]: index):
-// CHECK:               hivm.load %x, [[BUF]], [[J]], [[S]], [[LEN0]], [[LEN1:%[a-z0-9_]+]], %c1 {dims = [1, 0, -1], steps = [1, 1, 1]}
-// CHECK-NEXT:          hivm.store [[BUF]], %out, [[S]], [[J]], [[LEN0]], [[LEN1]], %c1 {dims = [0, 1, -1]}
+// CHECK:               hivm.load %x, [[SRC]], [[J]], [[S]], [[LEN1:%[a-z0-9_]+]], [[LEN0]] {dims = [0, 1], steps = [1, 1]}
+// CHECK-NEXT:          hivm.vtranspose [[SRC]], [[DST]], [[LEN0]], [[LEN1]] {perm = [1, 0]}
+// CHECK-NEXT:          hivm.store [[DST]], %out, [[S]], [[J]], [[LEN0]], [[LEN1]] :
 
 // The concat along dim 1: %a's rows are contiguous (a row buffer padded to 24 f32), the stride-2 slice of %b
 // moves one element per block, the zeros are a vfill; each is stored at its column offset 0, 8, 16.
