@@ -83,7 +83,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "promote_int_scalar": ('element type i64',),
     "relu": ('hivm.vbrc',),
     "scalar_tensor": ('hivm.vbrc',),
-    "scatter_value": ('i1 buffers',),
+    "scatter_value": ('element type i64', 'i1 buffers'),
     "select": ('hfusion.reshape',),
     "sin_cos": ('has no vector instruction',),
     "slice": ('hfusion.reshape', 'hivm.vbrc', 'reduces several dims'),
