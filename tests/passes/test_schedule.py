@@ -124,8 +124,20 @@ def test_schedule_is_attributes_only_interpreter_agrees():
 
 def test_unschedulable_vector_kernel_is_counted():
     t = "tensor<8x16xf32>"
-    body = f"""    %r = hfusion.transpose %x {{perm = [1, 0]}} : ({t}) -> tensor<16x8xf32>"""
+    # a transpose feeding compute: neither a vector kernel (two dim orders) nor a data-movement kernel
+    body = f"""    %t = hfusion.transpose %x {{perm = [1, 0]}} : ({t}) -> tensor<16x8xf32>
+    %r = hfusion.elemwise_unary %t {{fun = "exp"}} : (tensor<16x8xf32>) -> tensor<16x8xf32>"""
     m = vk.module([("x", t)], body, [("%r", "tensor<16x8xf32>")], "ANY_PB", [("a", t)])
     kernel, sched, _, ctx = schedule(m)
     assert sched is None
     assert ctx.counter("hfusion-auto-schedule", "kernels-unschedulable") == 1
+
+
+def test_transpose_kernel_gets_the_movement_schedule():
+    t = "tensor<8x16xf32>"
+    body = f"""    %r = hfusion.transpose %x {{perm = [1, 0]}} : ({t}) -> tensor<16x8xf32>"""
+    m = vk.module([("x", t)], body, [("%r", "tensor<16x8xf32>")], "ANY_PB", [("a", t)])
+    kernel, sched, tiling, ctx = schedule(m)
+    # output rows of 8 f32 are whole 32-B blocks: one row per work item, 16 of them over 16 cores
+    assert sched["kind"] == "MOVEMENT" and sched["tile_r0"] == [1, 8] and tiling["block_dim"] == 16
+    assert ctx.counter("hfusion-auto-schedule", "kernels-movement") == 1
