@@ -32,6 +32,7 @@ EMITTERS = {
     "hivm.vtranspose": transpose.emit_vtranspose,
     "hivm.vfill": vector_ops.emit_vfill,
     "hivm.varange": index_ops.emit_varange,
+    "hivm.vgather": index_ops.emit_vgather,
     # sync
     "hivm.set_flag": sync.emit_set_flag,
     "hivm.wait_flag": sync.emit_wait_flag,

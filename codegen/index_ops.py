@@ -1,4 +1,5 @@
-"""Index ops on PIPE_V: ``hivm.varange`` → ``vci`` (CreateVecIndex) and, for a step or start, ``vmuls``/``vadds``.
+"""Index ops on PIPE_V: ``hivm.varange`` → ``vci`` (CreateVecIndex) and, for a step or start, ``vmuls``/``vadds``;
+``hivm.vgather`` → index conversion to byte offsets, then ``vgather`` (Ascend C Gather) per row.
 
 ``varange dst, offset, e {start, step}`` counts along the one dim of ``dst`` whose size is not 1 (flat in UB)::
 
@@ -14,9 +15,10 @@ dtype (kernel_info). The vector unit has no i64 (CANN-INI): an i64 arange is a C
 from __future__ import annotations
 
 from simulator.expr import Imm
-from simulator.isa.index import VCI_DTYPES
+from simulator.isa.index import GATHER_DTYPES, VCI_DTYPES
 
-from .vector import _fold, region
+from .errors import CodegenError
+from .vector import Operand, _fold, _static, counted, flat, region
 from .vector_ops import _dtype, _operand, _ub, barrier
 
 
@@ -48,3 +50,101 @@ def emit_varange(L, op) -> None:
 
         barrier(L)
         region(L, emit, ops, ext, caps)
+
+
+def emit_vgather(L, op) -> None:
+    """``vgather src, index, dst, n, e``: index → checked byte offsets in scratch, then one ``vgather`` per row.
+
+    i64 indices are pairs of i32 words (little-endian: low word first); a ``vgather`` of b32 words by the offsets
+    ``8k`` / ``8k + 4`` takes them apart, into rows padded to 8 words (32 B). Every index is then made exact or
+    out of range before the multiply by the element size, so that no value wraps into a valid offset::
+
+        q = min(max(low, -1), n) + min(max(high, -1), 1) * (n + 1)      # in [0, n) iff 0 <= index < n
+        offsets = q * es                                                 # an invalid index: < 0 or >= n*es
+
+    and the data ``vgather`` (whose source is the row's ``n`` elements) rejects an offset outside the row, naming
+    the element and the numbers. i32 indices skip the words: ``q = min(max(index, -1), n)``.
+    """
+    src_v, idx_v, dst_v = op.buffers
+    src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
+    dtype = _dtype(op, dst.type, GATHER_DTYPES)
+    n = L.static(op.row_length())
+    if n is None:
+        raise CodegenError(op, "the gathered rows' length must be static")
+    ext = [L.index(v) for v in op.extents()]
+    if len(ext) > 2:
+        raise CodegenError(op, f"gathers of rank {len(ext)} are not emitted (rank 1 or 2)")
+    d_shape, i_shape, s_shape = (list(b.type.static_shape()) for b in (dst, idx, src))
+    if len(ext) == 1:
+        d_shape, i_shape, s_shape, ext = [1] + d_shape, [1] + i_shape, [1] + s_shape, [Imm(1)] + ext
+    idx_rows, idx_cols = i_shape
+    if idx_rows not in (1, d_shape[0]) or s_shape[0] != d_shape[0]:
+        raise CodegenError(op, f"index rows {idx_rows} / source rows {s_shape[0]} do not match {d_shape[0]} rows")
+    pitch = -(-idx_cols // 8) * 8  # i32 words per index row in scratch (32 B aligned rows)
+    words = idx_rows * pitch
+    wbytes = -(-words * 4 // 32) * 32
+    wide = idx.dtype == "i64"
+    q = L.scratch(wbytes * (3 if wide else 1), "the byte offsets of a vgather")
+    ops_q = [Operand(Imm(q), 4, [1])]
+
+    def scalar(form, dst_addr, src_addr, value):
+        def emit(addrs, repeat, mask, reps):
+            getattr(L.b, "v" + form)("i32", _fold(addrs[0] + (dst_addr - q)), _fold(addrs[0] + (src_addr - q)),
+                                     Imm(value), repeat=_fold(repeat), mask=_fold(mask), src_rep=reps[0],
+                                     dst_rep=reps[0])
+
+        barrier(L)
+        flat(L, emit, ops_q, Imm(words), words)
+
+    if wide:
+        w, h = q + wbytes, q + 2 * wbytes
+
+        def row_positions(r):  # w[r][c] = r*idx_cols + c: the i64 element behind word (r, c)
+            def emit(addrs, repeat, mask, reps):
+                first = _fold(r * idx_cols + (addrs[0] - (w + r * (pitch * 4))) // 4)
+                L.b.vci("i32", _fold(addrs[0]), first, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+
+            flat(L, emit, [Operand(Imm(w) + r * (pitch * 4), 4, [1])], Imm(pitch), pitch)
+
+        barrier(L)
+        counted(L, "r", Imm(idx_rows), row_positions)
+        scalar("mins", w, w, idx_rows * idx_cols - 1)  # the padding words read the last element (any valid one)
+        scalar("muls", w, w, 8)
+        for word, target in ((0, q), (4, h)):
+            if word:
+                scalar("adds", w, w, 4)
+
+            def words_of(addrs, repeat, mask, reps, target=target):
+                L.b.vgather("i32", _fold(addrs[0] + (target - q)), idx.addr, _fold(addrs[0] + (w - q)),
+                            idx_rows * idx_cols * 8, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+
+            barrier(L)
+            flat(L, words_of, ops_q, Imm(words), words)
+        scalar("maxs", h, h, -1)
+        scalar("mins", h, h, 1)
+        scalar("muls", h, h, n + 1)
+        source = q
+    else:
+        source = idx.addr
+    scalar("maxs", q, source, -1)
+    scalar("mins", q, q, n)
+    if wide:
+        barrier(L)
+        flat(L, lambda a, rep, m, reps: L.b.vadd("i32", _fold(a[0]), _fold(a[0]), _fold(a[0] + (h - q)),
+                                                 repeat=_fold(rep), mask=_fold(m), dst_rep=reps[0],
+                                                 src0_rep=reps[0], src1_rep=reps[0]), ops_q, Imm(words), words)
+    scalar("muls", q, q, dst.es)
+    barrier(L)
+
+    def row(j):
+        d_row = dst.addr + j * (d_shape[1] * dst.es)
+        s_row = src.addr + j * (s_shape[1] * src.es)
+        o_row = Imm(q) + (j * (pitch * 4) if idx_rows > 1 else 0)
+
+        def emit(addrs, repeat, mask, reps):
+            L.b.vgather(dtype, _fold(addrs[0]), _fold(s_row), _fold(o_row + (addrs[0] - d_row) // dst.es * 4),
+                        n * src.es, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+
+        flat(L, emit, [Operand(d_row, dst.es, [1])], ext[1], d_shape[1])
+
+    counted(L, "row", ext[0], row, max_unroll=1 if _static(ext[0]) is None else 4)

@@ -31,7 +31,7 @@ from ..ir.sizes import as_expr
 from ..ir.types import IndexType, MemRefType, TensorType, is_float_dtype
 from ..schedule.buffers import plan_buffers
 from ..schedule.kernel_info import KernelInfo
-from .index_ops import lower_arange
+from .index_ops import lower_arange, lower_gather
 
 REDUCE_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "any": 0, "all": 1}
 REDUCE_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "logical_or", "all": "logical_and"}
@@ -357,7 +357,11 @@ class KernelLowering:
 
     def extents(self, v: Value) -> list[Value]:
         mask = self.info.masks[v]
-        return [self.dims[d][1] if d in mask else self.const(1) for d in range(self.info.rank)]
+        out = [self.dims[d][1] if d in mask else self.const(1) for d in range(self.info.rank)]
+        if v in self.info.gather_sources:  # a gathered source's rows are whole
+            d, size = self.info.gather_sources[v]
+            out[d] = self.const(size)
+        return out
 
     def gm_offsets(self, mask, extra=None) -> list[Value]:
         offs = []
@@ -412,7 +416,10 @@ class KernelLowering:
             src, offsets = info.views.get(v, (v, None))
             mask = info.masks[v]
             self.counts["loads"] += 1
-            ops = [self.args[src], self.buffer(v), *self.gm_offsets(mask, offsets), *self.extents(v)]
+            gm_offsets = self.gm_offsets(mask, offsets)
+            if v in info.gather_sources:  # whole rows along the gathered dim
+                gm_offsets[info.gather_sources[v][0]] = self.const(0)
+            ops = [self.args[src], self.buffer(v), *gm_offsets, *self.extents(v)]
             with self.located(src if v in info.inputs else v):
                 self.create(hivm.LoadOp, ops, [])
             self.ready.add(id(v))
@@ -426,6 +433,10 @@ class KernelLowering:
             dims = list(info.reduce_dims)
             self.vec(hivm.VReduceOp, [self.buffer(src), self.buffer(v), *self.extents(src)],
                      kind=op.attributes["kind"], dims=dims)  # fmt: skip
+            self.ready.add(id(v))
+            return
+        if op.name == "hfusion.gather":
+            lower_gather(self, v)
             self.ready.add(id(v))
             return
         ins = [self.operand(x) for x in op.operands]

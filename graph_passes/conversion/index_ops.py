@@ -3,11 +3,16 @@
 ``hfusion.arange {start, step}`` spans one domain dim ``d``; in a tile at offset ``off[d]`` its buffer holds
 ``start + step·(off[d] + i)``: ``hivm.varange %buf, %off_d, %e… {start, step}`` (AscendNPU-IR's
 ``HFusionToHIVMArangeOp`` → ``hivm.hir.varange``).
+
+``hfusion.gather`` along the last domain dim of a kernel input (its rows loaded whole, ``n`` elements):
+``hivm.vgather %src, %index, %dst, %n, %e…`` (AscendNPU-IR's ``HFusionToHIVMGatherOp`` → ``hivm.hir.vgather``, which
+on A2 also requires the last axis). An index broadcast only for this gather (``index_select``) is read un-broadcast.
 """
 
 from __future__ import annotations
 
 from ..dialects import hivm
+from ..schedule.kernel_info import gather_index
 
 
 def lower_arange(kl, v) -> None:
@@ -15,3 +20,13 @@ def lower_arange(kl, v) -> None:
     (d,) = kl.info.masks[v]
     a = v.op.attributes
     kl.vec(hivm.VArangeOp, [kl.buffer(v), kl.dims[d][0], *kl.extents(v)], start=a["start"], step=a["step"])
+
+
+def lower_gather(kl, v) -> None:
+    """``v = hfusion.gather %src, %index`` → ``hivm.vgather`` of the source's whole rows by the index buffer."""
+    op = v.op
+    src, index = op.operands[0], gather_index(op)
+    kl.emit(src)
+    kl.emit(index)
+    n = kl.const(kl.info.gather_sources[src][1])
+    kl.vec(hivm.VGatherOp, [kl.buffer(src), kl.buffer(index), kl.buffer(v), n, *kl.extents(v)])

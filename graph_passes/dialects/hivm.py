@@ -28,6 +28,7 @@ vreduce          src, dst, e (of src)                                V      dst[
 vtranspose       src, dst, e (of dst)                                V      dst[i] = src[perm⁻¹(i)]
 vfill            dst, e                                              V      dst[i] = value
 varange          dst, offset, e                                      V      dst[i] = start + step·(offset + i_d)
+vgather          src, index, dst, n, e                               V      dst[i] = src[i with last → index[i]]
 ===============  ==================================================  =====  ===============================
 
 ``varange`` counts along the one dim ``d`` of ``dst`` whose static size is not 1 (``offset``: the position of the
@@ -357,6 +358,36 @@ class VArangeOp(VectorOp):
         t = _memref(self, 0)
         if sum(1 for n in t.static_shape() if n != 1) > 1:
             raise self.error(f"counts along one dim; {t} has several dims of size > 1")
+
+
+@register_op
+class VGatherOp(VectorOp):
+    """``hivm.vgather %src, %index, %dst, %n, %e…``: ``dst[i] = src[i with its last dim → index[i]]`` for ``i`` in the
+    valid extents ``e`` of ``dst`` (AscendNPU-IR's ``hivm.hir.vgather``, last axis; Ascend C ``Gather``). ``src``
+    holds whole rows of ``n`` valid elements; ``index`` (i32 or i64) has extent 1 in the dims it is broadcast
+    along. An index outside ``[0, n)`` is an error when the kernel runs."""
+
+    name = "hivm.vgather"
+    operand_names = ("src", "index", "dst", "*indices")
+    num_buffers = 3
+
+    def expected_indices(self) -> int:
+        return 1 + _memref(self, 2).rank
+
+    def row_length(self):
+        return self.indices[0]
+
+    def extents(self):
+        return self.indices[1:]
+
+    def verify_(self) -> None:
+        super().verify_()
+        src, idx, dst = (_memref(self, i) for i in range(3))
+        if src.dtype != dst.dtype or idx.dtype not in ("i32", "i64"):
+            raise self.error(f"gathers {src.dtype} into {dst.dtype} by {idx.dtype}: the element types must match "
+                             f"and the index be i32 or i64")
+        if not src.rank == idx.rank == dst.rank:
+            raise self.error(f"source, index and result ranks differ: {src}, {idx}, {dst}")
 
 
 # ---------------------------------------------------------------------------------------------------------------

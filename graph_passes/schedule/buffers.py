@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from ..ir.core import OpResult, Value
 from ..ir.types import DTYPE_BYTES, TensorType
-from .kernel_info import ELEMENTWISE_OPS, KernelInfo
+from .kernel_info import ELEMENTWISE_OPS, KernelInfo, gather_index, looked_through
 
 
 @dataclass(eq=False)
@@ -45,13 +45,14 @@ class Buffer:
     stored: bool = False
     values: list = field(default_factory=list)
     role: str = "value"  # "value" | "partial"
+    fixed: dict = field(default_factory=dict)  # domain dim -> extent independent of the tile (a gathered row)
 
     def depth(self, multi_buffer: int) -> int:
         return multi_buffer if (self.loaded or self.stored) else 1
 
     def shape(self, tile, ub_align: int) -> list[int]:
         rank = len(tile)
-        shape = [int(tile[d]) if d in self.mask else 1 for d in range(rank)]
+        shape = [self.fixed.get(d, int(tile[d])) if d in self.mask else 1 for d in range(rank)]
         if rank and (rank - 1) in self.mask:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
             shape[-1] = -(-shape[-1] // granule) * granule
@@ -129,6 +130,8 @@ class BufferPlan:
                 rows *= s
             column = last in dst.mask and last not in spans and len(shape) > 1
             return REPEAT_BYTES if column and rows < 8 and shape[last] * DTYPE_BYTES[dst.dtype] < REPEAT_BYTES else 0
+        if op.name == "hfusion.gather":
+            return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
         if op.name != "hfusion.reduce":
             return 0
         src = self.of_value[op.operands[0]]
@@ -155,6 +158,17 @@ class BufferPlan:
         return min(rows, SCRATCH_ROWS) * REPEAT_BYTES
 
 
+def gather_scratch(index: Buffer, tile, ub_align: int) -> int:
+    """Scratch of a ``hivm.vgather``'s index conversion (codegen.index_ops): the byte offsets, one i32 per index
+    element in rows padded to 8 (32 B), plus for i64 indices the low and high words of each."""
+    shape = index.shape(tile, ub_align)
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    words = rows * (-(-shape[-1] // 8) * 8)
+    return (3 if index.dtype == "i64" else 1) * (-(-words * 4 // ub_align) * ub_align)
+
+
 def _reuse_candidates(op) -> list[Value]:
     if op.name == "hfusion.elemwise_ternary":
         return list(op.operands[:2])  # the third operand is read after the first instruction writes dst
@@ -175,12 +189,13 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
 
     for a in info.inputs:
         if a in info.masks:
-            new(a, loaded=True)
+            gathered = info.gather_sources.get(a)
+            new(a, loaded=True, fixed={gathered[0]: gathered[1]} if gathered else {})
     for res in info.views:
         new(res, loaded=True)
     partial = {}
     for op in info.ops:
-        if op.name == "arith.constant":
+        if op.name == "arith.constant" or looked_through(op):
             continue
         v = op.result
         if op.name in ELEMENTWISE_OPS and op.name != "hfusion.cast":
@@ -205,4 +220,5 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             partial[op] = p
     for res in info.results:
         of_value[res].stored = True
-    return BufferPlan(buffers, of_value, partial, [op for op in info.ops if op.name != "arith.constant"])
+    ops = [op for op in info.ops if op.name != "arith.constant" and not looked_through(op)]
+    return BufferPlan(buffers, of_value, partial, ops)

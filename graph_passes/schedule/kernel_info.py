@@ -32,10 +32,12 @@ ELEMENTWISE_OPS = (
     "hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary", "hfusion.compare",
     "hfusion.select", "hfusion.cast",
 )  # fmt: skip
-LOWERED_OPS = ELEMENTWISE_OPS + ("hfusion.broadcast", "hfusion.reduce", "hfusion.fill", "hfusion.arange")
-"""hfusion ops with a vector lowering. Everything else (gather, concat, transpose, reshape, matmul …)
-leaves its kernel at tensor level, marked ``hivm.unsupported``."""
-EXACT_INTEGERS = {"f16": 2**11, "bf16": 2**8, "f32": 2**24, "f64": 2**53, "i16": 2**15 - 1, "i32": 2**31 - 1, "i64": 2**63 - 1}
+LOWERED_OPS = ELEMENTWISE_OPS + ("hfusion.broadcast", "hfusion.reduce", "hfusion.fill", "hfusion.arange",
+                                  "hfusion.gather")
+"""hfusion ops with a vector lowering. Everything else (concat, transpose, reshape, matmul …; gathers other than
+along the last dim of an input) leaves its kernel at tensor level, marked ``hivm.unsupported``."""
+EXACT_INTEGERS = {"f16": 2**11, "bf16": 2**8, "f32": 2**24, "f64": 2**53, "i16": 2**15 - 1, "i32": 2**31 - 1,
+                  "i64": 2**63 - 1}
 """Largest magnitude up to which every integer is exact in the dtype (arange's values are checked against it)."""
 
 
@@ -60,6 +62,7 @@ class KernelInfo:
     results: list  # returned values; results[i] is written to outputs[i]
     views: dict = field(default_factory=dict)  # entry view result -> (source argument, slice offsets or None)
     arg_masks: dict = field(default_factory=dict)  # tensor argument -> mask of its expanded GM shape
+    gather_sources: dict = field(default_factory=dict)  # gathered argument -> (domain dim, its whole extent there)
 
     @property
     def rank(self) -> int:
@@ -140,7 +143,8 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     values += [r for r in results if r not in values and isinstance(r.type, TensorType)]
     if not values:
         raise Unsupported(func.sym_name, "has no tensor values")
-    anchor = max(values, key=lambda v: v.type.rank)
+    gathered = {id(op.operands[0]) for op in ops if op.name == "hfusion.gather"}  # whole rows, not the domain
+    anchor = max([v for v in values if id(v) not in gathered] or values, key=lambda v: v.type.rank)
     rank = anchor.type.rank
     domain = tuple(anchor.type.shape)
     masks: dict = {}
@@ -149,6 +153,7 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
             masks[v] = tuple(range(rank))
 
     _propagate(ops, masks)
+    gather_sources = _gather_sources(ops, masks, inputs, rank)
     for v in values:
         if v not in masks:
             raise Unsupported(_producer_name(v), f"cannot place value of type {v.type} in the domain {list(domain)}")
@@ -156,6 +161,8 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
         if list(m) != sorted(m):
             raise Unsupported(_producer_name(v), "permutes dims (transposes are not lowered)")
         for d, s in zip(m, v.type.shape):
+            if v in gather_sources and d == gather_sources[v][0]:
+                continue  # a gathered source is whole along the gathered dim (loaded whole, indexed in UB)
             if not sizes.statically_known_equal(s, domain[d]):
                 raise Unsupported(_producer_name(v), f"dim of size {s} does not match domain dim {d} = {domain[d]}")
 
@@ -176,7 +183,48 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
         arg_masks[src] = masks[res]
     for out, res in zip(outputs, results):
         arg_masks[out] = masks[res]
-    return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks)
+    return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks,
+                      gather_sources)
+
+
+def gather_index(op: Operation) -> Value:
+    """The index a gather's lowering reads: through a broadcast used only by this gather (``index_select``'s
+    index row), which is then not computed — ``hivm.vgather`` reads an index buffer with extent 1 in those dims."""
+    idx = op.operands[1]
+    src = getattr(idx, "op", None)
+    if src is not None and src.name == "hfusion.broadcast" and len(idx.uses) == 1:
+        return src.operands[0]
+    return idx
+
+
+def looked_through(op: Operation) -> bool:
+    """A broadcast only a gather's index reads (see :func:`gather_index`): it gets no buffer and no vector op."""
+    users = op.result.users if op.results else []
+    return op.name == "hfusion.broadcast" and len(users) == 1 and users[0].name == "hfusion.gather" and \
+        users[0].operands[1] is op.result and gather_index(users[0]) is op.operands[0]
+
+
+def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> dict:
+    """Gathered argument → (domain dim, its extent there) for every ``hfusion.gather`` (a vector gather in UB,
+    ``hivm.vgather``): the source is a kernel input used only by gathers, gathered along the last domain dim, whose
+    rows are loaded whole; the index is any value of the result's domain dims."""
+    out = {}
+    for op in ops:
+        if op.name != "hfusion.gather":
+            continue
+        src = op.operands[0]
+        if src not in inputs or any(u.name != "hfusion.gather" for u in src.users):
+            raise Unsupported(op.name, "the gathered tensor must be a kernel input used only by gathers")
+        if src.type.rank != rank or masks.get(op.result) != tuple(range(rank)):
+            raise Unsupported(op.name, f"gathers {src.type} outside the kernel's domain of rank {rank}")
+        dim = op.attributes["dim"]
+        if dim != rank - 1:
+            raise Unsupported(op.name, f"gathers along dim {dim}; the vector gather indexes the last dim in UB")
+        size = as_expr(src.type.shape[dim])
+        if not size.is_Integer:
+            raise Unsupported(op.name, f"the gathered dim of {src.type} is not static")
+        out[src] = (dim, int(size))
+    return out
 
 
 def _check_arange(op: Operation, sizes: SizeVars) -> None:
@@ -215,7 +263,7 @@ def _propagate(ops, masks: dict) -> None:
 
         for op in ops:
             tensors = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, TensorType)]
-            if op.name in ELEMENTWISE_OPS:
+            if op.name in ELEMENTWISE_OPS or op.name == "hfusion.gather":  # gather: source, index, result alike
                 known = [masks[v] for v in tensors if v in masks]
                 if known:
                     for v in tensors:

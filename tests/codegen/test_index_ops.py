@@ -52,3 +52,57 @@ def test_arange_row_returned_once():
     assert ck.tiling.block_dim({"s0": s0}) > 1
     np.testing.assert_array_equal(row.reshape(-1), 1 + 2 * np.arange(8, dtype=np.float32))
     np.testing.assert_array_equal(out.reshape(x.shape), np.broadcast_to(1 + 2 * np.arange(8, dtype=np.float32), x.shape))
+
+
+def _gather(dt: str, it: str, broadcast_index: bool) -> str:
+    x, r = f"tensor<s0x37x{dt}>", f"tensor<s0x21x{dt}>"
+    if broadcast_index:  # index_select: one index row for every row
+        head, idx = f"%i: tensor<21x{it}>", f"""%j = hfusion.broadcast %i {{dims = [0]}} : (tensor<21x{it}>) -> tensor<s0x21x{it}>
+    """
+    else:
+        head, idx = f"%i: tensor<s0x21x{it}>", ""
+    j = "%j" if broadcast_index else "%i"
+    return f"""module attributes {{symbols = {{s0 = [1, 3000]}}}} {{
+  func.func @main(%x: {x}, {head}) -> ({r}) {{
+    {idx}%g = hfusion.gather %x, {j} {{dim = 1}} : ({x}, tensor<s0x21x{it}>) -> {r}
+    func.return %g : {r}
+  }}
+}}"""
+
+
+NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
+
+
+@pytest.mark.parametrize("dt, it, broadcast_index", [("f32", "i64", False), ("f16", "i64", True), ("f32", "i32", False),
+                                                     ("bf16", "i64", False)])
+def test_gather_last_dim(dt, it, broadcast_index):
+    """x.gather(1, index): the rows of x whole in UB, the index converted to byte offsets, one vgather per row."""
+    import ml_dtypes
+
+    npd = ml_dtypes.bfloat16 if dt == "bf16" else NP[dt]
+    ck = only_kernel(lower(_gather(dt, it, broadcast_index)))
+    rng = np.random.default_rng(0)
+    for s0 in (3, 2500):
+        x = rng.uniform(-9, 9, (s0, 37)).astype(npd)
+        index = rng.integers(0, 37, (21,) if broadcast_index else (s0, 21)).astype(NP[it])
+        args = {"x": x, "i": index}
+        (out,), res = run_kernel(ck, [args[a.name] for a in ck.arg_layout if not a.is_output], {"s0": s0})
+        full = np.broadcast_to(index, (s0, 21))
+        np.testing.assert_array_equal(out.reshape(s0, 21), np.take_along_axis(x, full.astype(np.int64), 1))
+        assert res.stats.hazards_checked
+    assert "vgather" in ck.assembly()
+
+
+@pytest.mark.parametrize("bad", [37, -1, 2**32 + 3, -(2**32) + 5, 2**31 + 1])
+def test_gather_index_out_of_range(bad):
+    """An index outside [0, 37) — also one whose low word alone looks valid — stops the kernel, naming vgather."""
+    from simulator import ProgramError
+
+    ck = only_kernel(lower(_gather("f32", "i64", False)))
+    x = np.zeros((4, 37), np.float32)
+    index = np.zeros((4, 21), np.int64)
+    index[2, 5] = bad
+    args = {"x": x, "i": index}
+    with pytest.raises(ProgramError, match=r"vgather \(pc \d+\): element 5 of repeat 0 has source offset -?\d+ B, "
+                                           r"outside the source of 148 B \(37 elements of 4 B\)"):
+        run_kernel(ck, [args[a.name] for a in ck.arg_layout if not a.is_output], {"s0": 4})

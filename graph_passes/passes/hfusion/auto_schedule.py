@@ -12,8 +12,8 @@ kernel's ``tiling`` attribute, evaluated by the host at each launch. The body is
         tiling = {block_dim = (Min(48,ceiling(s0/64))), n0 = (128*s0), n_tiles = (ceiling(s0/64)),
                   tiles0 = (ceiling(s0/64))}}
 
-Kernels of other fusion kinds (cube kinds) are left alone; a vector kernel without a vector lowering (gather,
-concat …) is left unscheduled and counted (``kernels-unschedulable``); ``convert-to-hivm`` marks it.
+Kernels of other fusion kinds (cube kinds) are left alone; a vector kernel without a vector lowering (an
+embedding-row gather, concat …) is left unscheduled and counted (``kernels-unschedulable``); ``convert-to-hivm`` marks it.
 Option ``tile-elems=N`` (N > 0) requests tiles of N elements (rounded to the alignment) and honours the request
 even when the buffers × multi-buffer depth exceed UB: ``hivm-plan-memory`` then overflows and the compile driver's
 retry ladder takes over (fewer multi-buffers, then halved requests).

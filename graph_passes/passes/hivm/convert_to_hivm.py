@@ -8,8 +8,8 @@ cyclic over the cores, ``hivm.alloc`` buffers without scope, loads/stores and ve
 :mod:`graph_passes.conversion.movement_to_hivm`). The host's ``func.call`` of a converted kernel becomes
 ``hivm.launch`` on the same tensors, whose results are the out-parameters.
 
-A kernel with no vector lowering (gather, concat, transpose, matmul …; see docs/schedule.md) stays at
-tensor level with ``hivm.unsupported = "<op name>"`` and stays called by ``func.call``: the runtime runs it with
+A kernel with no vector lowering (gathers along a dim that is not the last, concat, transpose, matmul …; see
+docs/schedule.md) stays at tensor level with ``hivm.unsupported = "<op name>"`` and stays called by ``func.call``: the runtime runs it with
 the reference interpreter and reports it. Nothing is skipped silently: counter ``kernels-unsupported``.
 
 Counters: ``kernels-converted``, ``kernels-unsupported``, ``loads``, ``stores``, ``vector-ops``.

@@ -59,3 +59,47 @@ module attributes {target = "ascend910b1"} {
     func.return %a : tensor<4098xf16>
   }
 }
+
+// -----
+
+// index_select: a gather along the last dim by an index row broadcast over the rows. The source's rows are loaded
+// whole (37 elements at column 0, whatever the result's columns); the broadcast is not computed: hivm.vgather
+// reads the index row (loop-invariant: loaded once, before the loop).
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    %i: memref<1x21xi64, gm>, %x: memref<s0x37xf32, gm>, %out0: memref<s0x21xf32, gm>
+// CHECK-DAG:     [[ROW:%c37]] = arith.constant {value = 37}
+// CHECK:         [[I:%[a-z0-9_]+]] = hivm.alloc : () -> memref<1x24xi64>
+// CHECK:         [[X:%[a-z0-9_]+]] = hivm.alloc : () -> memref<{{[0-9]+}}x40xf32>
+// CHECK:         hivm.alloc {scratch = true}
+// CHECK:         hivm.load %i, [[I]], %c0, %c0, %c1, %n1
+// CHECK-NEXT:    scf.for
+// CHECK-NOT:     hivm.vbrc
+// CHECK:           hivm.load %x, [[X]], [[OFF:%off0]], %c0, [[LEN:%len0]], [[ROW]]
+// CHECK-NEXT:      hivm.vgather [[X]], [[I]], [[G:%[a-z0-9_]+]], [[ROW]], [[LEN]], %n1
+// CHECK-NEXT:      hivm.store [[G]], %out0, [[OFF]], %c0, [[LEN]], %n1
+module attributes {symbols = {s0 = [1, 3000]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%i: tensor<21xi64>, %x: tensor<s0x37xf32>, %out0: tensor<s0x21xf32>) -> (tensor<s0x21xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
+    %j = hfusion.broadcast %i {dims = [0]} : (tensor<21xi64>) -> tensor<s0x21xi64>
+    %g = hfusion.gather %x, %j {dim = 1} : (tensor<s0x37xf32>, tensor<s0x21xi64>) -> tensor<s0x21xf32>
+    func.return %g : tensor<s0x21xf32>
+  }
+}
+
+// -----
+
+// A gather along a dim that is not the last (embedding rows) or of a computed value stays at tensor level.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    hivm.unsupported = "hfusion.gather"
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    hivm.unsupported = "hfusion.gather"
+module attributes {target = "ascend910b1"} {
+  func.func @main_fused_0(%w: tensor<10x4xf32>, %i: tensor<6x4xi64>, %out0: tensor<6x4xf32>) -> (tensor<6x4xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [2]} {
+    %g = hfusion.gather %w, %i {dim = 0} : (tensor<10x4xf32>, tensor<6x4xi64>) -> tensor<6x4xf32>
+    func.return %g : tensor<6x4xf32>
+  }
+  func.func @main_fused_1(%x: tensor<3x8xf32>, %i: tensor<3x5xi64>, %out0: tensor<3x5xf32>) -> (tensor<3x5xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [2]} {
+    %e = hfusion.elemwise_unary %x {fun = "exp"} : (tensor<3x8xf32>) -> tensor<3x8xf32>
+    %g = hfusion.gather %e, %i {dim = 1} : (tensor<3x8xf32>, tensor<3x5xi64>) -> tensor<3x5xf32>
+    func.return %g : tensor<3x5xf32>
+  }
+}
