@@ -7,9 +7,10 @@
     vmuls dst, dst, step                   # when step != 1
     vadds dst, dst, start                  # when start != 0 (with step 1, start folds into vci's first value)
 
-Every value ``start + step·(offset + i)`` and every intermediate is exact: ``hfusion-auto-schedule`` lowers an
-arange only when its start and step are integers and ``|start| + |step|·(n − 1)`` is exactly representable in its
-dtype (kernel_info). The vector unit has no i64 (CANN-INI): an i64 arange is a CodegenError.
+Every value ``start + step·(offset + i)`` is the one eager computes: ``hfusion-auto-schedule`` lowers an arange only
+when its start and step are integers and ``|start| + |step|·(n − 1)`` is exactly representable in its dtype, or for a
+float arange of step 1 (``vci`` forms ``start + i`` exactly and rounds it once, like eager) (kernel_info). The vector
+unit has no i64 (CANN-INI): an i64 arange is a CodegenError.
 """
 
 from __future__ import annotations

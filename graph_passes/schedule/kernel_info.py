@@ -222,18 +222,23 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> dict:
             raise Unsupported(op.name, f"gathers along dim {dim}; the vector gather indexes the last dim in UB")
         size = as_expr(src.type.shape[dim])
         if not size.is_Integer:
-            raise Unsupported(op.name, f"the gathered dim of {src.type} is not static")
+            raise Unsupported(op.name, f"the gathered dim of {src.type} is not static (its rows are loaded whole "
+                                       f"into UB)")
         out[src] = (dim, int(size))
     return out
 
 
 def _check_arange(op: Operation, sizes: SizeVars) -> None:
-    """An arange is lowered (CreateVecIndex, then an integer multiply and add) only when every value and every
-    intermediate is an exact integer of its dtype: integer start and step, |start| + |step|·(n − 1) exact."""
+    """An arange is lowered (CreateVecIndex, then an integer multiply and add) only when its values are those eager
+    computes: integer start and step, and every value and intermediate exact in the dtype (|start| + |step|·(n − 1)
+    within its exact integers) — or, for a float arange of step 1, any length: CreateVecIndex forms start + i
+    exactly and rounds once, as eager rounds its exact value once."""
     start, step = op.attributes["start"], op.attributes["step"]
     dtype = op.result.type.dtype
     if float(start) != int(start) or float(step) != int(step) or dtype not in EXACT_INTEGERS:
         raise Unsupported(op.name, f"start {start} / step {step} in {dtype}: only integer aranges are lowered")
+    if int(step) == 1 and dtype in ("f16", "bf16", "f32"):
+        return
     n = sizes.upper_bound(op.result.type.shape[0])
     if n is None:
         raise Unsupported(op.name, f"length {op.result.type.shape[0]} has no upper bound: exactness unknown")

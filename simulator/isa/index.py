@@ -52,9 +52,8 @@ class VCi(_Vec):
         return [(True, self.dst, self.dtype, self.dst_blk, self.dst_rep)]
 
     def execute(self, core):
-        k = (np.arange(self.repeat)[:, None] * self.lanes + np.arange(self.mask)[None, :]).astype(np.float64
-                                                                                                 if self.dtype in FLOAT_TYPES else np.int64)
-        values = k + self.first
+        k = np.arange(self.repeat)[:, None] * self.lanes + np.arange(self.mask)[None, :]
+        values = k.astype(np.float64 if self.dtype in FLOAT_TYPES else np.int64) + self.first
         dt = np_dtype(self.dtype)
         if self.dtype not in FLOAT_TYPES:
             info = np.iinfo(dt)

@@ -51,14 +51,15 @@ def test_arange_row_returned_once():
     out, row = sorted(outs, key=lambda a: -a.size)
     assert ck.tiling.block_dim({"s0": s0}) > 1
     np.testing.assert_array_equal(row.reshape(-1), 1 + 2 * np.arange(8, dtype=np.float32))
-    np.testing.assert_array_equal(out.reshape(x.shape), np.broadcast_to(1 + 2 * np.arange(8, dtype=np.float32), x.shape))
+    row_ref = 1 + 2 * np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(out.reshape(x.shape), np.broadcast_to(row_ref, x.shape))
 
 
 def _gather(dt: str, it: str, broadcast_index: bool) -> str:
     x, r = f"tensor<s0x37x{dt}>", f"tensor<s0x21x{dt}>"
     if broadcast_index:  # index_select: one index row for every row
-        head, idx = f"%i: tensor<21x{it}>", f"""%j = hfusion.broadcast %i {{dims = [0]}} : (tensor<21x{it}>) -> tensor<s0x21x{it}>
-    """
+        head = f"%i: tensor<21x{it}>"
+        idx = f"%j = hfusion.broadcast %i {{dims = [0]}} : (tensor<21x{it}>) -> tensor<s0x21x{it}>\n    "
     else:
         head, idx = f"%i: tensor<s0x21x{it}>", ""
     j = "%j" if broadcast_index else "%i"
@@ -73,8 +74,8 @@ def _gather(dt: str, it: str, broadcast_index: bool) -> str:
 NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 
 
-@pytest.mark.parametrize("dt, it, broadcast_index", [("f32", "i64", False), ("f16", "i64", True), ("f32", "i32", False),
-                                                     ("bf16", "i64", False)])
+@pytest.mark.parametrize("dt, it, broadcast_index",
+                         [("f32", "i64", False), ("f16", "i64", True), ("f32", "i32", False), ("bf16", "i64", False)])
 def test_gather_last_dim(dt, it, broadcast_index):
     """x.gather(1, index): the rows of x whole in UB, the index converted to byte offsets, one vgather per row."""
     import ml_dtypes

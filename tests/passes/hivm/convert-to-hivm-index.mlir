@@ -42,7 +42,7 @@ module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
 
 // -----
 
-// Values that are not all exact in the dtype (a fractional step; 4097 > 2^11 in f16) keep the kernel at tensor
+// Values that are not all exact in the dtype (a fractional step; 1 + 2·4097 > 2^11 in f16) keep the kernel at tensor
 // level.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    hivm.unsupported = "hfusion.arange"
@@ -55,7 +55,7 @@ module attributes {target = "ascend910b1"} {
     func.return %a : tensor<8xf32>
   }
   func.func @main_fused_1(%out0: tensor<4098xf16>) -> (tensor<4098xf16>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [0]} {
-    %a = hfusion.arange {start = 1, step = 1} : () -> tensor<4098xf16>
+    %a = hfusion.arange {start = 1, step = 2} : () -> tensor<4098xf16>
     func.return %a : tensor<4098xf16>
   }
 }
