@@ -65,20 +65,20 @@ module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
 
 // -----
 
-// A kernel with no vector lowering stays at tensor level, marked, and stays called.
+// A kernel with no vector lowering (a gather along dim 0) stays at tensor level, marked, and stays called.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    hivm.unsupported = "hfusion.gather"
 // CHECK:         hfusion.gather
 // CHECK:       func.func @main(
 // CHECK:         func.call
 module attributes {target = "ascend910b1"} {
-  func.func @main_fused_0(%x: tensor<8x16xf32>, %i: tensor<8x4xi64>, %out: tensor<8x4xf32>) -> (tensor<8x4xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
-    %r = hfusion.gather %x, %i {dim = 1} : (tensor<8x16xf32>, tensor<8x4xi64>) -> tensor<8x4xf32>
+  func.func @main_fused_0(%x: tensor<16x4xf32>, %i: tensor<8x4xi64>, %out: tensor<8x4xf32>) -> (tensor<8x4xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
+    %r = hfusion.gather %x, %i {dim = 0} : (tensor<16x4xf32>, tensor<8x4xi64>) -> tensor<8x4xf32>
     func.return %r : tensor<8x4xf32>
   }
-  func.func @main(%a: tensor<8x16xf32>, %b: tensor<8x4xi64>) -> (tensor<8x4xf32>) {
+  func.func @main(%a: tensor<16x4xf32>, %b: tensor<8x4xi64>) -> (tensor<8x4xf32>) {
     %e = tensor.empty : () -> tensor<8x4xf32>
-    %r = func.call %a, %b, %e {callee = "main_fused_0"} : (tensor<8x16xf32>, tensor<8x4xi64>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    %r = func.call %a, %b, %e {callee = "main_fused_0"} : (tensor<16x4xf32>, tensor<8x4xi64>, tensor<8x4xf32>) -> tensor<8x4xf32>
     func.return %r : tensor<8x4xf32>
   }
 }
