@@ -26,7 +26,8 @@ LOW = (torch.float16, torch.bfloat16)
 # Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
 REASONS = {
     "cube kernel": "matmul: the cube pipeline is a later issue",
-    "hfusion.gather": "gather/index_select/embedding: data-dependent addresses need a gather instruction",
+    "hfusion.gather": "embedding rows (a gather along dim 0): a DMA per row at a data-dependent address needs scalar "
+                      "reads of UB, which the simulator does not model",
 
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
