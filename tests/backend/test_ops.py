@@ -28,7 +28,6 @@ REASONS = {
     "cube kernel": "matmul: the cube pipeline is a later issue",
     "hfusion.gather": "embedding rows (a gather along dim 0): a DMA per row at a data-dependent address needs scalar "
                       "reads of UB, which the simulator does not model",
-
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
     "hfusion.reduce": "the kernel's reductions reduce different dims (not one domain)",
