@@ -46,12 +46,12 @@ def emit_store(L, op) -> None:
 def _transfer(L, op, gm, ub, to_ub: bool) -> None:
     if gm.scope != "gm" or ub.scope != "ub":
         raise CodegenError(op, f"moves between GM and UB only, got {gm.type} and {ub.type}")
-    bytes_of_bools = gm.dtype == "i1" and ub.dtype == "i8"  # GM bools are bytes: a local i8 buffer holds them as is
-    if gm.dtype != ub.dtype and not bytes_of_bools:
+    if ub.dtype == "i1":
+        raise CodegenError(op, "i1 buffers are packed bit masks in UB (vcmp/vsel) while GM bools are bytes; "
+                               "hfusion-legalize-bool moves GM bools as i8 (a bitcast at the kernel boundary)")
+    # GM bools are bytes (0 or 1): hfusion-legalize-bool moves them to and from i8 buffers; DMA copies bytes.
+    if gm.dtype != ub.dtype and (gm.dtype, ub.dtype) != ("i1", "i8"):
         raise CodegenError(op, f"element types differ ({gm.dtype} vs {ub.dtype}); DMA does not convert")
-    if gm.dtype == "i1" and not bytes_of_bools:
-        raise CodegenError(op, "i1 buffers are packed bit masks in UB (vcmp/vsel) while GM bools are bytes; moving "
-                               "them needs a byte<->bit conversion the vector unit does not have")
     offsets = [L.index(v) for v in op.offsets()]
     extents = [L.index(v) for v in op.extents()]
     es = gm.es

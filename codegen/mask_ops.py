@@ -9,7 +9,7 @@ from simulator.expr import Imm, emin
 from .errors import CodegenError
 from .lowering import Buf
 from .vector import _fold, _static, counted
-from .vector_ops import _dtype, _ub
+from .vector_ops import _dtype, _ub, splat
 
 def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
     """Run ``body(row data addrs, row mask addr, n)`` per row (bit c of row r at byte r·pitch + c/8)."""
@@ -91,22 +91,37 @@ def emit_vcmp(L, op) -> None:
 
 
 def emit_vsel(L, op) -> None:
+    """A scalar true/false value is ``vdup``-ed into a 256-B scratch block read by every repeat (repeat stride 0).
+
+    Note: vsel moves lanes without arithmetic, so bf16 selects as f16 lanes (AscendNPU-IR's LegalizeBF16 leaves
+    select in bf16 on A2/A3 for the same reason)."""
     c_v, t_v, f_v, dst_v = op.buffers
-    dst = _ub(L, op, dst_v)
-    if not all(isinstance(v.type, MemRefType) for v in (c_v, t_v, f_v)):
-        raise CodegenError(op, "select with a scalar operand (vsel takes vectors)")
-    cond, t, f = _ub(L, op, c_v), _ub(L, op, t_v), _ub(L, op, f_v)
-    dtype = _dtype(op, dst.type, ("f16", "f32"))
+    dst, cond = _ub(L, op, dst_v), _ub(L, op, c_v)
+    dtype = "f16" if dst.dtype == "bf16" else _dtype(op, dst.type, ("f16", "f32"))
     lanes = 256 // dst.es
     ext = [L.index(v) for v in op.indices]
+    held = L.scratch_used
+    try:
+        blocks = {}
+        for v in (t_v, f_v):
+            if not isinstance(v.type, MemRefType):
+                blocks[id(v)] = splat(L, op, L.scalar(v), dst.dtype).addr
+                L.scratch_used += 256
+        data = [_ub(L, op, v) for v in (t_v, f_v) if id(v) not in blocks] + [dst]
 
-    def body(addrs, bits, n, cap):
-        def emit(k, repeat, mask):
-            L.b.vsel(dtype, _fold(addrs[2] + k * dst.es), _fold(bits + k // 8), _fold(addrs[0] + k * dst.es),
-                     _fold(addrs[1] + k * dst.es), repeat=repeat, mask=mask)
+        def body(addrs, bits, n, cap):
+            it = iter(addrs)
+            srcs = [(blocks[id(v)], 0) if id(v) in blocks else (next(it), 8) for v in (t_v, f_v)]
+            out = next(it)
 
-        _bit_flat(L, op, n, cap, lanes, emit)
+            def emit(k, repeat, mask):
+                kw = {}
+                for name, (a, rep) in zip(("src0", "src1"), srcs):
+                    kw[name], kw[name + "_rep"] = (a if rep == 0 else _fold(a + k * dst.es)), rep
+                L.b.vsel(dtype, _fold(out + k * dst.es), _fold(bits + k // 8), repeat=repeat, mask=mask, **kw)
 
-    _bit_rows(L, op, [t, f, dst], cond, ext, body)
+            _bit_flat(L, op, n, cap, lanes, emit)
 
-
+        _bit_rows(L, op, data, cond, ext, body)
+    finally:
+        L.scratch_used = held

@@ -4,10 +4,11 @@ broadcasts, reductions and compare/select live in :mod:`codegen.broadcast`, :mod
 
 Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
 
-    vbinary a, b, dst     vadd/vsub/vmul/vdiv/vmax/vmin/vand/vor over the region; a scalar operand uses the
+    vbinary a, b, dst     vadd/vsub/vmul/vdiv/vmax/vmin over the region; a scalar operand uses the
                           vector-scalar form (vadds/vmuls/vmaxs/vmins; x - s = vadds(x, -s)), else vdup s over
                           dst and the vector-vector op (in place: a vdup'ed scratch block)
-    vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg/vnot; sigmoid, tanh, silu, gelu_tanh as
+                          bitwise and/or/xor/not: vand/vor/vnot on i16 lanes over the bytes (codegen.bitwise)
+    vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg; sigmoid, tanh, silu, gelu_tanh as
                           in-place sequences on dst (COMPOSITE); floor/ceil as vconv f32->f32 with the round mode;
                           erf, gelu_erf, sin, cos, sign (and vbinary pow): codegen.math_ops, f32 temporaries in scratch
     vcast src, dst        vconv with the round mode
@@ -34,16 +35,16 @@ from graph_passes.ir.types import MemRefType
 from simulator.expr import Expr, Imm
 
 from .dtypes import sim_dtype
-from . import math_ops
+from . import bitwise, math_ops
 from .errors import CodegenError
 from .lowering import Buf
 from .vector import Operand, _fold, _static, region
 
-BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
-          "bitwise_and": "and", "bitwise_or": "or"}
+BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
+BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # on i16 lanes over the bytes: codegen.bitwise
 SCALAR_FORM = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}  # x op s; commutative: s op x too
 UNARY = {"neg": "neg", "abs": "abs", "exp": "exp", "log": "ln", "sqrt": "sqrt", "rsqrt": "rsqrt",
-         "reciprocal": "rec", "relu": "relu", "bitwise_not": "not"}
+         "reciprocal": "rec", "relu": "relu"}
 VECTOR_DTYPES = ("f16", "f32", "i16", "i32")  # element types the vector unit computes on (no bf16: CANN-INI)
 
 
@@ -115,6 +116,8 @@ def emit_vbinary(L, op) -> None:
     a_v, b_v, dst_v = op.buffers
     dst = _ub(L, op, dst_v)
     fun = op.attributes["fun"]
+    if fun in BITWISE:
+        return bitwise.emit_binary(L, op, fun, a_v, b_v, dst, *_region(L, op))
     if fun not in BINARY and fun != "pow":
         raise CodegenError(op, f"binary fun '{fun}' has no vector instruction")
     ins = [_operand(_ub(L, op, v)) if isinstance(v.type, MemRefType) else L.scalar(v) for v in (a_v, b_v)]
@@ -201,6 +204,8 @@ def emit_vunary(L, op) -> None:
     dst, src = _ub(L, op, dst_v), _ub(L, op, src_v)
     fun = op.attributes["fun"]
     ext, caps = _region(L, op)
+    if fun == "bitwise_not":
+        return bitwise.emit_not(L, op, src, dst, ext, caps)
     if fun in math_ops.SEQ_UNARY:
         return math_ops.emit_unary_seq(L, op, fun, _dtype(op, dst.type), _operand(src), _operand(dst), ext, caps,
                                        dst.type.static_shape())

@@ -34,10 +34,16 @@ HFUSION_PREPARE = [
     "hfusion-propagate-reshape",
     "canonicalize",  # reshape(reshape(x)) -> reshape(x) / x, dead reshapes and re-created constants
 ]
+# GM bools are bytes, UB bools bit masks: inside kernels, i1 crosses the boundary as i8 (bitcasts) and i1 compute
+# becomes mask idioms. AscendNPU-IR runs LegalizeBool on outlined kernels, after their fusion kind is known and
+# before flattening (postProcessOutlinedKernel); we run it after flattening, so the bitcasts sit inside flatten's
+# boundary reshapes. It adds only elementwise idioms and boundary views: the kernel's kind stays.
+LEGALIZE_BOOL = "hfusion-legalize-bool"
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)
     "hfusion-flatten-ops",  # collapse contiguous loop dims inside kernels
     "hfusion-infer-fusion-kind",  # re-classify the flattened kernels
+    LEGALIZE_BOOL,
 ]
 HFUSION_SCHEDULE = [
     "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d tile-elems=%(tile_elems)d}",  # tiles, block dim
@@ -66,7 +72,8 @@ class PipelineOptions:
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
-    stages = HFUSION_PREPARE + (HFUSION_FUSE if opts.fusion else ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind"])
+    unfused = ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind", LEGALIZE_BOOL]
+    stages = HFUSION_PREPARE + (HFUSION_FUSE if opts.fusion else unfused)
     return ",".join(stages)
 
 

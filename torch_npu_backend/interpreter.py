@@ -471,6 +471,11 @@ def _slice(interp, op, x):
     return x[tuple(index)]
 
 
+@rule("hfusion.bitcast")
+def _bitcast(interp, op, x):
+    return x.contiguous().view(_dtype(op))
+
+
 @rule("hfusion.reshape")
 def _reshape(interp, op, x):
     return x.reshape(interp.shape(op.result.type))

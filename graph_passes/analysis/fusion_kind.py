@@ -118,7 +118,7 @@ def op_pattern(op: Operation) -> OpPattern:
         return P.BUFFER
     if name == "tensor.dim":
         return P.AUXILIARY
-    if name == "hfusion.reshape":
+    if name in ("hfusion.reshape", "hfusion.bitcast"):
         return P.RESHAPE
     if name == "hfusion.slice":
         return P.EXTRACT_SLICE

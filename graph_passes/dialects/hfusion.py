@@ -12,6 +12,7 @@ elemwise_ternary       out[i] = fun(a[i], b[i], c[i])            (fma: a*b+c; cl
 compare                out[i] = a[i] <predicate> b[i]              (i1)
 select                 out[i] = c[i] ? a[i] : b[i]
 cast                   out[i] = dtype(x[i]) with ``round_mode``
+bitcast                out[i] = the bytes of x[i] read as dtype    (same shape, same element size: i1 <-> i8)
 broadcast              out[..] = x[.. without ``dims``]            (``dims``: the new dims of ``out``)
 reduce                 out = kind over ``dims`` of x               (the reduced dims are dropped)
 transpose              out[p(i)] = x[i] with out.shape[j] = x.shape[perm[j]]
@@ -147,6 +148,35 @@ class CastOp(ElementwiseBase):
     operand_names = ("input",)
     result_names = ("result",)
     attribute_schema = {"round_mode": StrAttr(ROUND_MODES, optional=True, default="rint")}
+
+
+class ViewOp(HFusionOp):
+    """One tensor in, the same elements out (a view: reshape, slice, bitcast)."""
+
+    operand_names = ("input",)
+    result_names = ("result",)
+    traits = (Pure, ViewLike)
+
+
+@register_op
+class BitcastOp(ViewOp):
+    """The same bytes seen as another element type of the same size (AscendNPU-IR's ``hfusion.bitcast``).
+
+    ``hfusion-legalize-bool`` uses it at the kernel boundary: GM bools are bytes (0 or 1), read and written as
+    ``i8``; ``analyze_kernel`` treats it like a boundary reshape (a load or store, not a computation)."""
+
+    name = "hfusion.bitcast"
+
+    def verify_(self) -> None:
+        out = self.out_type()
+        src = self.operands[0].type
+        if not isinstance(src, TensorType):
+            raise self.error(f"input must be a tensor, got {src}")
+        if not _same_shape(src.shape, out.shape):
+            raise self.error(f"input shape {_shape_str(src.shape)} differs from result shape {_shape_str(out.shape)}")
+        if src.element_bytes != out.element_bytes:
+            raise self.error(f"element sizes differ ({src.dtype}: {src.element_bytes} B, "
+                             f"{out.dtype}: {out.element_bytes} B)")
 
 
 @register_op
@@ -320,12 +350,9 @@ class ConcatOp(HFusionOp):
 
 
 @register_op
-class SliceOp(HFusionOp):
+class SliceOp(ViewOp):
     name = "hfusion.slice"
-    operand_names = ("input",)
-    result_names = ("result",)
     attribute_schema = {"offsets": SizeListAttr(), "sizes": SizeListAttr(), "strides": SizeListAttr()}
-    traits = (Pure, ViewLike)
 
     def verify_(self) -> None:
         out = self.out_type()
@@ -338,11 +365,8 @@ class SliceOp(HFusionOp):
 
 
 @register_op
-class ReshapeOp(HFusionOp):
+class ReshapeOp(ViewOp):
     name = "hfusion.reshape"
-    operand_names = ("input",)
-    result_names = ("result",)
-    traits = (Pure, ViewLike)
 
     def verify_(self) -> None:
         out = self.out_type()

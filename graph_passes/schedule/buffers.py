@@ -20,7 +20,9 @@ size is the largest need of one op (:func:`scratch_bytes`):
 - a last-dim product (any row length): a 256-B row and a 32-B block per row of a group of
   ``min(rows, SCRATCH_ROWS)`` rows (the vmul tree of ``codegen.reduce._prod_rows``);
 - a binary op with a scalar operand and no vector-scalar instruction (div): one 256-B block (in place, the
-  scalar is ``vdup``-ed into it);
+  scalar is ``vdup``-ed into it); a select with scalar values (0/1 from a mask, ``hfusion-legalize-bool``): one
+  block per scalar;
+- a bitwise xor: ``(a | b) − (a & b)`` keeps ``a & b`` in a temporary the size of the destination;
 - a column broadcast into fewer than 8 rows shorter than 256 B: ``vbrcb``'s 8 blocks (256 B);
 - a math fun with no vector instruction (erf, gelu_erf, sin, cos, pow other than x², √x, 1/√x, 1/x, 1):
   :func:`math_temps` f32 temporaries shaped like the destination (its elements × 4 B each; f16 computes in f32,
@@ -118,8 +120,13 @@ class BufferPlan:
             for s in self.of_value[op.result].shape(tile, ub_align):
                 n *= s
             return k * align(n * 4)
+        scalars = sum(not isinstance(v.type, TensorType) for v in op.operands)
+        if op.name == "hfusion.select":  # each scalar value is vdup'ed into a block of its own
+            return scalars * REPEAT_BYTES
+        if op.name == "hfusion.elemwise_binary" and fun == "bitwise_xor":  # the a & b temporary (+ the scalar)
+            return align(self.of_value[op.result].nbytes(tile, ub_align)) + scalars * REPEAT_BYTES
         if op.name == "hfusion.elemwise_binary" and op.attributes["fun"] not in SCALAR_FORMS:
-            return REPEAT_BYTES if any(not isinstance(v.type, TensorType) for v in op.operands) else 0
+            return REPEAT_BYTES if scalars else 0
         if op.name == "hfusion.broadcast":  # a column broadcast into < 8 rows shorter than 8 blocks: vbrcb stages
             dst = self.of_value[op.result]   # its 8 blocks in scratch
             shape = dst.shape(tile, ub_align)

@@ -39,6 +39,9 @@ along the last dim of an input) leaves its kernel at tensor level, marked ``hivm
 EXACT_INTEGERS = {"f16": 2**11, "bf16": 2**8, "f32": 2**24, "f64": 2**53, "i16": 2**15 - 1, "i32": 2**31 - 1,
                   "i64": 2**63 - 1}
 """Largest magnitude up to which every integer is exact in the dtype (arange's values are checked against it)."""
+BOUNDARY_VIEWS = ("hfusion.reshape", "hfusion.slice", "hfusion.bitcast")
+"""Views of a kernel argument that are loads of it (a bitcast may also follow a reshape or slice), and views
+feeding the return that are stores (reshapes and bitcasts): not computed."""
 
 
 class Unsupported(Exception):
@@ -97,8 +100,10 @@ def tensor_values(info_ops, args) -> list[Value]:
 def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     """The domain, masks and reductions of ``func``; raises :class:`Unsupported` when it has no vector schedule.
 
-    Views at the kernel boundary are not computed: a reshape or unit-stride slice of an argument is a load of that
-    argument (in the view's shape, at the slice's offsets); a reshape feeding the return stores its input.
+    Views at the kernel boundary are not computed: a reshape, bitcast or unit-stride slice of an argument is a load
+    of that argument (in the view's shape and dtype, at the slice's offsets); a reshape or bitcast feeding the
+    return stores its input. A bitcast only changes the element type of the bytes moved (GM bools are loaded and
+    stored as i8, ``hfusion-legalize-bool``).
     """
     body = func.body
     ops = list(body.ops[:-1])
@@ -114,17 +119,20 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     views = {}  # entry view result -> (argument, offsets or None)
     boundary = set()  # ids of view ops that are not computed
     for op in ops:
-        if op.name in ("hfusion.reshape", "hfusion.slice") and isinstance(op.operands[0], BlockArgument):
-            src = op.operands[0]
+        src = op.operands[0] if op.operands else None
+        if op.name in BOUNDARY_VIEWS and isinstance(src, BlockArgument):
             if op.name == "hfusion.slice" and any(as_expr(s) != 1 for s in op.attributes["strides"]):
                 raise Unsupported(op.name, "only unit-stride slices of kernel arguments are lowered (to loads)")
-            if any(u.name not in ("hfusion.reshape", "hfusion.slice") for u in src.users):
+            if any(u.name not in BOUNDARY_VIEWS for u in src.users):
                 raise Unsupported(op.name, "a viewed argument is also used whole")
             offsets = [as_expr(o) for o in op.attributes["offsets"]] if op.name == "hfusion.slice" else None
             views[op.result] = (src, offsets)
             boundary.add(id(op))
+        elif op.name == "hfusion.bitcast" and src in views and len(src.uses) == 1:
+            views[op.result] = views.pop(src)  # a view's bytes read as another type (GM bools as i8)
+            boundary.add(id(op))
     for i, r in enumerate(results):
-        while hasattr(r, "op") and r.op.name == "hfusion.reshape" and len(r.uses) == 1:
+        while hasattr(r, "op") and r.op.name in ("hfusion.reshape", "hfusion.bitcast") and len(r.uses) == 1:
             boundary.add(id(r.op))
             r = r.op.operands[0]
         results[i] = r

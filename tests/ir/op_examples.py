@@ -169,6 +169,10 @@ OP_EXAMPLES: dict[str, str] = {
         "hfusion.slice", "{offsets = [1, 0], sizes = [(s0-1), 8], strides = [1, 2]}", T, "tensor<(s0-1)x8xf32>"
     ),
     "hfusion.reshape": _unary("hfusion.reshape", "", T, "tensor<(16*s0)xf32>"),
+    "hfusion.bitcast": _main(
+        "%b: tensor<s0x16xi1>", "tensor<s0x16xi8>",
+        "%0 = hfusion.bitcast %b : (tensor<s0x16xi1>) -> tensor<s0x16xi8>", "%0", "tensor<s0x16xi8>",
+    ),  # fmt: skip
     # -- hivm ----------------------------------------------------------------------------------------------------
     "hivm.get_block_idx": _main("", "index", "%0 = hivm.get_block_idx : () -> index", "%0", "index"),
     "hivm.alloc": _main(
