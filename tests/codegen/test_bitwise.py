@@ -6,7 +6,9 @@ several repeats, a partial tail, dynamic extents and 2-D tiles whose mask rows a
 import numpy as np
 import pytest
 
-from .helpers import lower, only_kernel, run_kernel
+from simulator.errors import RaceError
+
+from .helpers import drop_one_sync, lower, only_kernel, run_kernel
 
 
 def _module(args: dict, body: str, results: dict, symbols: str = "s0 = [1, 4096]") -> str:
@@ -56,16 +58,20 @@ def test_i32_bitwise(rows):
     assert "vand" in asm and "vsub" in asm and "vnot" in asm
 
 
-@pytest.mark.parametrize("rows", [1, 37, 300])
-def test_bool_logic(rows):
-    """GM bools in and out of a 1-D kernel: masks combined with vand/vor/vnot and xor on their packed bits."""
+def _logic_module() -> str:
     t = "tensor<s0x200xi1>"
     body = f"""
 %and = hfusion.elemwise_binary %p, %q {{fun = "logical_and"}} : ({t}, {t}) -> {t}
 %or = hfusion.elemwise_binary %p, %q {{fun = "logical_or"}} : ({t}, {t}) -> {t}
 %xor = hfusion.elemwise_binary %p, %q {{fun = "logical_xor"}} : ({t}, {t}) -> {t}
 %not = hfusion.elemwise_unary %p {{fun = "logical_not"}} : ({t}) -> {t}"""
-    text = _module({"p": t, "q": t}, body, {f"%{k}": t for k in ("and", "or", "xor", "not")})
+    return _module({"p": t, "q": t}, body, {f"%{k}": t for k in ("and", "or", "xor", "not")})
+
+
+@pytest.mark.parametrize("rows", [1, 37, 300])
+def test_bool_logic(rows):
+    """GM bools in and out of a 1-D kernel: masks combined with vand/vor/vnot and xor on their packed bits."""
+    text = _logic_module()
     rng = np.random.default_rng(rows)
     p, q = (rng.random((rows, 200)) < 0.5 for _ in range(2))
     outs, _ = _run(text, {"p": p, "q": q}, {"s0": rows})
@@ -96,3 +102,13 @@ def test_bool_rows(rows):
     (anyv, sumv), _ = _run(text, {"x": xs, "v": vs, "k": ks}, {"s0": rows})
     _equal(anyv, ((xs > vs) ^ (xs >= 0)) | ks)
     _equal(sumv, np.where(ks, xs, vs) + ks.astype(np.float32))
+
+
+def test_bool_kernel_dropped_wait_is_a_race():
+    """The bytes loaded for a GM bool are read by vconv only after the load: without that wait, a race."""
+    module = lower(_logic_module())
+    ck = only_kernel(module)
+    broken = drop_one_sync(ck, module)
+    p = np.ones((300, 200), np.bool_).reshape(-1)
+    with pytest.raises(RaceError, match="race"):
+        run_kernel(broken, [p, p], {"s0": 300})

@@ -95,8 +95,9 @@ class _KernelBools:
         return self.consts[key]
 
     def cast(self, x: Value, dtype: str, anchor: Operation) -> Value:
-        """``x`` (0 or 1) as ``dtype``: i8 goes through f16 and f16 through f32 where CANN's vconv list has no
-        direct conversion (as AscendNPU-IR's Normalize.cpp casts i8 -> f16 -> f32 -> i64)."""
+        """``x`` as ``dtype``: i8 goes through f16 and f16 through f32 where CANN's vconv list has no direct
+        conversion (as AscendNPU-IR's Normalize.cpp casts i8 -> f16 -> f32 -> i64). Exact on 0/1; a value compared
+        with 0 only needs to stay nonzero, which every such step keeps."""
         src = x.type.dtype
         if src == dtype:
             return x
