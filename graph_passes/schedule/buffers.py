@@ -135,7 +135,7 @@ class BufferPlan:
             rows = 1
             for s in shape[:-1]:
                 rows *= s
-            column = last in dst.mask and last not in spans and len(shape) > 1
+            column = last in dst.mask and last not in spans  # rank 1: [1] -> [N], one row
             return REPEAT_BYTES if column and rows < 8 and shape[last] * DTYPE_BYTES[dst.dtype] < REPEAT_BYTES else 0
         if op.name == "hfusion.gather":
             return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
