@@ -65,7 +65,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "pow_tensor": ('has no vector instruction',),
     "prod": ('hfusion.reduce',),
     "promote_int_scalar": ('element type i64',),
-    "scatter_value": ('element type i64',),
+    "scatter_value": ('element type i64', 'hfusion.transpose'),
     "select": ('hfusion.reshape',),
     "sin_cos": ('has no vector instruction',),
     "slice": ('hfusion.reshape', 'hivm.vbrc', 'reduces several dims'),
