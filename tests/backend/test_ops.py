@@ -28,6 +28,8 @@ REASONS = {
     "cube kernel": "matmul: the cube pipeline is a later issue",
     "hfusion.gather": "embedding rows (a gather along dim 0): a DMA per row at a data-dependent address needs scalar "
                       "reads of UB, which the simulator does not model",
+    "hfusion.transpose": "a transpose inside a compute kernel (scatter's one-hot mask: compare, any, transpose) is not "
+                         "scheduled (only pure data-movement transpose kernels are)",
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
     "hfusion.reduce": "the kernel's reductions reduce different dims (not one domain)",
