@@ -3,8 +3,9 @@
 The scalar unit walks the structured program in order, evaluating registers, loop bounds and operand
 expressions, and issues every non-scalar instruction into its pipe's in-order queue. It pays
 `scalar_op_cycles` per `mov`, `issue_cycles` per issued instruction and `loop_iter_cycles` per loop
-iteration. Issue times are recorded relative to the last scalar-blocking instruction (pipe_barrier(ALL) or
-cross_wait), whose completion time is only known during timing (phase 2, schedule.py):
+iteration. Issue times are recorded relative to the last scalar-blocking instruction (pipe_barrier(ALL),
+cross_wait, set_flag/wait_flag with the S pipe, or an S data instruction such as ld_ub/st_ub), whose
+completion time is only known during timing (phase 2, schedule.py):
 
     issue_time(x) = end(S item number x.seg - 1) + x.sofs       (or x.sofs when x.seg == 0)
 """
@@ -36,6 +37,7 @@ class Core:
         self.end_seg = 0
         self.end_sofs = 0
         self.scalar_instructions = 0
+        self.dregs: dict[str, int] = {}  # data registers of the S data instructions (isa/scalar_mem.py)
 
     def local(self, scope: str, ins) -> LocalMemory:
         try:
@@ -78,7 +80,8 @@ class Core:
                     raise ProgramError(f"{r.describe()} in {program.name}: core {self.name} ({self.kind}) has no "
                                        f"pipe {pipe}; its pipes are {pipes}")
                 r.check(self)
-                state[1] += iss_c
+                if pipe != "S" or r.KIND != "op":  # an S data instruction pays its own cycles when it runs
+                    state[1] += iss_c
                 state[2] += 1
                 if state[2] > MAX_ISSUED:
                     raise ProgramError(f"{program.name} on {self.name}: more than {MAX_ISSUED} instructions issued")

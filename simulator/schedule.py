@@ -48,6 +48,7 @@ class Scheduler:
             c.port_free = 0.0
             c.svc = {p: np.zeros(self.n_streams, np.int32) for p in c.pipes}
             c.joined = {p: 0 for p in c.pipes}
+            c.s_published = 0  # the S stream's clock other pipes inherit through issue order
         self.heap: list = []
         self.queued: set = set()
         self.counter = 0
@@ -66,6 +67,11 @@ class Scheduler:
                         return None
                     t = max(t, c.free[p])
                 return t
+            if x.KIND in ("op", "set"):
+                return t
+            if x.KIND == "wait":
+                dq = c.flags.get((x.src_pipe, x.dst_pipe, x.event))
+                return max(t, dq[0][0]) if dq else None
             dq = c.xflags.get(x.flag)
             if not dq:
                 return None
@@ -195,8 +201,14 @@ class Scheduler:
             for o in touched:
                 o.xflags[x.flag].append((t, snap, x.gid, pipe, c.index))
         if pipe == "S":
+            # Later issues of every pipe start after this item, but only pipe_barrier(ALL) publishes the scalar
+            # unit's own UB accesses to them; otherwise they need a flag from S (ASCENDC HardEvent S_V, S_MTE3 ...)
+            snap = vc.copy()
+            if kind == "barrier":
+                c.s_published = seq
+            snap[s] = c.s_published
             c.seg_end.append(end)
-            c.seg_vc.append(vc.copy())
+            c.seg_vc.append(snap)
         if self.record_trace:
             self.events.append((c.index, pipe, x.mnemonic, t, dur, x.pc))
         return touched

@@ -4,6 +4,7 @@ from .cube import Fixpipe, FixpipeToUb, LoadL1ToL0A, LoadL1ToL0B, Mmad
 from .dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
 from .index import VCi, VGather
 from .scalar import SMov
+from .scalar_mem import SALU_OPS, SAlu, SDataMov, SLoadUb, SStoreUb
 from .sync import CrossCoreSet, CrossCoreWait, PipeBarrier, SetFlag, WaitFlag
 from .vector import (VBinary, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, VTranspose, VUnary,
                      _BIN, _CMP, _RED, _UN, _VS)
@@ -12,8 +13,10 @@ from .vector import (VBinary, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, 
 MNEMONICS: dict[str, tuple[type, dict]] = {}
 for _c in (CopyGmToUb, CopyGmToL1, CopyUbToGm, LoadL1ToL0A, LoadL1ToL0B, Mmad, Fixpipe, FixpipeToUb, SMov,
            SetFlag, WaitFlag, PipeBarrier, CrossCoreSet, CrossCoreWait, VDup, VBrcb, VCast, VSel, VTranspose,
-           VCi, VGather):
+           VCi, VGather, SDataMov, SLoadUb, SStoreUb):
     MNEMONICS[_c.MNEMONIC] = (_c, {})
+for _op in SALU_OPS:
+    MNEMONICS["s" + _op] = (SAlu, {"op": _op})
 for _op in _BIN:
     MNEMONICS["v" + _op] = (VBinary, {"op": _op})
 for _op in _UN:
@@ -28,6 +31,7 @@ for _op in _CMP:
     MNEMONICS["vcmps_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 1})
 
 __all__ = ["LANE_NAMES", "PIPES", "Access", "Instr", "MNEMONICS", "Fixpipe", "FixpipeToUb", "LoadL1ToL0A",
-           "LoadL1ToL0B", "Mmad", "CopyGmToL1", "CopyGmToUb", "CopyUbToGm", "SMov", "CrossCoreSet",
+           "LoadL1ToL0B", "Mmad", "CopyGmToL1", "CopyGmToUb", "CopyUbToGm", "SMov", "SAlu", "SDataMov", "SLoadUb",
+           "SStoreUb", "CrossCoreSet",
            "CrossCoreWait", "PipeBarrier", "SetFlag", "WaitFlag", "VBinary", "VBrcb", "VCast", "VCmp", "VDup",
            "VReduce", "VScalar", "VSel", "VTranspose", "VUnary", "VCi", "VGather"]

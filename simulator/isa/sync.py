@@ -2,6 +2,7 @@
 
     set_flag(src, dst, e)   runs in `src`'s queue: after all earlier `src` work completes, raise flag e
     wait_flag(src, dst, e)  runs in `dst`'s queue: blocks `dst` until the matching set (k-th wait <-> k-th set)
+                            (src or dst may be S, the scalar unit: a wait on S blocks it, like any S data item)
     pipe_barrier(p)         p's next instruction waits for p's earlier work (and pays p's start-up again);
                             pipe_barrier(ALL) drains every pipe and blocks the scalar unit until then
     cross_set(pipe, flag)   runs in `pipe`'s queue; raises `flag` on the other cores of the AI-core group
@@ -17,11 +18,12 @@ from .base import PIPES, Instr
 from ..errors import ProgramError, SyncError
 
 SYNC_PIPES = tuple(p for p in PIPES if p != "S")
+FLAG_PIPES = PIPES  # set_flag/wait_flag also pair S with a pipe (ASCENDC HardEvent S_V, V_S, MTE2_S, S_MTE3 ...)
 
 
-def _pipe(name, what):
-    if name not in SYNC_PIPES:
-        raise ProgramError(f"{what}: unknown pipe {name!r}; pipes are {SYNC_PIPES}")
+def _pipe(name, what, pipes=SYNC_PIPES):
+    if name not in pipes:
+        raise ProgramError(f"{what}: unknown pipe {name!r}; pipes are {pipes}")
     return name
 
 
@@ -35,7 +37,7 @@ class SetFlag(Instr):
     KIND = "set"
 
     def validate(self):
-        _pipe(self.src_pipe, "set_flag"); _pipe(self.dst_pipe, "set_flag")
+        _pipe(self.src_pipe, self.MNEMONIC, FLAG_PIPES); _pipe(self.dst_pipe, self.MNEMONIC, FLAG_PIPES)
         if self.src_pipe == self.dst_pipe:
             raise ProgramError(f"set_flag: src and dst pipe are both {self.src_pipe}; use pipe_barrier")
 

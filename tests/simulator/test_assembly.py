@@ -48,6 +48,8 @@ SAMPLES = {
     "vconv": dict(src_dtype="f16", dst_dtype="f32", dst=0, src=0), "vsel": dict(dtype="f16", dst=0, sel=0, src0=0, src1=0),
     "vtranspose": dict(dtype="f16", dst=0, src=0), "vci": dict(dtype="i32", dst=0, first=3),
     "vgather": dict(dtype="f32", dst=0, src=256, offset=512, src_len=64),
+    "dmov": dict(dreg="d", value=3), "ld_ub": dict(dtype="i64", dreg="d", addr=8),
+    "st_ub": dict(dtype="i32", dreg="d", addr=4),
 }
 
 
@@ -62,6 +64,8 @@ def test_every_mnemonic_roundtrips(mnemonic):
         kw = dict(dtype="f16" if fixed["op"] != "not" else "i16", dst=0, src=0)
         if cls.__name__ == "VScalar":
             kw["scalar"] = 0.5
+    elif cls.__name__ == "SAlu":
+        kw = dict(dtype="i64", dst="r", a="x", b="y", c="z")
     elif cls.__name__ == "VReduce":
         kw = dict(dtype="f32", dst=0, src=0)
     else:
