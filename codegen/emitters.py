@@ -6,6 +6,7 @@ from __future__ import annotations
 from graph_passes.dialects.arith import BINARY_OPS
 
 from . import broadcast, dma, index_ops, mask_ops, reduce, scalar_ops, sync, transpose, vector_ops
+from .scalar_loops import on_scalar_pipe
 
 HOST_ONLY = ("hivm.launch",)
 
@@ -20,18 +21,18 @@ EMITTERS = {
     # MTE2 / MTE3
     "hivm.load": dma.emit_load,
     "hivm.store": dma.emit_store,
-    # V
+    # V (i64 ops: scalar loops on S, codegen.scalar_loops)
     "hivm.copy": vector_ops.emit_copy,
-    "hivm.vunary": vector_ops.emit_vunary,
-    "hivm.vbinary": vector_ops.emit_vbinary,
-    "hivm.vcmp": mask_ops.emit_vcmp,
-    "hivm.vsel": mask_ops.emit_vsel,
+    "hivm.vunary": on_scalar_pipe(vector_ops.emit_vunary),
+    "hivm.vbinary": on_scalar_pipe(vector_ops.emit_vbinary),
+    "hivm.vcmp": on_scalar_pipe(mask_ops.emit_vcmp),
+    "hivm.vsel": on_scalar_pipe(mask_ops.emit_vsel),
     "hivm.vcast": vector_ops.emit_vcast,
-    "hivm.vbrc": broadcast.emit_vbrc,
-    "hivm.vreduce": reduce.emit_vreduce,
+    "hivm.vbrc": on_scalar_pipe(broadcast.emit_vbrc),
+    "hivm.vreduce": on_scalar_pipe(reduce.emit_vreduce),
     "hivm.vtranspose": transpose.emit_vtranspose,
-    "hivm.vfill": vector_ops.emit_vfill,
-    "hivm.varange": index_ops.emit_varange,
+    "hivm.vfill": on_scalar_pipe(vector_ops.emit_vfill),
+    "hivm.varange": on_scalar_pipe(index_ops.emit_varange),
     "hivm.vgather": index_ops.emit_vgather,
     # sync
     "hivm.set_flag": sync.emit_set_flag,

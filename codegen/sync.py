@@ -11,7 +11,7 @@ from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
 
-PIPES = {"PIPE_MTE1": "MTE1", "PIPE_MTE2": "MTE2", "PIPE_MTE3": "MTE3", "PIPE_M": "M", "PIPE_V": "V",
+PIPES = {"PIPE_S": "S", "PIPE_MTE1": "MTE1", "PIPE_MTE2": "MTE2", "PIPE_MTE3": "MTE3", "PIPE_M": "M", "PIPE_V": "V",
          "PIPE_FIX": "FIX"}
 
 
@@ -53,4 +53,6 @@ def emit_wait_flag(L, op) -> None:
 
 
 def emit_pipe_barrier(L, op) -> None:
+    if op.attributes["pipe"] == "PIPE_S":
+        raise CodegenError(op, "pipe_barrier on PIPE_S: the scalar unit runs in order (flags order it against pipes)")
     L.b.pipe_barrier(_pipe(op, op.attributes["pipe"], allow_all=True))

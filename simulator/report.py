@@ -56,10 +56,10 @@ def collect_stats(name, chip, block_dim, cores, sched, checked, wall) -> Stats:
     cycles = sched.makespan()
     busy, per_core, have = {}, {}, {}
     for c in cores:
-        per_core[c.name] = {p: sched.busy.get((c.index, p), 0.0) for p in c.pipes if p != "S"}
-        for p in c.pipes:
-            if p == "S":
-                continue
+        # S: only its data instructions (ld_ub/st_ub/...) keep it busy in the stats (issue and mov cycles do not)
+        pipes = [p for p in c.pipes if p != "S" or sched.busy.get((c.index, p), 0.0)]
+        per_core[c.name] = {p: sched.busy.get((c.index, p), 0.0) for p in pipes}
+        for p in pipes:
             busy[p] = busy.get(p, 0.0) + sched.busy.get((c.index, p), 0.0)
             have[p] = have.get(p, 0) + 1
     ratio = {p: (busy[p] / (cycles * have[p]) if cycles else 0.0) for p in busy}

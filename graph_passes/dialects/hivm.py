@@ -255,9 +255,25 @@ class CopyOp(HIVMOp):
 # Vector compute
 
 
+SCALAR_LOOP_DTYPES = ("i64",)  # element types the A2 vector unit cannot compute on (i64 exists only in vconv)
+
+
+def lowers_to_scalar_loops(op: "HIVMOp") -> bool:
+    """A vector op on i64 runs as a scalar loop over UB on the scalar unit (AscendNPU-IR's
+    ``ShouldLowerToScalarLoops.cpp``: an op whose element type is i64; casts are ``vconv``s and stay vector ops)."""
+    if isinstance(op, (VCastOp, VTransposeOp, VGatherOp)):  # vconv has i64 forms; a transpose moves bytes; a
+        return False  # gather's i64 indices are split into words on the vector unit (docs/codegen.md)
+    return any(isinstance(v.type, MemRefType) and v.type.dtype in SCALAR_LOOP_DTYPES for v in op.buffers)
+
+
 class VectorOp(HIVMOp):
+    """A vector op: ``PIPE_V``, or ``PIPE_S`` when it lowers to a scalar loop (:func:`lowers_to_scalar_loops`)."""
+
     traits = (MemoryEffect, Vector)
-    pipe = "PIPE_V"
+
+    @property
+    def pipe(self) -> str:
+        return "PIPE_S" if lowers_to_scalar_loops(self) else "PIPE_V"
 
 
 @register_op

@@ -1,0 +1,272 @@
+"""HIVM vector ops on i64 → scalar loops over UB elements (PIPE_S).
+
+The A2 vector unit has no i64 arithmetic, compare, select or reduction (CANN-INI; i64 exists only in ``vconv``).
+AscendNPU-IR lowers such ops to scalar loops over UB (``ShouldLowerToScalarLoops.cpp``: an op whose element type
+is i64 ``shouldLowerToScalarLoops``; ``HIVMLowerToLoops`` rewrites it into ``scf.for`` over ``memref.load``/
+``store``, which run on the scalar unit). Here the HIVM op keeps its form and reports ``pipe = PIPE_S``
+(:func:`graph_passes.dialects.hivm.lowers_to_scalar_loops`), so ``hivm-inject-sync`` orders it against the V and MTE
+pipes with S flags; codegen emits the loop: per element ``ld_ub`` (Ascend C ``GetValue``), integer data-register
+arithmetic wrapped to 64 bits (torch's two's-complement int64), ``st_ub`` (``SetValue``).
+
+Why scalar loops rather than i32 halves with a carry on the vector unit: the halves would cover add/sub only
+(mul, max/min, compares and abs need 64-bit products or a signed compare of the high half followed by an unsigned
+one of the low half, which the vector unit's signed-only integer compares cannot give directly), while the scalar
+loop is exact for every op with one rule, as AscendNPU-IR does on A2.
+
+    vbinary a, b, dst      dst[i] = a[i] op b[i]   add sub mul max min bitwise_and bitwise_or (a scalar operand:
+                           one dmov before the loop); div/rem are errors (torch's floor/trunc rules not lowered)
+    vunary src, dst        neg, abs (wrapping: abs(INT64_MIN) = INT64_MIN, as torch)
+    vcmp a, b, dst(i1)     packed bits as vcmp writes them (bit c of row r at byte r·pitch + c/8): per byte, up to 8
+                           compares shifted into place, one u8 store
+    vsel c, t, f, dst      bit c%8 of the mask byte (shr, and 1), then sel
+    vfill dst              dmov value, st_ub per element
+    vbrc src, dst          dst[i] = src[i with the broadcast dims at 0]
+    varange dst            dmov start + step·(offset + i) (a scalar-register expression), st_ub
+    vreduce src, dst       per dst element: acc = identity (0, 1, INT64_MIN, INT64_MAX), acc ⊕= src over the
+                           reduced dims (sum, prod, max, min)
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext as _nothing
+
+from graph_passes.ir.types import MemRefType
+from simulator.expr import Expr, Imm
+
+from .errors import CodegenError
+from .lowering import Buf
+from .vector import _fold, _static
+
+BINARY = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min", "bitwise_and": "and",
+          "bitwise_or": "or"}
+UNARY = ("neg", "abs")
+REDUCE = {"sum": ("add", 0), "prod": ("mul", 1), "max": ("max", -(2**63)), "min": ("min", 2**63 - 1)}
+SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
+DT = "i64"
+
+
+def _ub(L, op, v) -> Buf:
+    b = L.buf(v)
+    if b.scope != "ub":
+        raise CodegenError(op, f"scalar-loop operands live in UB, got {b.type}")
+    return b
+
+
+def _i64(L, op, v) -> Buf:
+    b = _ub(L, op, v)
+    if b.dtype != DT:
+        raise CodegenError(op, f"a scalar loop over i64 got a {b.dtype} operand ({b.type}); its operands are i64 "
+                               f"(i1 masks for vcmp/vsel)")
+    return b
+
+
+def _addr(b: Buf, idx: list) -> Expr:
+    """Byte address of element ``idx`` of ``b`` (dims of static size 1 read index 0: a broadcast operand)."""
+    a = b.addr
+    for i, n, s in zip(idx, b.type.static_shape(), b.static_strides()):
+        if n != 1:
+            a = a + i * (s * b.es)
+    return _fold(a)
+
+
+def _bit(b: Buf, idx: list) -> tuple[Expr, Expr]:
+    """(byte address, bit) of element ``idx`` of the packed i1 mask ``b``: bit c of row r at byte r·pitch + c/8."""
+    *outer, last = idx
+    return _fold(_addr(b, list(outer) + [Imm(0)]) + last // 8), _fold(last % 8)
+
+
+def _nest(L, extents: list, body, idx=()) -> None:
+    """``body(idx)`` for every index of ``extents`` (loops; a dim of static extent 1 is index 0)."""
+    if len(idx) == len(extents):
+        return body(list(idx))
+    e = extents[len(idx)]
+    if _static(e) == 0:
+        return
+    if _static(e) == 1:
+        return _nest(L, extents, body, idx + (Imm(0),))
+    with L.b.loop(L.fresh("e"), 0, e, 1) as i:
+        _nest(L, extents, body, idx + (i,))
+
+
+def _source(L, op, v, reg: str):
+    """A per-element loader for operand ``v``: a buffer loads at its address, a scalar is one dmov up front."""
+    if isinstance(v.type, MemRefType):
+        b = _i64(L, op, v)
+        return lambda idx: L.b.ld_ub(DT, reg, _addr(b, idx))
+    L.b.dmov(reg, L.scalar(v))
+    return lambda idx: None
+
+
+def _extents(L, op) -> list:
+    return [L.index(v) for v in op.indices]
+
+
+def emit_vbinary(L, op) -> None:
+    a_v, b_v, dst_v = op.buffers
+    fun = op.attributes["fun"]
+    if fun not in BINARY:
+        why = ("torch's floor/trunc division rules for int64 are not lowered" if fun in ("div", "rem", "floordiv")
+               else "no scalar instruction for it")
+        raise CodegenError(op, f"i64 '{fun}' in a scalar loop: {why}")
+    dst = _i64(L, op, dst_v)
+    la, lb = _source(L, op, a_v, "a"), _source(L, op, b_v, "b")
+
+    def body(idx):
+        la(idx)
+        lb(idx)
+        getattr(L.b, "s" + BINARY[fun])(DT, "r", "a", "b")
+        L.b.st_ub(DT, "r", _addr(dst, idx))
+
+    _nest(L, _extents(L, op), body)
+
+
+def emit_vunary(L, op) -> None:
+    src_v, dst_v = op.buffers
+    fun = op.attributes["fun"]
+    if fun not in UNARY:
+        raise CodegenError(op, f"i64 '{fun}' in a scalar loop: no scalar instruction for it (neg, abs)")
+    src, dst = _i64(L, op, src_v), _i64(L, op, dst_v)
+
+    def body(idx):
+        L.b.ld_ub(DT, "a", _addr(src, idx))
+        getattr(L.b, "s" + fun)(DT, "r", "a")
+        L.b.st_ub(DT, "r", _addr(dst, idx))
+
+    _nest(L, _extents(L, op), body)
+
+
+def emit_vcmp(L, op) -> None:
+    a_v, b_v, dst_v = op.buffers
+    pred = op.attributes["predicate"]
+    if not isinstance(a_v.type, MemRefType):
+        a_v, b_v, pred = b_v, a_v, SWAPPED.get(pred, pred)
+    mask = _ub(L, op, dst_v)
+    la, lb = _source(L, op, a_v, "a"), _source(L, op, b_v, "b")
+    *outer_ext, last = _extents(L, op)
+    for k in range(1, 8):
+        L.b.dmov(f"sh{k}", k)
+
+    n = _static(last)
+
+    def row(outer):
+        def byte(j):
+            L.b.dmov("m", 0)
+            for k in range(8):
+                idx = list(outer) + [_fold(j * 8 + k)]
+                if n is not None and isinstance(idx[-1], Imm) and idx[-1].value >= n:
+                    break
+                guard = n is None or (n % 8 and not isinstance(idx[-1], Imm))  # the last byte may be partial
+                with L.b.if_(idx[-1] < last) if guard else _nothing():
+                    la(idx)
+                    lb(idx)
+                    getattr(L.b, "scmp_" + pred)(DT, "t", "a", "b")
+                    if k:
+                        L.b.sshl(DT, "t", "t", f"sh{k}")
+                    L.b.sor(DT, "m", "m", "t")
+            L.b.st_ub("u8", "m", _bit(mask, list(outer) + [_fold(j * 8)])[0])
+
+        if n is not None and n <= 8:
+            return byte(Imm(0))
+        with L.b.loop(L.fresh("j"), 0, (last + 7) // 8, 1) as j:
+            byte(j)
+
+    _nest(L, outer_ext, row)
+
+
+def emit_vsel(L, op) -> None:
+    c_v, t_v, f_v, dst_v = op.buffers
+    cond, dst = _ub(L, op, c_v), _i64(L, op, dst_v)
+    lt, lf = _source(L, op, t_v, "a"), _source(L, op, f_v, "b")
+    L.b.dmov("one", 1)
+
+    def body(idx):
+        byte_addr, bit = _bit(cond, idx)
+        L.b.ld_ub("u8", "m", byte_addr)
+        L.b.dmov("sh", bit)
+        L.b.sshr(DT, "t", "m", "sh")
+        L.b.sand(DT, "t", "t", "one")
+        lt(idx)
+        lf(idx)
+        L.b.ssel(DT, "r", "t", "a", "b")
+        L.b.st_ub(DT, "r", _addr(dst, idx))
+
+    _nest(L, _extents(L, op), body)
+
+
+def emit_vfill(L, op) -> None:
+    dst = _i64(L, op, op.buffers[0])
+    value = op.attributes["value"]
+    if isinstance(value, float) and not value.is_integer():
+        raise CodegenError(op, f"fills i64 with the non-integer {value}")
+    L.b.dmov("r", int(value))
+    _nest(L, _extents(L, op), lambda idx: L.b.st_ub(DT, "r", _addr(dst, idx)))
+
+
+def emit_vbrc(L, op) -> None:
+    src, dst = _i64(L, op, op.buffers[0]), _i64(L, op, op.buffers[1])
+    dims = set(op.attributes["dims"])
+
+    def body(idx):
+        L.b.ld_ub(DT, "a", _addr(src, [Imm(0) if d in dims else i for d, i in enumerate(idx)]))
+        L.b.st_ub(DT, "a", _addr(dst, idx))
+
+    _nest(L, _extents(L, op), body)
+
+
+def emit_vreduce(L, op) -> None:
+    src, dst = _i64(L, op, op.buffers[0]), _i64(L, op, op.buffers[1])
+    kind = op.attributes["kind"]
+    if kind not in REDUCE:
+        raise CodegenError(op, f"i64 reduction '{kind}' in a scalar loop: kinds are {', '.join(REDUCE)}")
+    comb, identity = REDUCE[kind]
+    dims = set(op.attributes["dims"])
+    ext = _extents(L, op)
+    kept = [Imm(1) if d in dims else e for d, e in enumerate(ext)]
+    reduced = [e for d, e in enumerate(ext) if d in dims]
+
+    def out(idx):
+        L.b.dmov("acc", identity)
+
+        def acc(ridx):
+            it = iter(ridx)
+            full = [next(it) if d in dims else i for d, i in enumerate(idx)]
+            L.b.ld_ub(DT, "a", _addr(src, full))
+            getattr(L.b, "s" + comb)(DT, "acc", "acc", "a")
+
+        _nest(L, reduced, acc)
+        L.b.st_ub(DT, "acc", _addr(dst, idx))
+
+    _nest(L, kept, out)
+
+
+def emit_varange(L, op) -> None:
+    dst = _i64(L, op, op.buffers[0])
+    start, step = op.attributes["start"], op.attributes["step"]
+    if any(isinstance(v, float) and not v.is_integer() for v in (start, step)):
+        raise CodegenError(op, f"an i64 arange with start {start}, step {step}: not integers")
+    offset = L.index(op.offset())
+    (d,) = [k for k, n in enumerate(dst.type.static_shape()) if n != 1] or [0]
+
+    def body(idx):
+        L.b.dmov("r", _fold(int(start) + int(step) * (offset + idx[d])))
+        L.b.st_ub(DT, "r", _addr(dst, idx))
+
+    _nest(L, [L.index(v) for v in op.extents()], body)
+
+
+EMITTERS = {"hivm.vbinary": emit_vbinary, "hivm.vunary": emit_vunary, "hivm.vcmp": emit_vcmp,
+            "hivm.vsel": emit_vsel, "hivm.vfill": emit_vfill, "hivm.vbrc": emit_vbrc, "hivm.vreduce": emit_vreduce,
+            "hivm.varange": emit_varange}
+
+
+def on_scalar_pipe(vector_emitter):
+    """``vector_emitter`` for ops on PIPE_V; the scalar loop for ops that lower to one (i64)."""
+
+    def emit(L, op) -> None:
+        if op.pipe == "PIPE_S":
+            if op.name not in EMITTERS:
+                raise CodegenError(op, "runs on the scalar unit (i64) but has no scalar-loop emitter")
+            return EMITTERS[op.name](L, op)
+        return vector_emitter(L, op)
+
+    return emit
