@@ -77,3 +77,13 @@ def test_scalar_loops_are_synced_against_vector_and_dma():
     _equal(got, fn(x, f))
     assert all(r.hazards_checked for r in prof.records)
     assert all(r.busy.get("S", 0) > 0 for r in prof.records), [r.busy for r in prof.records]
+
+
+def test_i64_arange_as_eager():
+    x = _ints(4, 40, seed=7)
+
+    def fn(a):
+        return a + torch.arange(40) * 3 - 5, torch.arange(7, 87, 2) - a
+
+    got, _ = _simulated(fn, x)
+    _equal(got, fn(x))
