@@ -10,7 +10,8 @@
 Every value ``start + step·(offset + i)`` is the one eager computes: ``hfusion-auto-schedule`` lowers an arange only
 when its start and step are integers and ``|start| + |step|·(n − 1)`` is exactly representable in its dtype, or for a
 float arange of step 1 (``vci`` forms ``start + i`` exactly and rounds it once, like eager) (kernel_info). The vector
-unit has no i64 (CANN-INI): an i64 arange is a CodegenError.
+unit has no i64 (CANN-INI): an i64 arange is a scalar loop
+(codegen.scalar_loops).
 """
 
 from __future__ import annotations
