@@ -25,6 +25,8 @@ LOW = (torch.float16, torch.bfloat16)
 
 # Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
 REASONS = {
+    "on buffers of rank > 2": "vcmp/vsel over rank-3 tiles (codegen walks bit masks over at most two dims)",
+    "i1 rows of": "vsel with mask rows narrower than 32 B (a bit-mask row must start 32-B aligned)",
     "cube kernel": "matmul: the cube pipeline is a later issue",
     "hfusion.gather": "embedding rows (a gather along dim 0): a DMA per row at a data-dependent address needs scalar "
                       "reads of UB, which the simulator does not model",
@@ -36,8 +38,7 @@ REASONS = {
     "hfusion.elemwise_binary": "the kernel's values do not fit one domain",
     "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow have no vector instruction sequence",
     "hivm.vbrc": "broadcast idioms codegen lacks (several dims at once; column broadcast into < 8 rows)",
-    "element type i64": "the vector unit has no i64 arithmetic, compare or reduction (AscendNPU-IR lowers them to "
-                        "scalar loops on A2; the simulated scalar unit has no UB loads/stores)",
+
     "reduces several dims": "a vreduce over several dims at once is not emitted",
     "dst is the source": "codegen: gelu_tanh planned in place reads its source after writing dst (bug, reported)",
     "not 32-B aligned": "codegen: a UB buffer whose rows are not padded to 32 B (bug: the alloc should be padded)",
@@ -50,9 +51,8 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "amax_amin": ('hfusion.reduce', 'hfusion.reshape'),
     "any": ('hfusion.reduce',),
     "bmm": ('cube kernel',),
-    "compare_int": ('element type i64',),
-    "cross_entropy": ('element type i64', 'hfusion.reshape'),
-    "embedding_padding": ('cube kernel', 'element type i64', 'hfusion.gather'),
+    "cross_entropy": ('hfusion.reshape',),
+    "embedding_padding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
     "erf": ('has no vector instruction',),
     "expand": ('hivm.vbrc', 'reduces several dims'),
     "gelu": ('has no vector instruction', 'dst is the source'),
@@ -66,8 +66,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "pow_scalar": ('has no vector instruction',),
     "pow_tensor": ('has no vector instruction',),
     "prod": ('hfusion.reduce',),
-    "promote_int_scalar": ('element type i64',),
-    "scatter_value": ('element type i64', 'hfusion.transpose'),
+    "scatter_value": ('hfusion.transpose', 'on buffers of rank > 2'),
     "select": ('hfusion.reshape',),
     "sin_cos": ('has no vector instruction',),
     "slice": ('hfusion.reshape', 'hivm.vbrc', 'reduces several dims'),
@@ -77,7 +76,6 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "squeeze_all": ('hfusion.reshape',),
     "squeeze_dim": ('hfusion.reshape',),
     "sum": ('hfusion.reduce', 'hivm.vbrc', 'not 32-B aligned'),
-    "sum_int": ('element type i64',),
     "var": ('hfusion.reduce', 'hfusion.reshape'),
     "where": ('hivm.vbrc',),
 }  # fmt: skip
