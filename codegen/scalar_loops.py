@@ -13,9 +13,10 @@ Why scalar loops rather than i32 halves with a carry on the vector unit: the hal
 one of the low half, which the vector unit's signed-only integer compares cannot give directly), while the scalar
 loop is exact for every op with one rule, as AscendNPU-IR does on A2.
 
-    vbinary a, b, dst      dst[i] = a[i] op b[i]   add sub mul max min bitwise_and bitwise_or (a scalar operand:
+    vbinary a, b, dst      dst[i] = a[i] op b[i]   add sub mul max min bitwise_and/or, xor = (a|b) - (a&b) (a scalar operand:
                            one dmov before the loop); div/rem are errors (torch's floor/trunc rules not lowered)
-    vunary src, dst        neg, abs (wrapping: abs(INT64_MIN) = INT64_MIN, as torch)
+    vunary src, dst        neg, abs (wrapping: abs(INT64_MIN) = INT64_MIN, as torch), bitwise_not = -a - 1,
+                           sign = (a > 0) - (a < 0)
     vcmp a, b, dst(i1)     packed bits as vcmp writes them (bit c of row r at byte r·pitch + c/8): per byte, up to 8
                            compares shifted into place, one u8 store
     vsel c, t, f, dst      bit c%8 of the mask byte (shr, and 1), then sel
@@ -39,7 +40,7 @@ from .vector import _fold, _static
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min", "bitwise_and": "and",
           "bitwise_or": "or"}
-UNARY = ("neg", "abs")
+UNARY = ("neg", "abs", "bitwise_not", "sign")
 REDUCE = {"sum": ("add", 0), "prod": ("mul", 1), "max": ("max", -(2**63)), "min": ("min", 2**63 - 1)}
 SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 DT = "i64"
@@ -104,7 +105,7 @@ def _extents(L, op) -> list:
 def emit_vbinary(L, op) -> None:
     a_v, b_v, dst_v = op.buffers
     fun = op.attributes["fun"]
-    if fun not in BINARY:
+    if fun not in BINARY and fun != "bitwise_xor":
         why = ("torch's floor/trunc division rules for int64 are not lowered" if fun in ("div", "rem", "floordiv")
                else "no scalar instruction for it")
         raise CodegenError(op, f"i64 '{fun}' in a scalar loop: {why}")
@@ -114,7 +115,12 @@ def emit_vbinary(L, op) -> None:
     def body(idx):
         la(idx)
         lb(idx)
-        getattr(L.b, "s" + BINARY[fun])(DT, "r", "a", "b")
+        if fun == "bitwise_xor":  # a ^ b = (a | b) - (a & b), exact with the wrap
+            L.b.sor(DT, "t", "a", "b")
+            L.b.sand(DT, "r", "a", "b")
+            L.b.ssub(DT, "r", "t", "r")
+        else:
+            getattr(L.b, "s" + BINARY[fun])(DT, "r", "a", "b")
         L.b.st_ub(DT, "r", _addr(dst, idx))
 
     _nest(L, _extents(L, op), body)
@@ -124,12 +130,23 @@ def emit_vunary(L, op) -> None:
     src_v, dst_v = op.buffers
     fun = op.attributes["fun"]
     if fun not in UNARY:
-        raise CodegenError(op, f"i64 '{fun}' in a scalar loop: no scalar instruction for it (neg, abs)")
+        raise CodegenError(op, f"i64 '{fun}' in a scalar loop: no scalar instruction sequence for it "
+                               f"({', '.join(UNARY)})")
     src, dst = _i64(L, op, src_v), _i64(L, op, dst_v)
+    L.b.dmov("zero", 0)
+    L.b.dmov("one", 1)
 
     def body(idx):
         L.b.ld_ub(DT, "a", _addr(src, idx))
-        getattr(L.b, "s" + fun)(DT, "r", "a")
+        if fun == "bitwise_not":  # ~a = -a - 1 (two's complement, wrapping)
+            L.b.sneg(DT, "t", "a")
+            L.b.ssub(DT, "r", "t", "one")
+        elif fun == "sign":  # (a > 0) - (a < 0)
+            L.b.scmp_gt(DT, "t", "a", "zero")
+            L.b.scmp_lt(DT, "r", "a", "zero")
+            L.b.ssub(DT, "r", "t", "r")
+        else:
+            getattr(L.b, "s" + fun)(DT, "r", "a")
         L.b.st_ub(DT, "r", _addr(dst, idx))
 
     _nest(L, _extents(L, op), body)

@@ -41,7 +41,8 @@ def test_wrapping_arithmetic_as_eager(dynamic):
     x, y = _ints(5, 40, seed=1), _ints(5, 40, seed=2)
 
     def fn(a, b):
-        return a + b, a - b, a * b, torch.maximum(a, b), torch.minimum(a, b), -a, a.abs(), a * 3 - 7
+        return a + b, a - b, a * b, torch.maximum(a, b), torch.minimum(a, b), -a, a.abs(), a * 3 - 7, a ^ b, ~a + b, \
+            a.sign() * b
 
     got, prof = _simulated(fn, x, y, dynamic=dynamic)
     _equal(got, fn(x, y))
