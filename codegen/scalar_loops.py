@@ -133,8 +133,8 @@ def emit_vunary(L, op) -> None:
         raise CodegenError(op, f"i64 '{fun}' in a scalar loop: no scalar instruction sequence for it "
                                f"({', '.join(UNARY)})")
     src, dst = _i64(L, op, src_v), _i64(L, op, dst_v)
-    L.b.dmov("zero", 0)
-    L.b.dmov("one", 1)
+    if fun in ("bitwise_not", "sign"):
+        L.b.dmov(*(("one", 1) if fun == "bitwise_not" else ("zero", 0)))
 
     def body(idx):
         L.b.ld_ub(DT, "a", _addr(src, idx))
