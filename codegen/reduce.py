@@ -4,6 +4,7 @@ or elementwise accumulation of rows (a non-last dim); prod (no per-repeat produc
 
 from __future__ import annotations
 
+from graph_passes.schedule.buffers import row_fold_shape
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
@@ -13,6 +14,7 @@ from .vector_ops import _dtype, _ub, _vec, barrier
 
 REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
           "prod": (None, "mul")}  # no per-repeat product: _prod_rows
+IDENTITY = {"sum": 0.0, "max": float("-inf"), "min": float("inf")}
 
 
 def emit_vreduce(L, op) -> None:
@@ -65,27 +67,54 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
         return counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0) if R > MAX_REPEAT \
             else group(Imm(0))
-    # rows longer than one repeat: fold the column chunks into a scratch row per row, then reduce it
-    G = max(1, min(R, MAX_REPEAT, L.scratch_free() // 256))  # rows folded at once (L.scratch checks the first)
-    S = L.scratch(G * 256, "a row reduction")
+    # rows longer than one repeat: fold the column chunks into K partials per row, halve them to one, reduce it
+    n_cap = -(-P // lanes)
+    G, K = row_fold_shape(R, n_cap)
+    while G * K * 256 > L.scratch_free() and (G > 1 or K > 1):  # a smaller scratch than the schedule sized
+        G, K = (G // 2, K) if G > 1 else (G, K // 2)
+    S = L.scratch(G * K * 256, "a row reduction")
+    srep = K * 8  # a scratch row (K partials) in 32-B blocks
+    e1s = _static(e1)
     n_chunks = (e1 + lanes - 1) // lanes
+
+    def vop(d_addr, a_addr, b_addr, rows_here, mask, a_rep, b_rep):
+        getattr(L.b, "v" + comb)(dtype, _fold(d_addr), _fold(a_addr), _fold(b_addr), repeat=rows_here,
+                                 mask=_fold(Imm(mask) if isinstance(mask, int) else mask), dst_rep=srep,
+                                 src0_rep=a_rep, src1_rep=b_rep)
 
     def group(g):
         rows_here = _fold(emin(G, e0 - g * G)) if R > G else e0
         base = _fold(src.addr + g * (G * P * es))
         barrier(L)
-        L.b.vcopy(dtype, S, base, repeat=rows_here, mask=_fold(emin(lanes, e1)), src_rep=pitch, dst_rep=8)
+        if e1s is not None and e1s // lanes >= 2 * K:  # partial k = chunk k ⊕ chunk k + K (both whole)
+            first = 2 * K
+            for k in range(K):
+                vop(S + k * 256, base + k * 256, base + (k + K) * 256, rows_here, lanes, pitch, pitch)
+        else:  # partials start at the identity; every chunk folds in
+            first = 0
+            L.b.vdup(dtype, S, Imm(IDENTITY[kind]), repeat=G * K, mask=lanes, dst_rep=8)
         barrier(L)
-
-        def chunk(c):
-            getattr(L.b, "v" + comb)(dtype, S, S, _fold(base + c * 256), repeat=rows_here,
-                                     mask=_fold(emin(lanes, e1 - c * lanes)), dst_rep=8, src0_rep=8, src1_rep=pitch)
+        if e1s is not None:
+            for c in range(first, -(-e1s // lanes)):
+                k = c % K
+                vop(S + k * 256, S + k * 256, base + c * 256, rows_here, min(lanes, e1s - c * lanes), srep, pitch)
+                if k == K - 1 or c == -(-e1s // lanes) - 1:
+                    barrier(L)
+        else:
+            var = L.fresh("j")
+            with L.b.loop(var, 0, (n_chunks + (K - 1)) // K, 1) as j:
+                for k in range(K):
+                    c = j * K + k
+                    with L.b.if_(c < n_chunks):
+                        vop(S + k * 256, S + k * 256, base + c * 256, rows_here, emin(lanes, e1 - c * lanes), srep, pitch)
+                barrier(L)
+        h = K // 2
+        while h:  # halve the partials: k ⊕= k + h
+            for k in range(h):
+                vop(S + k * 256, S + k * 256, S + (k + h) * 256, rows_here, lanes, srep, srep)
             barrier(L)
-
-        var = L.fresh("c")
-        with L.b.loop(var, 1, n_chunks, 1) as c:
-            chunk(c)
-        vred(_fold(dst.addr + g * (G * es)), S, rows_here, emin(lanes, e1), 8)
+            h //= 2
+        vred(_fold(dst.addr + g * (G * es)), S, rows_here, lanes, srep)
 
     if R > G:
         counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)

@@ -152,7 +152,7 @@ def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, 
                 continue
             a = o.addr
             if d1 is not None:
-                a = a + c * (lanes * o.es)
+                a = a + c * (lanes * o.strides[d1] * o.es)  # 0 for a column operand (one block per row)
             out.append(_fold(a + g * (MAX_REPEAT * o.strides[d0] * o.es)))
         return out
 

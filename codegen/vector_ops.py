@@ -32,13 +32,14 @@ vbinary, vreduce or vcmp reaching codegen is a CodegenError naming that pass.
 from __future__ import annotations
 
 from graph_passes.ir.types import MemRefType
+from graph_passes.schedule.buffers import column_scratch_bytes
 from simulator.expr import Expr, Imm
 
 from .dtypes import sim_dtype
 from . import bitwise, math_ops
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import Operand, _fold, _static, region
+from .vector import Operand, _fold, _static, region, rows
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # on i16 lanes over the bytes: codegen.bitwise
@@ -127,6 +128,11 @@ def emit_vbinary(L, op) -> None:
     if fun == "pow":
         return math_ops.emit_pow(L, op, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps,
                                  dst.type.static_shape())
+    shape = dst.type.static_shape()
+    columns = [i for i, (x, v) in enumerate(zip(ins, (a_v, b_v))) if isinstance(x, Operand) and len(shape) == 2
+               and shape[1] > 1 and v.type.static_shape()[1] == 1]
+    if columns:
+        return _column_binary(L, op, fun, _dtype(op, dst.type), ins, columns, _operand(dst), ext, caps)
     _binary(L, op, fun, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps)
 
 
@@ -174,6 +180,37 @@ def _binary(L, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
         barrier(L)
         return _scalar_form(L, dtype, "muls", s, [dst, dst], ext, caps)
     raise CodegenError(op, f"'{fun}' with a scalar operand, in place, with no UB free for the scalar's block")
+
+
+def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> None:
+    """dst[r, c] = a[r, c] fun col[r] (or col[r] fun b[r, c]) with ``col`` a ``[R, 1]`` buffer (an inlined column
+    broadcast; docs/schedule.md): vbrcb puts col[r] in block r of the scratch (8 rows per repeat), then the op
+    reads that block for every 32 B of row r (block stride 0, one block per row): Ascend C's softmax idiom."""
+    if len(columns) != 1 or fun not in BINARY:
+        raise CodegenError(op, f"'{fun}' with {len(columns)} column operands has no vector idiom")
+    i = columns[0]
+    col = ins[i]
+    e0, e1 = ext
+    S = L.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}")
+    barrier(L)
+    L.b.vbrcb(dtype, S, col.addr, repeat=_fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
+    barrier(L)
+    ops = list(ins)
+    ops[i] = Operand(Imm(S), col.es, [32 // col.es, 0])
+    names = ["src0", "src1", "dst"]
+    mnem = "v" + BINARY[fun]
+
+    def emit(addrs, repeat, mask, reps):
+        kw = {"repeat": _fold(repeat), "mask": _fold(mask), names[i] + "_blk": 0}
+        for n, a, r in zip(names, addrs, reps):
+            kw[n] = _fold(a)
+            kw[n + "_rep"] = r
+        getattr(L.b, mnem)(dtype, **kw)
+
+    if caps[0] == 1:  # one row: every repeat reads the same block (one instruction per 255 repeats)
+        ops[i] = Operand(Imm(S), col.es, None)
+        return region(L, emit, ops + [dst], [Imm(1), e1], caps)
+    rows(L, emit, ops + [dst], e0, e1, caps[0], caps[1], 0, 1)
 
 
 def _scalar_form(L, dtype, form, s, ops, ext, caps) -> None:

@@ -224,6 +224,8 @@ class KernelLowering:
         for v in self.loads_of(self.info.results, every=True):
             if self.invariant(v):
                 self.emit(v)
+        for v in self.plan.hoisted:  # loop-invariant compute (docs/schedule.md): after the loads it reads
+            self.emit(v)
         self.hoisted = set(self.ready)
 
     def load_stage(self, roots) -> None:
@@ -235,6 +237,8 @@ class KernelLowering:
     # -- one work item ------------------------------------------------------------------------------------------
     def tile_of(self, d: int, index: Value) -> tuple[Value, Value]:
         off = self.arith("muli", index, self.const(self.tile[d]), f"off{d}")
+        if self.tile[d] == 1:  # every work item's tile is whole: a static extent (codegen drops the dim)
+            return off, self.const(1)
         rem = self.arith("subi", self.params[f"n{d}"], off)
         length = self.arith("minsi", rem, self.const(self.tile[d]), f"len{d}")
         return off, length
@@ -378,6 +382,8 @@ class KernelLowering:
         return offs
 
     def operand(self, v: Value) -> Value:
+        if v in self.plan.inlined:  # a column broadcast read in place by its binary user: its source column
+            return self.operand(v.op.operands[0])
         if isinstance(v.type, TensorType):
             self.emit(v)
             return self.buffer(v)

@@ -1,17 +1,19 @@
 """``canonicalize``: MLIR-style cleanups run to a fixed point by the shared greedy driver.
 
-Identities, chains, constant folding, canonical operand order and dead pure ops. Each rule is one row of a table
+Identities, chains, constant folding, canonical operand order, max/min before an exact f16 -> f32 widening,
+division by a power of two as a multiply, and dead pure ops. Each rule is one row of a table
 with the rule in a trailing comment; the driver (``graph_passes.rewrite``) runs them until none fires.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
 from ..ir.core import Operation, Pure
-from ..ir.types import TensorType, dtype_of
+from ..ir.types import ScalarType, TensorType, dtype_of
 from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
 from ..schedule.kernel_info import EXACT_INTEGERS
 from .base import ModulePass, PassContext
@@ -211,6 +213,42 @@ def fold_cast_of_arange(op: Operation, arange: Operation, rw: Rewriter) -> bool:
     return True
 
 
+def div_by_power_of_two(op: Operation, rw: Rewriter) -> bool:
+    """x / 2^k -> x * 2^-k for a float scalar constant: the same value (scaling by a power of two is exact in either
+    form), and a multiply has a vector-scalar instruction where a divide does not (a mean's division by its count)."""
+    if op.attributes.get("fun") != "div":
+        return False
+    c = op.operands[RHS]
+    value = splat_value(c)
+    if not isinstance(c.type, ScalarType) or dtype_of(c.type) not in ("f16", "f32", "bf16") or \
+            isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
+        return False
+    mantissa, exp = math.frexp(abs(float(value)))
+    if mantissa != 0.5 or not -14 <= exp - 1 <= 14:  # a power of two whose reciprocal is normal in f16 too
+        return False
+    inv = rw.create("arith.constant", [], [c.type], {"value": 1.0 / float(value)})
+    new = rw.create("hfusion.elemwise_binary", [op.operands[LHS], inv.result], [op.result.type], {"fun": "mul"})
+    rw.replace_op(op, new.results)  # x / 4096 -> x * (1/4096)
+    return True
+
+
+def reduce_before_widening(op: Operation, rw: Rewriter) -> bool:
+    """max/min(cast(x: f16 -> f32)) -> cast(max/min(x)): the widening is exact and monotone, so the extremum is the
+    same value; the reduction reads half the bytes (f16 lanes: half the vector repeats of the f32 copy)."""
+    if op.attributes.get("kind") not in ("max", "min"):
+        return False
+    src = op.operands[0]
+    inner = getattr(src, "op", None)
+    if inner is None or inner.name != "hfusion.cast" or (dtype_of(inner.operands[0].type), dtype_of(src.type)) != (
+            "f16", "f32"):
+        return False
+    x = inner.operands[0]
+    red = rw.create("hfusion.reduce", [x], [TensorType(op.result.type.shape, "f16")], dict(op.attributes))
+    cast = rw.create("hfusion.cast", red.results, [op.result.type], dict(inner.attributes))
+    rw.replace_op(op, cast.results)  # max(cast(x: f16 -> f32)) -> cast(max(x))
+    return True
+
+
 def erase_dead_pure(op: Operation, rw: Rewriter) -> bool:
     """A Pure op whose results are all unused is erased."""
     if not op.has_trait(Pure) or not op.results or any(r.uses for r in op.results):
@@ -227,10 +265,12 @@ PATTERNS = [
     Pattern("hfusion.transpose", fold_transpose, "fold_transpose", "chains-folded"),
     Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
     Pattern("hfusion.cast", fold_cast, "fold_cast", "chains-folded"),
+    Pattern("hfusion.reduce", reduce_before_widening, "reduce_before_widening", "reductions-narrowed"),
+    Pattern("hfusion.elemwise_binary", div_by_power_of_two, "div_by_power_of_two", "ops-folded"),
     Pattern(None, erase_dead_pure, "erase_dead_pure", "ops-erased"),
 ]  # fmt: skip
 
-COUNTERS = ("ops-folded", "operands-swapped", "chains-folded", "ops-erased")
+COUNTERS = ("ops-folded", "operands-swapped", "chains-folded", "reductions-narrowed", "ops-erased")
 
 
 @register_pass

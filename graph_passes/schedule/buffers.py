@@ -2,7 +2,9 @@
 they fit UB) and ``convert-to-hivm`` (to allocate exactly those buffers).
 
 One buffer per tensor value of the body, except that an elementwise op writes in place into an operand that
-is an intermediate value with a single use (its only reader is this op), of the same dtype and domain dims.
+is an intermediate value of the same dtype and domain dims read by no one after it: its only reader is this op,
+or (one-pass kernels) every other reader is an ancestor of this op — softmax's ``exp(x - max) * (1 / sum)`` writes
+over ``exp(x - max)``, whose other reader, the row sum, it depends on.
 Reductions whose reduced dims are tiled (looped) also get a *partial* buffer per reduction: each reduced tile is
 reduced into it and combined into the accumulator (the reduction's result buffer).
 
@@ -14,8 +16,8 @@ elsewhere; its last dim is padded to the UB alignment (32 B) so that every row s
 multi-instruction idioms (docs/codegen.md), shared by every op (they run one after the other on PIPE_V), so its
 size is the largest need of one op (:func:`scratch_bytes`):
 
-- a last-dim reduction of rows longer than one vector repeat: one 256-B row per row of a group of
-  ``min(rows, SCRATCH_ROWS)`` rows (the column chunks fold into it);
+- a last-dim reduction of rows longer than one vector repeat: ``K`` 256-B partials per row for a group of
+  ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to one);
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
 - a last-dim product (any row length): a 256-B row and a 32-B block per row of a group of
   ``min(rows, SCRATCH_ROWS)`` rows (the vmul tree of ``codegen.reduce._prod_rows``);
@@ -49,7 +51,12 @@ class Buffer:
     role: str = "value"  # "value" | "partial"
     fixed: dict = field(default_factory=dict)  # domain dim -> extent independent of the tile (a gathered row)
 
-    def depth(self, multi_buffer: int) -> int:
+    def depth(self, multi_buffer: int, whole=()) -> int:
+        """Copies: the multi-buffer depth when a DMA in the work-item loop feeds or drains it; one for a loaded
+        buffer spanning only dims in ``whole`` (dims the tile covers: the load is loop-invariant, hoisted before
+        the loop by convert-to-hivm, and hivm-mark-multi-buffer leaves it single)."""
+        if self.loaded and not self.stored and set(self.mask) <= set(whole):
+            return 1
         return multi_buffer if (self.loaded or self.stored) else 1
 
     def shape(self, tile, ub_align: int) -> list[int]:
@@ -68,10 +75,24 @@ class Buffer:
 
 
 REPEAT_BYTES = 256  # one vector repeat
-SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction (its scratch is one repeat per row)
+SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction
+FOLD_PARTIALS = 16  # most 256-B partials per row a long-row reduction folds into
+FOLD_REPEATS = 64  # most 256-B partials of one group of rows (G·K): the reduction's scratch is at most 16 KiB
 SCALAR_FORMS = ("add", "mul", "max", "min", "sub")  # binary funs a scalar operand never needs scratch for
 MATH_TEMPS = {"erf": 4, "gelu_erf": 4, "sin": 4, "cos": 4}  # f32 temporaries of codegen.math_ops' sequences
 ONE_INSTRUCTION_POW = (0.0, 1.0, 2.0, 0.5, -0.5, -1.0)  # x ** e emitted as one instruction in the op's dtype
+
+
+def row_fold_shape(rows: int, chunks: int) -> tuple[int, int]:
+    """(G, K) of a last-dim reduction over ``rows`` rows of ``chunks`` 256-B column chunks (> 1): G rows at a
+    time, each row's chunks folded into K partials (a power of two, at most half the chunks), which then halve to
+    one in log2(K) steps — log-depth, so few rows of many chunks do not pay one dependent instruction per chunk.
+    Its scratch is G·K·256 B."""
+    g = max(1, min(rows, SCRATCH_ROWS))
+    k = 1
+    while k * 2 <= min(chunks // 2, FOLD_PARTIALS, FOLD_REPEATS // g):
+        k *= 2
+    return g, k
 
 
 def math_temps(fun: str, dtype: str, exponent=None) -> int:
@@ -88,15 +109,62 @@ def math_temps(fun: str, dtype: str, exponent=None) -> int:
     return n + (2 if dtype == "f16" else 0)  # f16 computes in f32: the input and the result
 
 
+INLINE_BROADCAST_FUNS = ("add", "sub", "mul", "div", "max", "min")  # vector-vector binaries a column operand feeds
+INLINE_BROADCAST_DTYPES = ("f16", "f32", "i16", "i32")  # the vector unit's arithmetic types
+
+
+def inlined_broadcasts(info: KernelInfo) -> set:
+    """Broadcasts of a rank-2 domain that no buffer holds: every use is a binary op (``INLINE_BROADCAST_FUNS``) of
+    the broadcast's dtype whose other operand spans the whole domain, and the binary reads the broadcast's source:
+
+    - a *row* ``[C] -> [R, C]`` (dims [0], e.g. a norm's weight): every row of the op reads the same source row
+      (repeat stride 0), as a row-broadcast ``vbrc`` would have;
+    - a *column* ``[R] -> [R, C]`` (dims [1], e.g. a row max): codegen ``vbrcb``-s one 32-B block per row into
+      scratch and the op reads that block for every 32 B of its row (block stride 0) — Ascend C's softmax idiom.
+
+    So the R×C copy is neither computed nor held in UB."""
+    out = set()
+    if info.rank != 2:
+        return out
+    full = (0, 1)
+    for op in info.ops:
+        if op.name != "hfusion.broadcast" or list(op.attributes["dims"]) not in ([0], [1]):
+            continue
+        v, src = op.result, op.operands[0]
+        if info.masks.get(v) != full or info.masks.get(src) != tuple(d for d in full if d not in op.attributes["dims"]):
+            continue
+        ok = bool(v.uses)
+        for u in v.uses:
+            user = u.op
+            other = user.operands[1 - u.index] if len(user.operands) == 2 else None
+            ok = ok and (user.name == "hfusion.elemwise_binary" and user.attributes.get("fun") in
+                         INLINE_BROADCAST_FUNS and other is not None and other is not v
+                         and isinstance(other.type, TensorType) and info.masks.get(other) == full
+                         and getattr(getattr(other, "op", None), "name", None) != "hfusion.broadcast"
+                         and other.type.dtype == v.type.dtype == user.result.type.dtype
+                         and v.type.dtype in INLINE_BROADCAST_DTYPES)
+        if ok:
+            out.add(v)
+    return out
+
+
+def column_scratch_bytes(rows: int) -> int:
+    """Scratch of a binary op with an inlined column operand: one 32-B block per row (vbrcb writes 8 per repeat)."""
+    return -(-rows // 8) * 8 * 32
+
+
 @dataclass
 class BufferPlan:
     buffers: list[Buffer]
     of_value: dict  # Value -> Buffer
     partial: dict  # reduce op -> Buffer (only when the reduced dims are looped)
-    ops: list = field(default_factory=list)  # the kernel's ops (for the scratch they need)
+    ops: list = field(default_factory=list)  # the kernel's ops (for the scratch they need; not inlined ones)
+    inlined: set = field(default_factory=set)  # broadcasts read by their binary users (no buffer)
+    hoisted: list = field(default_factory=list)  # values computed once per core, before the work-item loop
 
-    def ub_bytes(self, tile, ub_align: int, multi_buffer: int) -> int:
-        total = sum(b.nbytes(tile, ub_align) * b.depth(multi_buffer) for b in self.buffers)
+    def ub_bytes(self, tile, ub_align: int, multi_buffer: int, whole=()) -> int:
+        """UB of every buffer × its depth, plus the scratch (``whole``: the dims the tile covers)."""
+        total = sum(b.nbytes(tile, ub_align) * b.depth(multi_buffer, whole) for b in self.buffers)
         return total + self.scratch_bytes(tile, ub_align)
 
     def scratch_bytes(self, tile, ub_align: int) -> int:
@@ -120,6 +188,12 @@ class BufferPlan:
             for s in self.of_value[op.result].shape(tile, ub_align):
                 n *= s
             return k * align(n * 4)
+        if op.name == "hfusion.elemwise_binary" and any(v in self.inlined and list(v.op.attributes["dims"]) == [1]
+                                                        for v in op.operands):
+            rows = 1
+            for s in self.of_value[op.result].shape(tile, ub_align)[:-1]:
+                rows *= s
+            return column_scratch_bytes(rows)
         scalars = sum(not isinstance(v.type, TensorType) for v in op.operands)
         if op.name == "hfusion.select":  # each scalar value is vdup'ed into a block of its own
             return scalars * REPEAT_BYTES
@@ -162,7 +236,8 @@ class BufferPlan:
         rows = 1
         for s in shape[:-1]:
             rows *= s
-        return min(rows, SCRATCH_ROWS) * REPEAT_BYTES
+        g, k = row_fold_shape(rows, -(-shape[last] // lanes))
+        return g * k * REPEAT_BYTES
 
 
 def gather_scratch(index: Buffer, tile, ub_align: int) -> int:
@@ -184,6 +259,41 @@ def _reuse_candidates(op) -> list[Value]:
     return list(op.operands)
 
 
+def hoisted_values(info: KernelInfo, reduce_looped: bool) -> list[Value]:
+    """Elementwise values of a one-pass reduction kernel that span only reduced dims and are computed from kernel
+    inputs only (a norm's weight cast to f32): the tile covers those dims, so they are the same in every work item
+    and ``convert-to-hivm`` computes them once per core, before the work-item loop, like the invariant loads.
+    Their buffers are never shared in place (they must survive every work item)."""
+    out: list[Value] = []
+    if reduce_looped or not info.reduce_dims:
+        return out
+    ready = set(info.inputs) | set(info.views)
+    for op in info.ops:
+        v = op.result if op.results else None
+        if v is None or op.name not in ELEMENTWISE_OPS or v in info.results:
+            continue
+        mask = info.masks.get(v, ())
+        if mask and set(mask) <= set(info.reduce_dims) and all(
+                x in ready or not isinstance(x.type, TensorType) for x in op.operands):
+            out.append(v)
+            ready.add(v)
+    return out
+
+
+def _ancestors(info: KernelInfo) -> dict:
+    """id(op) -> ids of the body ops it depends on, transitively."""
+    out: dict = {}
+    for op in info.ops:
+        anc = set()
+        for x in op.operands:
+            d = getattr(x, "op", None)
+            if d is not None and id(d) in out:
+                anc.add(id(d))
+                anc |= out[id(d)]
+        out[id(op)] = anc
+    return out
+
+
 def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
     buffers: list[Buffer] = []
     of_value: dict = {}
@@ -201,18 +311,39 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
     for res in info.views:
         new(res, loaded=True)
     partial = {}
+    inlined = inlined_broadcasts(info)
+    hoisted = hoisted_values(info, reduce_looped)
+    ancestors = {} if reduce_looped else _ancestors(info)
+
+    def read_before(c: Value, op) -> bool:
+        """Every other reader of ``c`` is an ancestor of ``op`` (op depends on it), so it runs before op in any
+        order the lowering emits them: op may overwrite c. Only one-pass kernels (a multi-pass kernel recomputes
+        values per pass)."""
+        if reduce_looped:
+            return False
+        readers, seen = [], set()
+        todo = [u.op for u in c.uses]
+        while todo:  # through inlined broadcasts: their binary users read c
+            r = todo.pop()
+            if r.results and r.result in inlined:
+                todo += [u.op for u in r.result.uses]
+            elif r is not op and id(r) not in seen:
+                seen.add(id(r))
+                readers.append(r)
+        return all(id(r) in ancestors[id(op)] for r in readers)
     for op in info.ops:
-        if op.name == "arith.constant" or looked_through(op):
+        if op.name == "arith.constant" or looked_through(op) or op.result in inlined:
             continue
         v = op.result
-        if op.name in ELEMENTWISE_OPS and op.name != "hfusion.cast":
+        if op.name in ELEMENTWISE_OPS and op.name != "hfusion.cast" and v not in hoisted:
             for c in _reuse_candidates(op):
                 b = of_value.get(c)
                 if (
                     isinstance(c, OpResult)
                     and b is not None
+                    and c not in hoisted
                     and not b.loaded
-                    and len(c.uses) == 1
+                    and (len(c.uses) == 1 or read_before(c, op))
                     and c.type.dtype == v.type.dtype
                     and info.masks[c] == info.masks[v]
                 ):
@@ -227,5 +358,6 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             partial[op] = p
     for res in info.results:
         of_value[res].stored = True
-    ops = [op for op in info.ops if op.name != "arith.constant" and not looked_through(op)]
-    return BufferPlan(buffers, of_value, partial, ops)
+    ops = [op for op in info.ops
+           if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
+    return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted)

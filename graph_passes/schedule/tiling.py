@@ -106,11 +106,14 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             return False
         if requested:
             return True
-        return plan_buffers(info, looped).ub_bytes(tile, target.ub_align, multi_buffer) <= target.ub_bytes
+        plan = plan_buffers(info, looped)
+        return plan.ub_bytes(tile, target.ub_align, multi_buffer, _whole_dims(tile, uppers)) <= target.ub_bytes
 
     def grow(tile, d, limit, looped) -> int:
         """Largest t in [1, limit] with fits(tile with t at d); binary search (fits is monotone in t)."""
         lo, hi = 1, limit
+        if fits(_with(tile, d, limit), looped):  # Note: covering the dim may make loads invariant (single copies)
+            return limit
         if not fits(_with(tile, d, 1), looped):
             return 0
         while lo < hi:
@@ -160,8 +163,14 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
         _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, serial)
     plan = plan_buffers(info, looped)
-    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer), {},
+    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, _whole_dims(tile, uppers)),
+                    {},
                     scratch_bytes=plan.scratch_bytes(tile, target.ub_align), serial_dims=serial)
+
+
+def _whole_dims(tile, uppers) -> set:
+    """Dims the tile covers for every binding (no ``tiles{d}`` parameter: never looped over)."""
+    return {d for d, (t, u) in enumerate(zip(tile, uppers)) if u is not None and t >= u}
 
 
 def _row_bytes_coeff(info: KernelInfo, v, d: int) -> int:

@@ -179,3 +179,38 @@ module {
     func.return %1, %3 : tensor<8xf32>, tensor<2048xf16>
   }
 }
+
+// -----
+
+// max/min of an f16 -> f32 widening reduce the f16 values, then widen; a sum keeps reducing in f32.
+// CHECK-LABEL: func.func @reduce_before_widening(
+// CHECK-SAME:    [[H:%[0-9a-z_]+]]: tensor<s0x64xf16>
+// CHECK:         [[W:%[0-9a-z_]+]] = hfusion.cast [[H]] {{.*}} -> tensor<s0x64xf32>
+// CHECK-DAG:     [[M:%[0-9a-z_]+]] = hfusion.reduce [[H]] {dims = [1], kind = "max"} : (tensor<s0x64xf16>) -> tensor<s0xf16>
+// CHECK-DAG:     hfusion.cast [[M]] {{.*}} -> tensor<s0xf32>
+// CHECK-DAG:     hfusion.reduce [[W]] {dims = [1], kind = "sum"} : (tensor<s0x64xf32>) -> tensor<s0xf32>
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @reduce_before_widening(%h: tensor<s0x64xf16>) -> (tensor<s0xf32>, tensor<s0xf32>) {
+    %w = hfusion.cast %h : (tensor<s0x64xf16>) -> tensor<s0x64xf32>
+    %m = hfusion.reduce %w {dims = [1], kind = "max"} : (tensor<s0x64xf32>) -> tensor<s0xf32>
+    %s = hfusion.reduce %w {dims = [1], kind = "sum"} : (tensor<s0x64xf32>) -> tensor<s0xf32>
+    func.return %m, %s : tensor<s0xf32>, tensor<s0xf32>
+  }
+}
+
+// -----
+
+// x / 4096 (a mean) -> x * 2^-12: exact; x / 3 is kept.
+// CHECK-LABEL: func.func @div_by_power_of_two(
+// CHECK:         [[C:%[0-9a-z_]+]] = arith.constant {value = 0.000244140625} : () -> f32
+// CHECK:         hfusion.elemwise_binary {{%[0-9a-z_]+}}, [[C]] {fun = "mul"}
+// CHECK:         hfusion.elemwise_binary {{%[0-9a-z_]+}}, {{%[0-9a-z_]+}} {fun = "div"}
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @div_by_power_of_two(%x: tensor<s0xf32>) -> (tensor<s0xf32>, tensor<s0xf32>) {
+    %n = arith.constant {value = 4096.0} : () -> f32
+    %three = arith.constant {value = 3.0} : () -> f32
+    %0 = hfusion.elemwise_binary %x, %n {fun = "div"} : (tensor<s0xf32>, f32) -> tensor<s0xf32>
+    %1 = hfusion.elemwise_binary %x, %three {fun = "div"} : (tensor<s0xf32>, f32) -> tensor<s0xf32>
+    func.return %0, %1 : tensor<s0xf32>, tensor<s0xf32>
+  }
+}

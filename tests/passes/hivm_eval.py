@@ -151,8 +151,15 @@ def _run_op(op, env, bid):
 
     if name == "hivm.vunary":
         dst[reg] = _UNARY[op.attributes["fun"]](rd(bufs[0], 0)).to(dst.dtype)
-    elif name == "hivm.vbinary":
-        a, b = rd(bufs[0], 0), rd(bufs[1], 1)
+    elif name == "hivm.vbinary":  # an operand of extent 1 along a dim (an inlined broadcast) is read along it
+        def rd_bcast(v):
+            if not isinstance(v, torch.Tensor):
+                return v
+            e = [1 if n == 1 else x for x, n in zip(ext, v.shape)]
+            _check_local(v, e, what)
+            return v[_region(e)]
+
+        a, b = rd_bcast(bufs[0]), rd_bcast(bufs[1])
         out = _BINARY[op.attributes["fun"]](a, b)
         dst[reg] = torch.as_tensor(out).to(dst.dtype).expand(dst[reg].shape)
     elif name == "hivm.vcmp":

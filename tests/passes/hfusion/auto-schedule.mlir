@@ -9,12 +9,13 @@
 // CHECK-NOT:     schedule
 // A requested tile (tile-elems) is honoured exactly, past UB: 65536 elements × 4 buffers × 2 copies is 1 MiB;
 // hivm-plan-memory overflows and the retry ladder retries (multi-buffer 1, then halved requests). No balancing:
-// the static 3000-element kernel gets one tile. A request is rounded down to whole 256-B repeats (f16: 128).
+// the static 3000-element kernel gets one tile (its input, the same in every work item, is loaded once before the
+// loop: one copy). A request is rounded down to whole 256-B repeats (f16: 128).
 // RUN: npu-opt %s -p "hfusion-auto-schedule{tile-elems=65536}" --split-input-file | filecheck %s --check-prefix=REQ
 // REQ:       multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, tile = [65536], ub_bytes = 1048576}
-// REQ:       tile = [3000], ub_bytes = 48000}
+// REQ:       tile = [3000], ub_bytes = 36000}
 // REQ-SAME:  tiling = {block_dim = 1, n0 = 3000, n_tiles = 1}
-// REQ:       reduce_looped = true, scratch_bytes = 256, tile = [1, 65536]
+// REQ:       reduce_looped = true, scratch_bytes = 4096, tile = [1, 65536]
 // RUN: npu-opt %s -p "hfusion-auto-schedule{tile-elems=1000}" --split-input-file | filecheck %s --check-prefix=REQR
 // REQR:      tile = [896], ub_bytes = 14336}
 module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
@@ -52,9 +53,9 @@ module attributes {target = "ascend910b1"} {
 // -----
 
 // Softmax rows that do not fit UB: the reduced dim is tiled (reduce_looped), three passes over each row; the row
-// reductions fold one 256-B repeat per row in the kernel's scratch.
+// reductions fold each tile's chunks into 16 partials of 256 B in the kernel's scratch.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    passes = 3, reduce_dims = [1], reduce_looped = true, scratch_bytes = 256, tile = [1, {{[0-9]+}}]
+// CHECK-SAME:    passes = 3, reduce_dims = [1], reduce_looped = true, scratch_bytes = 4096, tile = [1, {{[0-9]+}}]
 // CHECK-SAME:    tiling = {block_dim = (Min(48,s0)), n0 = s0, n1 = 1000000, n_tiles = s0, tiles0 = s0, tiles1 = {{[0-9]+}}}
 module attributes {symbols = {s0 = [1, 4096]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<s0x1000000xf32>, %out: tensor<s0x1000000xf32>) -> (tensor<s0x1000000xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [1]} {

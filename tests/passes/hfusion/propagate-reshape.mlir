@@ -3,13 +3,13 @@
 // RMS norm as imported: a keepdim reduction adds a unit dim (reshape [s0] -> [s0x1]), the elementwise ops run on
 // [s0x1] (a scalar operand and a fill among their operands), and the expand drops it again before the broadcast.
 // The first reshape sinks through the elementwise ops (the fill is re-created at [s0], the scalar is kept) until it
-// meets its inverse; canonicalize cancels the pair.
+// meets its inverse; canonicalize cancels the pair (and turns the mean's / 16 into * 1/16).
 // CHECK-LABEL: func.func @rms_norm(
 // CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<s0x16xf32>
 // CHECK-NOT:     hfusion.reshape
 // CHECK:         [[S:%[0-9a-z_]+]] = hfusion.reduce {{.*}} -> tensor<s0xf32>
 // CHECK-NOT:     hfusion.reshape
-// CHECK:         [[D:%[0-9a-z_]+]] = hfusion.elemwise_binary [[S]], {{%[0-9a-z_]+}} {fun = "div"} : (tensor<s0xf32>, f32) -> tensor<s0xf32>
+// CHECK:         [[D:%[0-9a-z_]+]] = hfusion.elemwise_binary [[S]], {{%[0-9a-z_]+}} {fun = "mul"} : (tensor<s0xf32>, f32) -> tensor<s0xf32>
 // CHECK:         [[E:%[0-9a-z_]+]] = hfusion.fill {value = 1e-06} : () -> tensor<s0xf32>
 // CHECK-NEXT:    [[A:%[0-9a-z_]+]] = hfusion.elemwise_binary [[D]], [[E]] {fun = "add"} : (tensor<s0xf32>, tensor<s0xf32>) -> tensor<s0xf32>
 // CHECK-NEXT:    [[R:%[0-9a-z_]+]] = hfusion.elemwise_unary [[A]] {fun = "rsqrt"} : (tensor<s0xf32>) -> tensor<s0xf32>

@@ -1,6 +1,7 @@
 // RUN: npu-opt %s -p hfusion-auto-schedule,convert-to-hivm --split-input-file | filecheck %s
 
-// An arange row broadcast over the rows it scales, and returned: hivm.varange counts from the tile's offset along
+// An arange row broadcast over the rows it scales (the mul reads the row in place), and returned: hivm.varange
+// counts from the tile's offset along
 // its dim (the row dim is never tiled: offset 0); the returned row is the same in every work item, so only the
 // tile at offset 0 stores it (a loop of 0 or 1 iterations).
 // CHECK-LABEL: func.func @main_fused_0(
@@ -13,7 +14,7 @@
 // CHECK-NEXT:      scf.for %c0, [[ONCE]], %c1 ({
 // CHECK-NEXT:      ^bb0(%first_tile: index):
 // CHECK-NEXT:        hivm.store [[A]], %out0, %c0, %c0, %c1, %n1
-// CHECK:           hivm.vbrc [[A]], {{.*}} {dims = [0]}
+// CHECK:           hivm.vbinary {{%[a-z0-9_]+}}, [[A]], {{.*}} {fun = "mul"}
 module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<s0x8xf32>, %out0: tensor<8xf32>, %out1: tensor<s0x8xf32>) -> (tensor<8xf32>, tensor<s0x8xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [1, 2]} {
     %a = hfusion.arange {start = 1, step = 2} : () -> tensor<8xf32>
@@ -25,12 +26,13 @@ module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
 
 // -----
 
-// An arange along a tiled dim (one value per row): it counts from the work item's row offset.
+// An arange along a tiled dim (one value per row): it counts from the work item's row offset; the add reads the
+// column in place (an inlined column broadcast).
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK:         scf.for
 // CHECK:           [[OFF:%off0]] = arith.muli
 // CHECK:           hivm.varange [[A:%[a-z0-9_]+]], [[OFF]], [[LEN:%len0]], %c1 {start = 0, step = 1} : memref<{{[0-9]+}}x1xi32>
-// CHECK-NEXT:      hivm.vbrc [[A]], {{.*}}, [[LEN]], %n1 {dims = [1]}
+// CHECK-NEXT:      hivm.vbinary {{%[a-z0-9_]+}}, [[A]], {{.*}}, [[LEN]], %n1 {fun = "add"}
 module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<s0x64xi32>, %out0: tensor<s0x64xi32>) -> (tensor<s0x64xi32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [1]} {
     %a = hfusion.arange {start = 0, step = 1} : () -> tensor<s0xi32>

@@ -42,7 +42,8 @@ module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
 
 // -----
 
-// A row reduction whose rows fit one tile: a bias row is broadcast (its gm view gains a unit dim), the row sums
+// A row reduction whose rows fit one tile: a bias row is added to every row (the add reads the row in place: an
+// inlined row broadcast; its gm view gains a unit dim), the row sums
 // are reduced into a rows×1 buffer and stored into a rows×1 view of the result. The bias row is the same for every
 // work item: it is loaded once, before the loop; the tile's rows are loaded at the top of the body.
 // CHECK-LABEL: func.func @main_fused_0(
@@ -51,7 +52,7 @@ module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
 // CHECK-NEXT:    scf.for
 // CHECK-NOT:     hivm.load %bias
 // CHECK:         hivm.load %x
-// CHECK-NEXT:    hivm.vbrc [[UB]], [[B:%[a-z0-9_]+]], [[LEN:%[a-z0-9_]+]], %n1 {dims = [0]}
+// CHECK-NEXT:    hivm.vbinary {{%[a-z0-9_]+}}, [[UB]], [[B:%[a-z0-9_]+]], [[LEN:%[a-z0-9_]+]], %n1 {fun = "add"}
 // CHECK:         hivm.vreduce [[S:%[a-z0-9_]+]], [[R:%[a-z0-9_]+]], [[LEN]], %n1 {dims = [1], kind = "sum"} : memref<{{[0-9]+}}x64xf32>, memref<{{[0-9]+}}x1xf32>
 // CHECK-NEXT:    hivm.store [[R]], %out0, [[OFF:%[a-z0-9_]+]], %c0, [[LEN]], %c1
 module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
