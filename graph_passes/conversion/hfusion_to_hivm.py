@@ -382,7 +382,7 @@ class KernelLowering:
         return offs
 
     def operand(self, v: Value) -> Value:
-        if v in self.plan.inlined:  # a column broadcast read in place by its binary user: its source column
+        if v in self.plan.inlined:  # a broadcast read in place by its binary user: its source row or column
             return self.operand(v.op.operands[0])
         if isinstance(v.type, TensorType):
             self.emit(v)
