@@ -3,14 +3,18 @@ with block stride 0); see docs/codegen.md."""
 
 from __future__ import annotations
 
+from graph_passes.schedule.buffers import column_broadcast_rows
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import MAX_REPEAT, _fold, _static, chunk_mask, counted, region
+
+from .vector import MAX_REPEAT, Operand, _fold, _static, chunk_mask, counted, region, valid_rows
 from .vector_ops import _dtype, _operand, _region, _ub, _vec, barrier
 
 def emit_vbrc(L, op) -> None:
+    """Along dims that exclude the last: a row broadcast. Along the last dim (and maybe others): a column broadcast
+    into the slab of dst at index 0 of the other broadcast dims, then a row broadcast of that slab along them."""
     src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
     dims = sorted(op.attributes["dims"])
     rank = dst.type.rank
@@ -18,12 +22,24 @@ def emit_vbrc(L, op) -> None:
     ext, caps = _region(L, op)
     if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)
         return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
-    if rank == 1 or (rank == 2 and dims == [1]):
-        return _column_broadcast(L, op, src, dst, dtype, ext)
-    raise CodegenError(op, f"broadcast along dims {dims} of a rank-{rank} buffer has no vector idiom here")
+    shape, src_shape = dst.type.static_shape(), src.type.static_shape()
+    try:
+        rows_cap, pitch = column_broadcast_rows(shape, src_shape)
+    except ValueError as e:
+        raise CodegenError(op, f"broadcast along dims {dims} of a rank-{rank} buffer: {e}") from None
+    spanned = [d for d in range(rank - 1) if src_shape[d] > 1]
+    rows = valid_rows(ext, caps, spanned)
+    _column_broadcast(L, op, src, dst, dtype, rows, ext[-1], rows_cap, pitch)
+    others = [d for d in dims if d != rank - 1 and caps[d] > 1]
+    if not others:
+        return
+    barrier(L)  # the slab along the other broadcast dims: a row broadcast reading index 0 of them
+    slab = _operand(dst)
+    slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)])
+    region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [slab, _operand(dst)], ext, caps)
 
 
-def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
+def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: int, pitch: int) -> None:
     """dst[r, c] = src[r]: vbrcb puts src[r] in row r's first block, vcopy (block stride 0) spreads it::
 
         rows [0, T0) (T0 = rows rounded down to 8):  vbrcb 8 rows per repeat into their own first blocks; spread
@@ -31,9 +47,6 @@ def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext) -> None:
             their values (from the aligned row Ts) as contiguous blocks into rows [B, T0) of dst, spread each
             block over its row, then the main part overwrites rows [B, T0)
     """
-    shape = dst.type.static_shape()
-    rows_cap, pitch = (1, shape[0]) if len(shape) == 1 else shape
-    e0, e1 = (Imm(1), ext[0]) if len(shape) == 1 else (ext[0], ext[1])
     es = dst.es
     pb = pitch * es  # row pitch in bytes
     lanes = 256 // es

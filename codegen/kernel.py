@@ -4,9 +4,9 @@
     outs, res = ck.run([x, y, out], {"s0": 300}, chip="ascend910b1")   # out-parameters come back in order
     print(ck.assembly()); res.stats.cycles
 
-Kernel params (in order): one GM base address per memref argument (scalar arguments by value, in argument order),
-then the ``tiling`` parameters in the kernel's argument order, then *derived* size params codegen needed (a GM row
-stride that no tiling parameter names). The host evaluates the tiling parameters — ``block_dim`` among them —
+Kernel params (in order): one GM base address per memref argument (scalar and index arguments by value), in
+argument order, then the ``tiling`` parameters in the kernel's argument order, then *derived* size params codegen
+needed (a GM row stride that no tiling parameter names). The host evaluates the tiling parameters — ``block_dim`` among them —
 from the shape-symbol bindings through the module's ``SizeVars`` (:class:`Tiling`).
 """
 
@@ -196,8 +196,9 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
         if isinstance(a.type, MemRefType):
             layout.append(ArgLayout(L.gm_params[gi], a.type.dtype, tuple(a.type.shape), i in outputs))
             gi += 1
-        elif isinstance(a.type, ScalarType):
-            layout.append(ArgLayout(L.gm_params[gi], a.type.dtype, (), False, is_scalar=True))
+        elif isinstance(a.type, ScalarType) or i in L.scalar_indices:
+            dtype = a.type.dtype if isinstance(a.type, ScalarType) else "index"
+            layout.append(ArgLayout(L.gm_params[gi], dtype, (), False, is_scalar=True))
             gi += 1
     ops = Counter(op.name for op in kernel.walk() if op.dialect == "hivm")
     return CompiledKernel(name, core, program, params, tiling, layout, ops, L.b.origin, kernel)

@@ -90,6 +90,7 @@ class KernelLowering:
         self.scratch_region: tuple[int, int] | None = None  # (UB byte offset, bytes) of the scratch alloc
         self.scratch_used = 0  # bytes of it held by the op being emitted (nested uses stack)
         self.b: TracingBuilder | None = None
+        self.scalar_indices: set[int] = set()  # positions of index arguments passed by value (not tiling params)
 
     # -- names and registers -------------------------------------------------------------------------------------
     def fresh(self, hint: str | None, fallback: str = "r") -> str:
@@ -166,9 +167,16 @@ class KernelLowering:
 
     # -- the walk ----------------------------------------------------------------------------------------------------
     def bind_args(self) -> None:
-        for a in self.func.body.args:
+        args = list(self.func.body.args)
+        n_tiling = len(self.tiling)  # convert-to-hivm appends one index parameter per tiling entry
+        for i, a in enumerate(args):
             t = a.type
-            if isinstance(t, MemRefType):
+            if isinstance(t, IndexType) and i < len(args) - n_tiling:
+                name = self.fresh(a.name_hint, "s")
+                self.gm_params.append(name)  # an index argument of the kernel (e.g. a dynamic element count for a
+                self.values[a] = Reg(name)  # mean): by value, in argument order, like a scalar
+                self.scalar_indices.add(i)
+            elif isinstance(t, MemRefType):
                 if t.scope not in (None, "gm"):
                     raise CodegenError(self.func, f"kernel argument %{a.name_hint} of type {t} is not in GM")
                 name = self.fresh(a.name_hint, "arg")

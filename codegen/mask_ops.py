@@ -8,7 +8,7 @@ from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import _fold, _static, counted
+from .vector import _fold, _static, counted, valid_rows
 from .vector_ops import _dtype, _ub, splat
 
 def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
@@ -16,14 +16,16 @@ def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
     shape = mask_buf.type.static_shape()
     if len(shape) == 1:
         return body([b.addr for b in data], mask_buf.addr, ext[0], shape[0])
-    if len(shape) != 2:
-        raise CodegenError(op, "compare/select on buffers of rank > 2")
-    if shape[1] % 32 and shape[0] > 1:
-        raise CodegenError(op, f"i1 rows of {shape[1]} B are not 32-B aligned")
+    rows = _fold(valid_rows(ext, shape, [k for k in range(len(shape) - 1) if shape[k] > 1]))  # the dims above the
+    rows_cap = 1                                                       # last flatten into rows (only it is padded)
+    for n in shape[:-1]:
+        rows_cap *= n
+    if shape[-1] % 32 and rows_cap > 1:
+        raise CodegenError(op, f"i1 rows of {shape[-1]} B are not 32-B aligned")
     var = L.fresh("r")
-    with L.b.loop(var, 0, ext[0], 1) as r:
-        body([_fold(b.addr + r * (b.static_strides()[0] * b.es)) for b in data], _fold(mask_buf.addr + r * shape[1]),
-             ext[1], shape[1])
+    with L.b.loop(var, 0, rows, 1) as r:
+        body([_fold(b.addr + r * (b.static_strides()[-2] * b.es)) for b in data], _fold(mask_buf.addr + r * shape[-1]),
+             ext[-1], shape[-1])
 
 
 def _bit_flat(L, op, n, cap, lanes, emit) -> None:

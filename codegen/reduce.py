@@ -4,12 +4,12 @@ or elementwise accumulation of rows (a non-last dim); prod (no per-repeat produc
 
 from __future__ import annotations
 
-from graph_passes.schedule.buffers import row_fold_shape
+from graph_passes.schedule.buffers import reduce_stages, row_fold_shape
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import MAX_REPEAT, Operand, _fold, _static, counted, region
+from .vector import MAX_REPEAT, Operand, _fold, _static, counted, region, valid_rows
 from .vector_ops import _dtype, _ub, _vec, barrier
 
 REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
@@ -20,7 +20,6 @@ IDENTITY = {"sum": 0.0, "max": float("-inf"), "min": float("inf")}
 def emit_vreduce(L, op) -> None:
     src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
     kind = op.attributes["kind"]
-    dims = sorted(op.attributes["dims"])
     if kind not in REDUCE:
         raise CodegenError(op, f"reduction kind '{kind}' has no vector instruction sequence (sum, max, min, prod)")
     dtype = _dtype(op, src.type, ("f32",) if kind == "prod" else ("f16", "f32"))
@@ -28,30 +27,62 @@ def emit_vreduce(L, op) -> None:
         raise CodegenError(op, f"reduces {src.dtype} into {dst.dtype}")
     ext = [L.index(v) for v in op.indices]
     shape = src.type.static_shape()
+    dims = sorted(op.attributes["dims"])
+    dims = [d for d in dims if shape[d] > 1] or dims[:1]  # dims of one element reduce to a copy
+    if len(dims) == 1:
+        return _reduce_dim(L, op, kind, dtype, src, dst, ext, dims[0])
+    # several dims: one at a time (graph_passes.schedule.buffers.reduce_stages), the stages between in scratch
+    stages = reduce_stages(shape, dims)
+    held = 0
+    try:
+        cur, cur_ext = src, list(ext)
+        for stage in stages:
+            d = next(k for k, (a, b) in enumerate(zip(cur.type.static_shape(), stage)) if a != b)
+            if stage is stages[-1]:
+                out = dst
+            else:
+                nbytes = -(-_prod(stage) * src.es // 32) * 32
+                out = Buf("ub", Imm(L.scratch(nbytes, f"stage {stage} of a reduction over dims {dims}")),
+                          src.type.with_shape(stage))
+                L.scratch_used += nbytes  # the next stages must not overwrite it
+                held += nbytes
+            _reduce_dim(L, op, kind, dtype, cur, out, cur_ext, d)
+            barrier(L)
+            cur, cur_ext = out, [Imm(1) if k == d else e for k, e in enumerate(cur_ext)]
+    finally:
+        L.scratch_used -= held
+
+
+def _reduce_dim(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
+    """dst = src reduced over dim ``d``."""
+    shape = src.type.static_shape()
     rank = len(shape)
-    if len(dims) != 1:
-        raise CodegenError(op, f"reduces several dims {dims} at once")
-    d = dims[0]
-    if kind == "prod" and d == rank - 1 and rank <= 2:
-        R, P = (1, shape[0]) if rank == 1 else shape
-        e0, e1 = (Imm(1), ext[0]) if rank == 1 else ext
-        return _prod_rows(L, op, src.addr, P * src.es, dst.addr, R, P, e0, e1)
-    if d == rank - 1 and rank == 1:
-        return _reduce_all(L, op, kind, dtype, src.addr, dst.addr, ext[0], shape[0], src.es)
-    if d == rank - 1 and rank == 2:
+    if kind == "prod" and d == rank - 1:
+        e0 = valid_rows(ext, shape, [k for k in range(rank - 1) if shape[k] > 1])
+        return _prod_rows(L, op, src.addr, shape[-1] * src.es, dst.addr, _prod(shape[:-1]), shape[-1], e0, ext[-1])
+    if kind != "prod" and (d != rank - 1 or rank == 1) and all(n == 1 for k, n in enumerate(shape) if k != d):
+        return _reduce_all(L, op, kind, dtype, src.addr, dst.addr, ext[d], shape[d], src.es)  # a contiguous vector
+    if d == rank - 1:
         return _reduce_rows(L, op, kind, dtype, src, dst, ext)
-    if d < rank - 1 and all(_static(e) == 1 for e in ext[d + 2 :]):
-        return _reduce_outer(L, op, kind, dtype, src, dst, ext, d)
-    raise CodegenError(op, f"reduction over dim {d} of a rank-{rank} buffer has no vector idiom here")
+    return _reduce_outer(L, op, kind, dtype, src, dst, ext, d)
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
 
 
 def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
-    """dst[r] = ⊕ src[r, :e1] for r < e0 (dst is [R, 1]: contiguous)."""
+    """dst[r] = ⊕ src[r, :e1] for r < e0, the dims above the last flattened into rows (dst is [R, 1]: contiguous;
+    e0 is the last valid row's index + 1, invalid rows between are reduced too, harmlessly)."""
     red, comb = REDUCE[kind]
-    R, P = src.type.static_shape()
+    shape = src.type.static_shape()
+    R, P = _prod(shape[:-1]), shape[-1]
     es = src.es
     lanes = 256 // es
-    e0, e1 = ext
+    e0, e1 = valid_rows(ext, shape, [k for k in range(len(shape) - 1) if shape[k] > 1]), ext[-1]
     pitch = P * es // 32
     if (P * es) % 32:
         raise CodegenError(op, f"rows of {P * es} B are not 32-B aligned")
@@ -167,26 +198,17 @@ def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
 
 
 def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
-    """dst[a, 0, c] = ⊕_r src[a, r, c]: dst = row 0, then dst ⊕= row r for r = 1 … e_d − 1; each step covers every
-    outer index a at once (one repeat per a, rows mode)."""
+    """dst[a, 0, c] = ⊕_r src[a, r, c]: dst = row 0, then dst ⊕= row r for r = 1 … e_d − 1; each step is one
+    elementwise op over the region of the other dims (rows mode, leading dims beyond two looped)."""
     _, comb = REDUCE[kind]
     shape = src.type.static_shape()
     strides, dstrides = src.static_strides(), dst.static_strides()
     es = src.es
-    inner = ext[d + 1] if d + 1 < len(ext) else Imm(1)
-    cap_inner = shape[d + 1] if d + 1 < len(shape) else 1
-    outer = [k for k in range(d) if _static(ext[k]) != 1]
-    if len(outer) > 1:
-        raise CodegenError(op, "reduction with several outer dims")
-    if outer:
-        k = outer[0]
-        ext2, caps2 = [ext[k], inner], [shape[k], cap_inner]
-        row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es, [strides[k], 1])
-        out = Operand(dst.addr, es, [dstrides[k], 1])
-    else:
-        ext2, caps2 = [inner], [cap_inner]
-        row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es, [1])
-        out = Operand(dst.addr, es, [1])
+    keep = [k for k in range(len(shape)) if k != d]
+    ext2, caps2 = [ext[k] for k in keep], [shape[k] for k in keep]
+    row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es,  # noqa: E731
+                            [0 if shape[k] == 1 else strides[k] for k in keep])
+    out = Operand(dst.addr, es, [0 if shape[k] == 1 else dstrides[k] for k in keep])
     region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [row(Imm(0)), out], ext2, caps2)
     barrier(L)
     var = L.fresh("r")

@@ -200,6 +200,15 @@ def _fold(e: Expr) -> Expr:
     return BinOp(e.op, a, b)
 
 
+def valid_rows(ext, caps, dims):
+    """Rows of a buffer whose ``dims`` (row-major, caps ``caps``) flatten into one run of rows: the last valid row's
+    index + 1 (the invalid rows between valid ones are processed too, harmlessly)."""
+    rows = None
+    for d in dims:
+        rows = ext[d] if rows is None else _fold((rows - 1) * caps[d] + ext[d])
+    return Imm(1) if rows is None else rows
+
+
 def chunk_mask(c, e1, e1s: int | None, cap1: int, lanes: int):
     """Elements of the row that chunk ``c`` (``lanes`` wide) covers: all of ``e1`` when one chunk holds a row
     (``cap1 <= lanes``), else ``min(lanes, e1 - c*lanes)`` — an immediate when both are static."""

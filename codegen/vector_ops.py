@@ -259,7 +259,7 @@ def _unary(L, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: b
     steps = COMPOSITE[fun]
     if dtype not in ("f16", "f32") or (fun in ("floor", "ceil") and dtype != "f32"):
         raise CodegenError(op, f"unary fun '{fun}' on {dtype} has no vector instruction sequence")
-    if any(st[0].startswith("x") for st in steps) and in_place:
+    if any(st[0].startswith("x") for st in steps) and in_place:  # NOT_IN_PLACE_FUNS keeps the passes from it
         raise CodegenError(op, f"'{fun}' reads its source after writing dst, but dst is the source (in place)")
     d = [dst, dst]
     for i, st in enumerate(steps):

@@ -42,6 +42,7 @@ LEGALIZE_BOOL = "hfusion-legalize-bool"
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)
     "hfusion-flatten-ops",  # collapse contiguous loop dims inside kernels
+    "canonicalize",  # fold the reshape chains and identity reshapes flattening leaves at the kernels' entries
     "hfusion-infer-fusion-kind",  # re-classify the flattened kernels
     LEGALIZE_BOOL,
 ]

@@ -237,20 +237,55 @@ def _is_subsequence(small, big, sizes: SizeVars) -> bool:
 
 
 def shapes_compatible(ops: list[Operation], sizes: SizeVars) -> bool:
-    """Does every op's loop nest embed in the largest one (its dims a subsequence, unit dims ignored)?
+    """Does every op's loop nest embed in the largest one (its dims a subsequence, unit dims ignored), and do the
+    loop nests of the largest rank agree (a ``6x1`` slice beside a ``6x5`` one is not one domain)?
 
     Note: this is stricter than AscendNPU-IR, which checks only reduce rank/axis; it keeps e.g. two last-axis
     reductions over different shapes out of one kernel, which one tiling could not serve.
     """
-    anchors = []
-    for op in ops:
-        a = anchor_shape(op)
-        if a is not None:
-            anchors.append(tuple(d for d in a if not _known_equal(d, 1)))
-    if not anchors:
+    raw = [a for a in (anchor_shape(op) for op in ops) if a is not None]
+    if not raw:
         return True
+    rank = max(len(a) for a in raw)  # the loop nests of the domain's rank are the domain: one shape
+    full = [a for a in raw if len(a) == rank]
+    if any(not all(_known_equal(x, y) for x, y in zip(a, full[0])) for a in full[1:]):
+        return False
+    anchors = [tuple(d for d in a if not _known_equal(d, 1)) for a in raw]
     space = max(anchors, key=len)
     return all(_is_subsequence(a, space, sizes) for a in anchors)
+
+
+def _embedding(small, big) -> list[int]:
+    """Positions of ``small``'s dims in ``big`` (the greedy subsequence match of :func:`_is_subsequence`)."""
+    out, i = [], 0
+    for d in small:
+        while i < len(big) and not _known_equal(big[i], d):
+            i += 1
+        out.append(i)
+        i += 1
+    return out
+
+
+def reductions_agree(ops: list[Operation]) -> bool:
+    """Do all reductions reduce the same dims of the iteration space (non-unit dims, placed as in
+    :func:`shapes_compatible`)? One schedule tiles one set of reduced dims (``reduce_dims``): a kernel whose
+    reductions reduce different dims (a full sum beside a row sum) is not one domain.
+
+    Note: stricter than AscendNPU-IR's reduce rank/axis agreement, which lets ``x.sum()`` and ``x.sum(1)`` share a
+    kernel that its AnyPBR schedule handles with separate loop nests; ours has one."""
+    anchors = [a for a in (anchor_shape(op) for op in ops) if a is not None]
+    if not anchors:
+        return True
+    space = max((tuple(d for d in a if not _known_equal(d, 1)) for a in anchors), key=len)
+    reduced = set()
+    for op in ops:
+        if op_pattern(op) not in (P.LAST_AXIS_REDUCE, P.OTHER_REDUCE):
+            continue
+        shape = op.operands[0].type.shape
+        kept = [i for i, d in enumerate(shape) if not _known_equal(d, 1)]
+        pos = dict(zip(kept, _embedding([shape[i] for i in kept], space)))
+        reduced.add(frozenset(pos[i] for i in op.attributes["dims"] if i in pos))
+    return len(reduced) <= 1
 
 
 def group_kind(ops: list[Operation], sizes: SizeVars | None = None) -> FusionKind:
@@ -261,7 +296,7 @@ def group_kind(ops: list[Operation], sizes: SizeVars | None = None) -> FusionKin
         return FusionKind.ANY_PB
     if len(important) == 1:
         return single_kind(important[0])
-    if not shapes_compatible(ops, sizes):
+    if not shapes_compatible(ops, sizes) or not reductions_agree(ops):
         return FusionKind.UNKNOWN
     for kind in VECTOR_KINDS:
         if fits(kind, ops):

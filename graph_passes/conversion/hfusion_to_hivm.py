@@ -436,7 +436,7 @@ class KernelLowering:
                 raise LoweringError(f"reduction result needed before its pass ({op.loc})")
             src = op.operands[0]
             self.emit(src)
-            dims = list(info.reduce_dims)
+            dims = [info.masks[src][i] for i in op.attributes["dims"]]
             self.vec(hivm.VReduceOp, [self.buffer(src), self.buffer(v), *self.extents(src)],
                      kind=op.attributes["kind"], dims=dims)  # fmt: skip
             self.ready.add(id(v))

@@ -38,6 +38,9 @@ UNARY_FUNS = (
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh",
     "silu", "erf", "sin", "cos", "floor", "ceil", "logical_not", "bitwise_not", "sign",
 )  # fmt: skip
+NOT_IN_PLACE_FUNS = ("silu", "gelu_tanh")
+"""Unary funs whose vector sequence reads the source again after writing the destination (x · f(x)): their
+result never takes the operand's buffer (the schedule's buffer plan, hivm-plan-memory's in-place reuse)."""
 BINARY_FUNS = (
     "add", "sub", "mul", "div", "max", "min", "pow", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..dialects.hfusion import NOT_IN_PLACE_FUNS
 from ..ir.core import OpResult, Value
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import ELEMENTWISE_OPS, KernelInfo, gather_index, looked_through
@@ -204,40 +205,93 @@ class BufferPlan:
         if op.name == "hfusion.broadcast":  # a column broadcast into < 8 rows shorter than 8 blocks: vbrcb stages
             dst = self.of_value[op.result]   # its 8 blocks in scratch
             shape = dst.shape(tile, ub_align)
-            last = len(shape) - 1
-            spans = self.of_value[op.operands[0]].mask
-            rows = 1
-            for s in shape[:-1]:
-                rows *= s
-            column = last in dst.mask and last not in spans  # rank 1: [1] -> [N], one row
-            return REPEAT_BYTES if column and rows < 8 and shape[last] * DTYPE_BYTES[dst.dtype] < REPEAT_BYTES else 0
+            if len(shape) - 1 not in dst.mask or len(shape) - 1 in self.of_value[op.operands[0]].mask:
+                return 0  # a row broadcast (vcopy)
+            rows, pitch = column_broadcast_rows(shape, self.of_value[op.operands[0]].shape(tile, ub_align))
+            return REPEAT_BYTES if rows < 8 and pitch * DTYPE_BYTES[dst.dtype] < REPEAT_BYTES else 0
         if op.name == "hfusion.gather":
             return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
         if op.name != "hfusion.reduce":
             return 0
         src = self.of_value[op.operands[0]]
         shape = src.shape(tile, ub_align)
-        es = DTYPE_BYTES[src.dtype]
-        lanes = REPEAT_BYTES // es
-        last = len(shape) - 1
-        if op.attributes["kind"] == "prod" and last in op.attributes["dims"]:
-            rows = 1
-            for s in shape[:-1]:
-                rows *= s
-            return min(rows, SCRATCH_ROWS) * (REPEAT_BYTES + 32)  # a 256-B row and a 32-B block per row
-        if shape[last] <= lanes or last not in op.attributes["dims"]:
-            return 0  # one repeat per row, or a non-last dim (accumulated in place in dst)
-        if len(shape) == 1:  # a whole 1-D buffer: per-repeat partials, level by level
-            total, n = 0, shape[last]
+        dims = [src.mask[i] for i in op.attributes["dims"]]  # the reduced domain dims
+        return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"])
+
+
+def column_broadcast_rows(dst_shape, src_shape) -> tuple[int, int]:
+    """(rows, pitch in elements) of a broadcast along the last dim: the source's elements (contiguous, its last dim
+    1) go to the first element of each of ``rows`` rows of dst, ``pitch`` apart, that lie at index 0 of every other
+    broadcast dim (codegen then copies that slab along those dims). The source's dims above the last must be one
+    uniform run of rows in dst: a ValueError otherwise."""
+    strides, acc = [], 1
+    for n in reversed(dst_shape):
+        strides.append(acc)
+        acc *= n
+    strides = strides[::-1]
+    spanned = [d for d in range(len(dst_shape) - 1) if src_shape[d] > 1]
+    if not spanned:
+        return 1, dst_shape[-1]
+    for a, b in zip(spanned, spanned[1:]):
+        if strides[a] != strides[b] * dst_shape[b]:
+            raise ValueError(f"the source's dims {spanned} are not one run of rows in the destination {dst_shape}")
+    rows = 1
+    for d in spanned:
+        rows *= dst_shape[d]
+    return rows, strides[spanned[-1]]
+
+
+def reduce_stages(shape, dims) -> list[list[int]]:
+    """The shapes a reduction over several ``dims`` of a buffer of ``shape`` goes through, one dim at a time: the
+    dims above the last from the innermost out (elementwise accumulation of rows: every stage keeps the padded
+    rows, so its rows stay 32-B aligned), then the last dim (when reduced); the last entry is the result's shape.
+    Codegen keeps every stage but the last in scratch."""
+    last = len(shape) - 1
+    order = sorted((d for d in dims if d != last), reverse=True) + ([last] if last in dims else [])
+    out, cur = [], list(shape)
+    for d in order:
+        cur = list(cur)
+        cur[d] = 1
+        out.append(cur)
+    return out
+
+
+def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum") -> int:
+    """Scratch a reduction of a buffer of ``shape`` over ``dims`` needs (as codegen.reduce emits it): its
+    intermediate stages (:func:`reduce_stages`, all but the result) and the largest need of one stage — a last-dim
+    reduction of rows longer than one repeat folds ``min(rows, SCRATCH_ROWS)`` rows of 256 B; a reduction of a
+    contiguous vector (a 1-D buffer, or a non-last dim with every other dim 1) longer than one repeat keeps the
+    per-repeat partials of every level; a product over the last dim (no per-repeat product instruction) folds
+    ``min(rows, SCRATCH_ROWS)`` rows of 256 B plus a 32-B block each, whatever the row's length."""
+    align = lambda n: -(-n // ub_align) * ub_align  # noqa: E731
+    dims = [d for d in dims if shape[d] > 1] or list(dims)[:1]
+    stages = reduce_stages(shape, dims)
+    total = sum(align(_prod(s) * es) for s in stages[:-1])
+    lanes = REPEAT_BYTES // es
+    need, cur = 0, list(shape)
+    for stage in stages:
+        d = next((k for k, (a, b) in enumerate(zip(cur, stage)) if a != b), None)
+        vector = d is not None and kind != "prod" and (d != len(cur) - 1 or len(cur) == 1)
+        if d == len(cur) - 1 and kind == "prod":
+            need = max(need, min(_prod(cur[:-1]), SCRATCH_ROWS) * (REPEAT_BYTES + 32))
+        elif vector and cur[d] > lanes and all(n == 1 for k, n in enumerate(cur) if k != d):
+            n, levels = cur[d], 0  # a contiguous vector: per-repeat partials, level by level
             while n > lanes:
                 n = -(-n // lanes)
-                total += align(n * es)
-            return total
-        rows = 1
-        for s in shape[:-1]:
-            rows *= s
-        g, k = row_fold_shape(rows, -(-shape[last] // lanes))
-        return g * k * REPEAT_BYTES
+                levels += align(n * es)
+            need = max(need, levels)
+        elif d == len(cur) - 1 and cur[d] > lanes:
+            g, k = row_fold_shape(_prod(cur[:-1]), -(-cur[d] // lanes))
+            need = max(need, g * k * REPEAT_BYTES)
+        cur = stage
+    return total + need
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
 
 
 def gather_scratch(index: Buffer, tile, ub_align: int) -> int:
@@ -252,6 +306,8 @@ def gather_scratch(index: Buffer, tile, ub_align: int) -> int:
 
 
 def _reuse_candidates(op) -> list[Value]:
+    if op.name == "hfusion.elemwise_unary" and op.attributes["fun"] in NOT_IN_PLACE_FUNS:
+        return []  # reads its source after writing dst
     if op.name == "hfusion.elemwise_ternary":
         return list(op.operands[:2])  # the third operand is read after the first instruction writes dst
     if op.name == "hfusion.select":

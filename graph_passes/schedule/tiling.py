@@ -161,7 +161,8 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
 
     serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
     if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
-        _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, serial)
+        keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, target.ub_align)]
+        _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, keep)
     plan = plan_buffers(info, looped)
     return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, _whole_dims(tile, uppers)),
                     {},
@@ -187,7 +188,10 @@ def _row_bytes_coeff(info: KernelInfo, v, d: int) -> int:
 def _gm_steps(info: KernelInfo, gm_block: int) -> dict:
     """Parallel dim d (not the last) → the multiple of tile[d] that makes every work item's GM footprint in every
     result whole ``gm_block`` (32 B) blocks: the rows below d times the tile cover whole blocks, so neighbouring
-    cores never write the same block (the last tile ends at the tensor's end)."""
+    cores never write the same block (the last tile ends at the tensor's end). Also, when d is the innermost dim a
+    loaded or stored value spans (its buffer's last dim is 1) and it spans another: its UB rows are tile[d]
+    elements apart and a DMA burst's UB address is 32-B aligned, so tile[d] is whole 32-B granules (or the
+    whole dim: one contiguous burst)."""
     steps = {}
     for d in info.parallel_dims:
         if d == info.rank - 1:
@@ -196,8 +200,17 @@ def _gm_steps(info: KernelInfo, gm_block: int) -> dict:
         for r in info.results:
             if d in info.masks[r]:
                 step = _lcm(step, gm_block // math.gcd(_row_bytes_coeff(info, r, d), gm_block))
+        for v in _moved_values(info):  # UB rows of a DMA box start 32-B aligned (its buffer's last dim is 1 here)
+            m = [j for j in info.masks[v] if not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1)]
+            if m and m[-1] == d and len(m) > 1:
+                step = _lcm(step, gm_block // math.gcd(DTYPE_BYTES[v.type.dtype], gm_block))
         steps[d] = step
     return steps
+
+
+def _moved_values(info: KernelInfo) -> list:
+    """The values a DMA loads or stores: inputs, entry views, results."""
+    return [a for a in info.inputs if a in info.masks] + list(info.views) + list(info.results)
 
 
 def _whole_gm_blocks(tile, d, t, step, fits, looped, grow, repeat, granule) -> int:
@@ -216,29 +229,34 @@ def _whole_gm_blocks(tile, d, t, step, fits, looped, grow, repeat, granule) -> i
 
 
 def _serial_dims(info: KernelInfo, tile, uppers, gm_block: int, looped: bool) -> list[int]:
-    """[last dim] when its tiles must stay on one core: the last dim may be split, and a result spanning it and
-    another dim has rows whose bytes may not be whole blocks — a row's last tile and the next row's first would
-    share a block. Its tiles are then looped inside the work item (one core writes the whole rows)."""
-    last = info.rank - 1
-    if looped or info.rank < 2 or last not in info.parallel_dims:
+    """The parallel dims whose tiles must stay on one core: the dim is split and :func:`_slab_unaligned` — a slab's
+    last tile and the next slab's first would share a block. Their tiles are then looped inside the work item (one
+    core writes whole slabs)."""
+    if looped:
         return []
-    if uppers[last] is not None and tile[last] >= uppers[last]:
-        return []
+    return [d for d in info.parallel_dims
+            if not (uppers[d] is not None and tile[d] >= uppers[d]) and _slab_unaligned(info, d, gm_block)]
+
+
+def _slab_unaligned(info: KernelInfo, d: int, gm_block: int) -> bool:
+    """Does a result span dim ``d`` and a non-unit dim outside it, with ``d``'s slabs (the bytes of one index of
+    the dims outside d) not known to be whole ``gm_block`` blocks? Then two cores holding tiles of d in
+    neighbouring slabs would write one block."""
     for r in info.results:
         mask = info.masks[r]
-        spans_more = any(j != last and not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1)
-                         for j in mask)
-        if last in mask and spans_more and _row_bytes_coeff(info, r, last - 1) % gm_block:
-            return [last]
-    return []
+        outer = any(j < d and not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1) for j in mask)
+        if d in mask and outer and _row_bytes_coeff(info, r, d - 1) % gm_block:
+            return True
+    return False
 
 
-def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_steps: dict, serial: list) -> None:
-    """Shrink parallel tiles (outermost dim first) until there are >= ``cores`` work items, when possible.
+def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_steps: dict, keep: list) -> None:
+    """Shrink parallel tiles (outermost dim first, not the dims in ``keep``) until there are >= ``cores`` work
+    items, when possible.
 
     The last dim is not cut below ``granule`` elements (32 B; one 256 B repeat when the kernel reduces, whose
     column tiles are strided GM reads)."""
-    dims = {d: int(info.domain[d]) for d in info.parallel_dims if d not in serial}
+    dims = {d: int(info.domain[d]) for d in info.parallel_dims if d not in keep}
     for d in dims:
         count = {p: -(-dims[p] // tile[p]) for p in dims}
         n_work = _prod(count.values())

@@ -34,57 +34,31 @@ REASONS = {
                          "scheduled (only pure data-movement transpose kernels are)",
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
-    "hfusion.reduce": "the kernel's reductions reduce different dims (not one domain)",
-    "hfusion.elemwise_binary": "the kernel's values do not fit one domain",
     "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow have no vector instruction sequence",
-    "hivm.vbrc": "broadcast idioms codegen lacks (several dims at once; column broadcast into < 8 rows)",
-
-    "reduces several dims": "a vreduce over several dims at once is not emitted",
-    "dst is the source": "codegen: gelu_tanh planned in place reads its source after writing dst (bug, reported)",
-    "not 32-B aligned": "codegen: a UB buffer whose rows are not padded to 32 B (bug: the alloc should be padded)",
 }
 
 # case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
 INTERPRETED: dict[str, tuple[str, ...]] = {
-    "add_broadcast": ('hivm.vbrc', 'reduces several dims'),
     "addmm_scaled": ('cube kernel',),
-    "amax_amin": ('hfusion.reduce', 'hfusion.reshape'),
-    "any": ('hfusion.reduce',),
     "bmm": ('cube kernel',),
     "cross_entropy": ('hfusion.reshape',),
+    "embedding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
     "embedding_padding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
     "erf": ('has no vector instruction',),
-    "expand": ('hivm.vbrc', 'reduces several dims'),
-    "gelu": ('has no vector instruction', 'dst is the source'),
-    "layer_norm": ('hfusion.reduce', 'hfusion.reshape'),
     "linear": ('cube kernel',),
     "matmul_3d": ('cube kernel',),
-    "mean": ('hfusion.reduce', 'hivm.vbrc'),
     "mm": ('cube kernel',),
-    "mul": ('hfusion.reduce', 'hivm.vbrc'),
     "neg_abs": ('has no vector instruction',),
     "pow_scalar": ('has no vector instruction',),
     "pow_tensor": ('has no vector instruction',),
-    "prod": ('hfusion.reduce',),
     "scatter_value": ('hfusion.transpose', 'on buffers of rank > 2'),
     "select": ('hfusion.reshape',),
     "sin_cos": ('has no vector instruction',),
-    "slice": ('hfusion.reshape', 'hivm.vbrc', 'reduces several dims'),
-    "slice_strided": ('hivm.vbrc', 'reduces several dims'),
-    "split": ('hfusion.elemwise_binary',),
     "sqrt_rsqrt": ('has no vector instruction',),
-    "squeeze_all": ('hfusion.reshape',),
-    "squeeze_dim": ('hfusion.reshape',),
-    "sum": ('hfusion.reduce', 'hivm.vbrc', 'not 32-B aligned'),
-    "var": ('hfusion.reduce', 'hfusion.reshape'),
-    "where": ('hivm.vbrc',),
 }  # fmt: skip
 
 # Known bugs (each reported with the numbers): strict xfail, so a fix fails the test until its entry is removed.
-_GM_RACE = ("hazard checker: two cores' copy_ub_to_gm write one 32-B GM block (the schedule's 32-B GM tile rule "
-            "misses a reshape-bordered elementwise kernel on tiny rows)")
 KNOWN_BUGS = {
-    "view_reshape-f32": _GM_RACE, "embedding-f32": _GM_RACE, "embedding-float16": _GM_RACE,
     "sqrt_rsqrt-bfloat16": "bf16 backward: one gradient element differs by one bf16 ulp (0.03125) from eager",
 }  # fmt: skip
 NO_KERNEL = {"convert_element_type": "f32 -> f32 is the identity: no kernel"}

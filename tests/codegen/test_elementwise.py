@@ -73,3 +73,12 @@ def test_rotating_event_ids_any_list():
     x = np.arange(9000, dtype=np.float32)
     (out,), _ = run_kernel(ck, [x, x, x], {"s0": 9000})
     np.testing.assert_array_equal(out, x * x + x)
+
+
+def test_not_in_place_funs_are_the_sequences_rereading_the_source():
+    """The passes keep exactly the funs whose sequence reads the source after writing dst out of place."""
+    from codegen.vector_ops import COMPOSITE
+    from graph_passes.dialects.hfusion import NOT_IN_PLACE_FUNS
+
+    rereading = {fun for fun, steps in COMPOSITE.items() if any(st[0].startswith("x") for st in steps[1:])}
+    assert rereading == set(NOT_IN_PLACE_FUNS)

@@ -19,13 +19,19 @@ load or a store. Patterns (run to a fixed point by the shared greedy driver):
 
 - ``sink_reshape``: ``E(reshape(a: S -> T), …) -> reshape(E(a, …): S -> T)`` for an elementwise op ``E`` whose
   tensor operands are all reshapes from the same shape ``S`` to ``E``'s shape (a collapse or an expand, see
-  :func:`~graph_passes.dialects.hfusion.reassociation`), or constants (``hfusion.fill``, ``arith.constant``),
-  re-created at ``S``. Scalar operands are kept. A reshape of a function argument is already at the boundary (a
-  load) and is not moved.
+  :func:`~graph_passes.dialects.hfusion.reassociation`, or rank 0 <-> all unit dims), or constants
+  (``hfusion.fill``, ``arith.constant``), re-created at ``S``. Scalar operands are kept. A reshape of a function
+  argument is already at the boundary (a load): it moves only beside the reshape of a computed value.
+- ``hoist_reshape_to_arguments``: ``reshape(E(a, c…): S -> T) -> E(reshape(a), c'…)`` when the reshape is
+  ``E``'s only user and ``E``'s tensor operands are function arguments (of shape ``S``) or constants: a saved
+  keepdim statistic scaled before its broadcast (``div(rstd: Nx1x1, c)`` then a reshape to ``N``) reads the
+  argument through a boundary reshape instead (AscendNPU-IR's ``PropagateExpandUp`` / collapse-up). It never
+  undoes ``sink_reshape``, which does not move reshapes of arguments alone.
 - ``fold_reshape`` (from canonicalize): ``reshape(reshape(x)) -> reshape(x)``, ``reshape(x: T) -> T -> x``, so a
   sunk reshape cancels against its inverse.
 - ``fold_reshape_of_constant``: ``reshape(fill)`` / ``reshape(arith.constant)`` -> the constant at the new shape
   (AscendNPU-IR's ``FoldFillWithTensorReshape``).
+- ``unit_broadcast_to_reshape``: ``broadcast(x, dims)`` whose new dims are all unit dims -> ``reshape(x)``.
 - ``fold_unit_expand_into_broadcast``: ``broadcast(reshape(x), dims)`` where the reshape only inserts unit dims
   -> ``broadcast(x, dims ∪ those unit dims)``.
 
@@ -53,20 +59,23 @@ def _same_shape(a, b, sizes: SizeVars) -> bool:
 
 
 def _is_collapse_or_expand(src: TensorType, dst: TensorType, sizes: SizeVars) -> bool:
-    # Note: rank 0 <-> 1x…x1 is not a collapse/expand by ``reassociation`` and is left alone: sinking it merged
-    # kernels whose reductions reduce different dims (mean/amax over all dims next to per-dim ones) in the op suite.
+    # Note: rank 0 <-> 1x…x1 (a full reduction with keepdim) is one too; kernels whose reductions reduce different
+    # dims are kept apart by hfusion-fuse-ops' legality (fusion_kind.reductions_agree), not here.
+    if src.rank == 0 or dst.rank == 0:
+        return all(sizes.statically_known_equal(d, 1) for d in (src.shape or dst.shape))
     return (reassociation(src.shape, dst.shape, sizes) is not None
             or reassociation(dst.shape, src.shape, sizes) is not None)  # fmt: skip
 
 
-def _movable_reshape(v: Value, sizes: SizeVars) -> Operation | None:
-    """The reshape defining ``v`` when it may be sunk: a collapse or expand of a value computed by an op."""
+def _movable_reshape(v: Value, sizes: SizeVars, of_argument: bool = False) -> Operation | None:
+    """The reshape defining ``v`` when it may be sunk: a collapse or expand of a value computed by an op (or of a
+    function argument, with ``of_argument``: one only moves beside a computed one)."""
     op = getattr(v, "op", None)
     if op is None or op.name != "hfusion.reshape":
         return None
     src = op.operands[0]
-    if getattr(src, "op", None) is None:  # a reshape of an argument is a load at the kernel boundary: keep it
-        return None
+    if getattr(src, "op", None) is None and not of_argument:  # a reshape of an argument is a load at the kernel
+        return None                                          # boundary: keep it
     if not isinstance(src.type, TensorType) or not _is_collapse_or_expand(src.type, op.result.type, sizes):
         return None
     return op
@@ -91,7 +100,7 @@ def _sink_reshape(sizes: SizeVars):
             if not isinstance(v.type, TensorType):
                 plan.append(("keep", None))
                 continue
-            reshape = _movable_reshape(v, sizes)
+            reshape = _movable_reshape(v, sizes, of_argument=True)
             if reshape is not None:
                 shape = reshape.operands[0].type.shape
                 if src_shape is None:
@@ -101,17 +110,23 @@ def _sink_reshape(sizes: SizeVars):
                 plan.append(("reshape", reshape))
                 continue
             const = _recreatable_constant(v)
-            if const is None:
+            if const is not None:
+                plan.append(("const", const))
+            elif getattr(v, "op", None) is None:
+                plan.append(("argument", None))  # read through a reshape at S (a load at the boundary)
+            else:
                 return False
-            plan.append(("const", const))
-        if src_shape is None:
-            return False
+        if src_shape is None or not any(kind == "reshape" and getattr(r.operands[0], "op", None) is not None
+                                        for kind, r in plan):
+            return False  # nothing but reshapes of arguments: those are loads at the boundary already
         operands = []
         for v, (kind, src_op) in zip(op.operands, plan):
             if kind == "keep":
                 operands.append(v)
             elif kind == "reshape":
                 operands.append(src_op.operands[0])
+            elif kind == "argument":
+                operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(src_shape)]).result)
             else:
                 attrs = dict(src_op.attributes)
                 if src_op.name == "arith.constant":
@@ -125,6 +140,38 @@ def _sink_reshape(sizes: SizeVars):
         return True
 
     return sink_reshape
+
+
+def _hoist_reshape(sizes: SizeVars):
+    def hoist_reshape_to_arguments(op: Operation, rw: Rewriter) -> bool:
+        """reshape(E(a, c…): S -> T) -> E(reshape(a), c'…) when E's only user is the reshape and its tensor operands
+        are function arguments or constants: the reshapes then sit on arguments (loads at a kernel's boundary)."""
+        src = op.operands[0]
+        e = getattr(src, "op", None)
+        if e is None or not e.has_trait(Elementwise) or len(e.results) != 1 or len(src.uses) != 1:
+            return False
+        if not isinstance(src.type, TensorType) or not _is_collapse_or_expand(src.type, op.result.type, sizes):
+            return False
+        out_shape = op.result.type.shape
+        operands = []
+        for v in e.operands:
+            if not isinstance(v.type, TensorType):
+                operands.append(v)
+            elif getattr(v, "op", None) is None and _same_shape(v.type.shape, src.type.shape, sizes):
+                operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(out_shape)], loc=op.loc).result)
+            elif (const := _recreatable_constant(v)) is not None:
+                attrs = dict(const.attributes)
+                if const.name == "arith.constant":
+                    attrs["value"] = _flat(attrs.get("value"))
+                operands.append(rw.create(const.name, [], [v.type.with_shape(out_shape)], attrs, loc=const.loc).result)
+            else:
+                return False
+        new = rw.create(e.name, operands, [op.result.type], dict(e.attributes), loc=e.loc)
+        new.result.name_hint = src.name_hint
+        rw.replace_op(op, new.results)
+        return True
+
+    return hoist_reshape_to_arguments
 
 
 def _reshape_constant(sizes: SizeVars):
@@ -141,6 +188,19 @@ def _reshape_constant(sizes: SizeVars):
         return True
 
     return fold_reshape_of_constant
+
+
+def _unit_broadcast(sizes: SizeVars):
+    def unit_broadcast_to_reshape(op: Operation, rw: Rewriter) -> bool:
+        """broadcast(x, dims) whose new dims are all unit -> reshape(x): it copies nothing (and may then sink)."""
+        shape = op.result.type.shape
+        if not all(sizes.statically_known_equal(shape[d], 1) for d in op.attributes["dims"]):
+            return False
+        new = rw.create("hfusion.reshape", [op.operands[0]], [op.result.type])
+        rw.replace_op(op, new.results)
+        return True
+
+    return unit_broadcast_to_reshape
 
 
 def _unit_dims_inserted(src, dst, sizes: SizeVars) -> list[int] | None:
@@ -189,11 +249,13 @@ class PropagateReshape(ModulePass):
         patterns = [
             Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
             Pattern("hfusion.reshape", _reshape_constant(sizes), "fold_reshape_of_constant", "reshapes-propagated"),
+            Pattern("hfusion.reshape", _hoist_reshape(sizes), "hoist_reshape_to_arguments", "reshapes-propagated"),
             *[Pattern(name, _sink_reshape(sizes), "sink_reshape", "reshapes-propagated")
               for name in ("hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary",
                            "hfusion.compare", "hfusion.select", "hfusion.cast")],
             Pattern("hfusion.broadcast", _fold_unit_expand_into_broadcast(sizes), "fold_unit_expand_into_broadcast",
                     "reshapes-propagated"),
+            Pattern("hfusion.broadcast", _unit_broadcast(sizes), "unit_broadcast_to_reshape", "reshapes-propagated"),
         ]  # fmt: skip
         stats = apply_patterns_greedily(module, patterns, max_sweeps=self.max_iterations)
         ctx.count("reshapes-propagated", stats.by_counter.get("reshapes-propagated", 0))

@@ -1,7 +1,8 @@
 """``hivm-plan-memory``: give every local buffer a byte offset in its scope (after AscendNPU-IR's PlanMemory).
 
 1. In-place reuse: an elementwise vector op may write its result into an input buffer whose last use it is
-   (same scope, shape and element size, both plain single-copy buffers whose values live only in this block);
+   (same scope, shape and element size, both plain single-copy buffers whose values live only in this block;
+   not a unary fun of ``NOT_IN_PLACE_FUNS``, whose sequence reads the source after writing dst);
    the op's ``dst`` becomes that input and the dead alloc is dropped.
 2. Lifetimes (:mod:`graph_passes.analysis.liveness`): first to last use; a use inside a loop keeps the buffer live
    across the whole loop; the copies of a multi-buffered buffer are live together. A ``scratch = true`` alloc (the
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...analysis.liveness import ProgramOrder, live_interval
+from ...dialects.hfusion import NOT_IN_PLACE_FUNS
 from ...ir.core import Operation
 from ...ir.types import MemRefType
 from ...target import module_target
@@ -102,6 +104,8 @@ def _try_inplace(op: Operation) -> bool:
     dst_v = op.writes()[0] if op.writes() else None
     if dst_v is None:
         return False
+    if op.name == "hivm.vunary" and op.attributes["fun"] in NOT_IN_PLACE_FUNS:
+        return False  # its sequence reads the source after writing dst
     dst = _plain_buffer(dst_v)
     if dst is None or dst_v in op.reads() or not _block_local(dst, op.parent, op):
         return False

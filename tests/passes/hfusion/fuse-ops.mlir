@@ -96,3 +96,43 @@ module {
     func.return %b, %r : tensor<8x32xf32>, tensor<256xf32>
   }
 }
+
+// -----
+
+// Reductions over different dims of one input (a full sum, row sums) read it horizontally but are not one domain:
+// one kernel each; the two row sums (same dims) share one.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK:         hfusion.reduce {{%[0-9a-z_]+}} {dims = [0, 1], kind = "sum"}
+// CHECK-NOT:     hfusion.reduce
+// CHECK:         func.return
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK:         hfusion.reduce {{%[0-9a-z_]+}} {dims = [1], kind = "sum"}
+// CHECK-NEXT:    hfusion.reduce {{%[0-9a-z_]+}} {dims = [1], kind = "max"}
+// CHECK-NEXT:    func.return
+module {
+  func.func @main(%x: tensor<8x32xf32>) -> (tensor<f32>, tensor<8xf32>, tensor<8xf32>) {
+    %all = hfusion.reduce %x {dims = [0, 1], kind = "sum"} : (tensor<8x32xf32>) -> tensor<f32>
+    %rows = hfusion.reduce %x {dims = [1], kind = "sum"} : (tensor<8x32xf32>) -> tensor<8xf32>
+    %rmax = hfusion.reduce %x {dims = [1], kind = "max"} : (tensor<8x32xf32>) -> tensor<8xf32>
+    func.return %all, %rows, %rmax : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+  }
+}
+
+// -----
+
+// Two slices of one input of different shapes (6x5, 6x1) are read horizontally, but their loop nests of the
+// domain's rank differ (not one domain): one kernel each.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    -> (tensor<6x5xf32>)
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    -> (tensor<6x1xf32>)
+module {
+  func.func @main(%x: tensor<6x8xf32>) -> (tensor<6x5xf32>, tensor<6x1xf32>) {
+    %a = hfusion.slice %x {offsets = [0, 2], sizes = [6, 5], strides = [1, 1]} : (tensor<6x8xf32>) -> tensor<6x5xf32>
+    %b = hfusion.slice %x {offsets = [0, 7], sizes = [6, 1], strides = [1, 1]} : (tensor<6x8xf32>) -> tensor<6x1xf32>
+    %two = arith.constant {value = 2.0} : () -> f32
+    %a2 = hfusion.elemwise_binary %a, %two {fun = "mul"} : (tensor<6x5xf32>, f32) -> tensor<6x5xf32>
+    %b2 = hfusion.elemwise_binary %b, %two {fun = "mul"} : (tensor<6x1xf32>, f32) -> tensor<6x1xf32>
+    func.return %a2, %b2 : tensor<6x5xf32>, tensor<6x1xf32>
+  }
+}

@@ -32,24 +32,39 @@
 // CHECK-NEXT:    [[R:%[0-9a-z_]+]] = hfusion.reshape [[N]] : (tensor<s0xf32>) -> tensor<s0x1xf32>
 // CHECK-NEXT:    func.return [[R]] : tensor<s0x1xf32>
 
-// Operands reshaped consistently (both from [s0]) sink together; an operand that is not a reshape (or a reshape
-// of a function argument: already a load at the boundary) keeps the op where it is.
+// Operands reshaped consistently (both from [s0]) sink together; a function argument beside them is read through
+// a reshape to [s0] (a load at the boundary); an op whose only reshaped operand is a function argument's (already
+// a load at the boundary) stays where it is.
 // CHECK-LABEL: func.func @operands(
 // CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<s0x8xf32>, [[Y:%[0-9a-z_]+]]: tensor<s0x1xf32>, [[Z:%[0-9a-z_]+]]: tensor<s0xf32>
 // CHECK:         [[S:%[0-9a-z_]+]] = hfusion.reduce {{.*}}kind = "sum"
 // CHECK-NEXT:    [[T:%[0-9a-z_]+]] = hfusion.reduce {{.*}}kind = "max"
 // CHECK-NEXT:    [[A:%[0-9a-z_]+]] = hfusion.elemwise_binary [[S]], [[T]] {fun = "sub"} : (tensor<s0xf32>, tensor<s0xf32>) -> tensor<s0xf32>
-// CHECK-NEXT:    [[RA:%[0-9a-z_]+]] = hfusion.reshape [[A]] : (tensor<s0xf32>) -> tensor<s0x1xf32>
-// CHECK-NEXT:    [[B:%[0-9a-z_]+]] = hfusion.elemwise_binary [[RA]], [[Y]] {fun = "add"} : (tensor<s0x1xf32>, tensor<s0x1xf32>) -> tensor<s0x1xf32>
+// CHECK-NEXT:    [[RY:%[0-9a-z_]+]] = hfusion.reshape [[Y]] : (tensor<s0x1xf32>) -> tensor<s0xf32>
+// CHECK-NEXT:    [[B:%[0-9a-z_]+]] = hfusion.elemwise_binary [[A]], [[RY]] {fun = "add"} : (tensor<s0xf32>, tensor<s0xf32>) -> tensor<s0xf32>
+// CHECK-NEXT:    [[RB:%[0-9a-z_]+]] = hfusion.reshape [[B]] : (tensor<s0xf32>) -> tensor<s0x1xf32>
 // CHECK-NEXT:    [[RZ:%[0-9a-z_]+]] = hfusion.reshape [[Z]] : (tensor<s0xf32>) -> tensor<s0x1xf32>
 // CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.elemwise_unary [[RZ]] {fun = "exp"} : (tensor<s0x1xf32>) -> tensor<s0x1xf32>
-// CHECK-NEXT:    func.return [[B]], [[C]] : tensor<s0x1xf32>, tensor<s0x1xf32>
+// CHECK-NEXT:    func.return [[RB]], [[C]] : tensor<s0x1xf32>, tensor<s0x1xf32>
 // A reshape of a fill (or of a tensor constant) is the constant at the new shape.
 // CHECK-LABEL: func.func @reshape_of_constant(
 // CHECK-NEXT:    [[F:%[0-9a-z_]+]] = hfusion.fill {value = 1.0} : () -> tensor<3xf32>
 // CHECK-NEXT:    [[B:%[0-9a-z_]+]] = hfusion.broadcast [[F]] {dims = [1]} : (tensor<3xf32>) -> tensor<3x8xf32>
 // CHECK-NEXT:    [[C:%[0-9a-z_]+]] = arith.constant {value = [1, 2, 3, 4]} : () -> tensor<4xi32>
 // CHECK-NEXT:    func.return [[B]], [[C]] :
+// A keepdim statistic scaled before its broadcast: the reshape moves onto the argument (a boundary load).
+// CHECK-LABEL: func.func @hoist_to_argument(
+// CHECK-SAME:    [[R:%[0-9a-z_]+]]: tensor<s0x1x1xf32>
+// CHECK:         [[RR:%[0-9a-z_]+]] = hfusion.reshape [[R]] : (tensor<s0x1x1xf32>) -> tensor<s0xf32>
+// CHECK-NEXT:    [[D:%[0-9a-z_]+]] = hfusion.elemwise_binary [[RR]], {{%[0-9a-z_]+}} {fun = "div"} : (tensor<s0xf32>, f32) -> tensor<s0xf32>
+// CHECK-NEXT:    hfusion.broadcast [[D]] {dims = [1]}
+// A full reduction kept as 1x1 (rank 0 <-> unit dims), and a broadcast adding only unit dims (a reshape): the
+// division runs on rank-0 tensors, no reshape is left.
+// CHECK-LABEL: func.func @full_reduction(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<s0x8xf32>, [[G:%[0-9a-z_]+]]: tensor<f32>
+// CHECK:         [[S:%[0-9a-z_]+]] = hfusion.reduce [[X]]
+// CHECK-NEXT:    [[D:%[0-9a-z_]+]] = hfusion.elemwise_binary [[G]], [[S]] {fun = "div"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT:    func.return [[D]] : tensor<f32>
 module attributes {symbols = {s0 = [1, 64]}} {
   func.func @rms_norm(%x: tensor<s0x16xf32>) -> (tensor<s0x16xf32>) {
     %two = arith.constant {value = 2.0} : () -> f32
@@ -98,5 +113,20 @@ module attributes {symbols = {s0 = [1, 64]}} {
     %c = arith.constant {value = [[1, 2], [3, 4]]} : () -> tensor<2x2xi32>
     %rc = hfusion.reshape %c : (tensor<2x2xi32>) -> tensor<4xi32>
     func.return %b, %rc : tensor<3x8xf32>, tensor<4xi32>
+  }
+  func.func @hoist_to_argument(%r: tensor<s0x1x1xf32>) -> (tensor<s0x8xf32>) {
+    %c = arith.constant {value = 8.0} : () -> f32
+    %d = hfusion.elemwise_binary %r, %c {fun = "div"} : (tensor<s0x1x1xf32>, f32) -> tensor<s0x1x1xf32>
+    %u = hfusion.reshape %d : (tensor<s0x1x1xf32>) -> tensor<s0xf32>
+    %b = hfusion.broadcast %u {dims = [1]} : (tensor<s0xf32>) -> tensor<s0x8xf32>
+    func.return %b : tensor<s0x8xf32>
+  }
+  func.func @full_reduction(%x: tensor<s0x8xf32>, %g: tensor<f32>) -> (tensor<f32>) {
+    %s = hfusion.reduce %x {dims = [0, 1], kind = "sum"} : (tensor<s0x8xf32>) -> tensor<f32>
+    %k = hfusion.reshape %s : (tensor<f32>) -> tensor<1x1xf32>
+    %gb = hfusion.broadcast %g {dims = [0, 1]} : (tensor<f32>) -> tensor<1x1xf32>
+    %d = hfusion.elemwise_binary %gb, %k {fun = "div"} : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>
+    %u = hfusion.reshape %d : (tensor<1x1xf32>) -> tensor<f32>
+    func.return %u : tensor<f32>
   }
 }

@@ -12,6 +12,11 @@
 // INPLACE:      hivm.vunary %ubx, %ubx, %c256 {fun = "exp"}
 // INPLACE-NEXT: hivm.vunary %ubx, %ubx, %c256 {fun = "abs"}
 // INPLACE-NEXT: hivm.store %ubx, %out,
+
+// gelu_tanh reads its source after writing dst (NOT_IN_PLACE_FUNS): exp goes in place, gelu_tanh keeps its buffer.
+// INPLACE-LABEL: func.func @k_gelu
+// INPLACE:       hivm.vunary %ubx, %ubx, %c256 {fun = "exp"}
+// INPLACE-NEXT:  hivm.vunary %ubx, %ubg, %c256 {fun = "gelu_tanh"}
 module attributes {target = "ascend910b1"} {
   func.func @k(%x: memref<1024xf16, gm>, %out: memref<1024xf16, gm>, %n: index, %n_tiles: index, %block_dim: index) attributes {kernel, output_args = [1]} {
     %c256 = arith.constant {value = 256} : () -> index
@@ -28,6 +33,18 @@ module attributes {target = "ascend910b1"} {
       hivm.store %ubo, %out, %off, %c256 : memref<256xf16, ub>, memref<1024xf16, gm>, index, index
       scf.yield
     }) : (index, index, index) -> ()
+    func.return
+  }
+  func.func @k_gelu(%x: memref<256xf32, gm>, %out: memref<256xf32, gm>) attributes {kernel, output_args = [1]} {
+    %c0 = arith.constant {value = 0} : () -> index
+    %c256 = arith.constant {value = 256} : () -> index
+    %ubx = hivm.alloc : () -> memref<256xf32, ub>
+    %ube = hivm.alloc : () -> memref<256xf32, ub>
+    %ubg = hivm.alloc : () -> memref<256xf32, ub>
+    hivm.load %x, %ubx, %c0, %c256 : memref<256xf32, gm>, memref<256xf32, ub>, index, index
+    hivm.vunary %ubx, %ube, %c256 {fun = "exp"} : memref<256xf32, ub>, memref<256xf32, ub>, index
+    hivm.vunary %ube, %ubg, %c256 {fun = "gelu_tanh"} : memref<256xf32, ub>, memref<256xf32, ub>, index
+    hivm.store %ubg, %out, %c0, %c256 : memref<256xf32, ub>, memref<256xf32, gm>, index, index
     func.return
   }
 }
