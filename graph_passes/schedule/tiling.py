@@ -75,6 +75,8 @@ class Schedule:
         }
         if self.serial_dims:
             attrs["serial_dims"] = list(self.serial_dims)
+        if self.block_dim_override:
+            attrs["block_dim"] = self.block_dim_override  # one core: work items would share GM blocks
         if self.scratch_bytes:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
         return attrs
@@ -164,9 +166,25 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, target.ub_align)]
         _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, keep)
     plan = plan_buffers(info, looped)
+    one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
     return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, _whole_dims(tile, uppers)),
                     {},
+                    block_dim_override=1 if one_core else 0,
                     scratch_bytes=plan.scratch_bytes(tile, target.ub_align), serial_dims=serial)
+
+
+def _blocks_shared(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> bool:
+    """Could two work items still write one GM block? A split dim whose tile is not a whole-block step (fewer rows
+    fit UB than one step), or whose slabs are not whole blocks and which is not serial (the multi-pass schedule has
+    no serial dims). Then the kernel runs on one core: its work items write in order on that core's MTE3."""
+    for d in info.parallel_dims:
+        if d in serial or (uppers[d] is not None and tile[d] >= uppers[d]):
+            continue
+        if d != info.rank - 1 and tile[d] % gm_steps.get(d, 1):
+            return True
+        if _slab_unaligned(info, d, gm_block):
+            return True
+    return False
 
 
 def _whole_dims(tile, uppers) -> set:
@@ -291,7 +309,7 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         if d not in (schedule.serial_dims or ()):  # serial dims are looped inside a work item
             n_tiles = n_tiles * counts[d]
     tiling["n_tiles"] = _norm(n_tiles)
-    cores = block_dim if block_dim > 0 else vector_cores
+    cores = schedule.block_dim_override or (block_dim if block_dim > 0 else vector_cores)
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
     return tiling
 
