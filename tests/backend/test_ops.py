@@ -34,6 +34,8 @@ REASONS = {
                          "scheduled (only pure data-movement transpose kernels are)",
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
+    "not 32-B aligned in UB": "a row broadcast from a buffer whose rows are not padded to 32 B (cross_entropy's "
+                              "scatter mask; the schedule should pad or align it)",
     "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow have no vector instruction sequence",
 }
 
@@ -41,7 +43,7 @@ REASONS = {
 INTERPRETED: dict[str, tuple[str, ...]] = {
     "addmm_scaled": ('cube kernel',),
     "bmm": ('cube kernel',),
-    "cross_entropy": ('hfusion.reshape',),
+    "cross_entropy": ('hfusion.reshape', 'not 32-B aligned in UB'),
     "embedding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
     "embedding_padding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
     "erf": ('has no vector instruction',),
