@@ -115,7 +115,7 @@ module attributes {symbols = {s0 = [1, 64]}} {
     func.return %b, %rc : tensor<3x8xf32>, tensor<4xi32>
   }
   func.func @hoist_to_argument(%r: tensor<s0x1x1xf32>) -> (tensor<s0x8xf32>) {
-    %c = arith.constant {value = 8.0} : () -> f32
+    %c = arith.constant {value = 3.0} : () -> f32
     %d = hfusion.elemwise_binary %r, %c {fun = "div"} : (tensor<s0x1x1xf32>, f32) -> tensor<s0x1x1xf32>
     %u = hfusion.reshape %d : (tensor<s0x1x1xf32>) -> tensor<s0xf32>
     %b = hfusion.broadcast %u {dims = [1]} : (tensor<s0xf32>) -> tensor<s0x8xf32>
