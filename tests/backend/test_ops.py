@@ -46,17 +46,11 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "cross_entropy": ('hfusion.reshape', 'not 32-B aligned in UB'),
     "embedding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
     "embedding_padding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
-    "erf": ('has no vector instruction',),
     "linear": ('cube kernel',),
     "matmul_3d": ('cube kernel',),
     "mm": ('cube kernel',),
-    "neg_abs": ('has no vector instruction',),
-    "pow_scalar": ('has no vector instruction',),
-    "pow_tensor": ('has no vector instruction',),
     "scatter_value": ('hfusion.transpose', 'on buffers of rank > 2'),
     "select": ('hfusion.reshape',),
-    "sin_cos": ('has no vector instruction',),
-    "sqrt_rsqrt": ('has no vector instruction',),
 }  # fmt: skip
 
 # Known bugs (each reported with the numbers): strict xfail, so a fix fails the test until its entry is removed.
