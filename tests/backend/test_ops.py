@@ -36,7 +36,6 @@ REASONS = {
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
     "not 32-B aligned in UB": "a row broadcast from a buffer whose rows are not padded to 32 B (cross_entropy's "
                               "scatter mask; the schedule should pad or align it)",
-    "has no vector instruction": "erf, gelu(erf), sin, cos, sign, pow have no vector instruction sequence",
 }
 
 # case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
