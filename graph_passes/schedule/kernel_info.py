@@ -262,14 +262,20 @@ def _producer_name(v: Value) -> str:
 
 def _propagate(ops, masks: dict) -> None:
     """Fill ``masks`` through the body: elementwise ops share a mask, broadcast drops its new dims towards its
-    input, reduce drops its reduced dims towards its result, slice keeps its rank."""
+    input, reduce drops its reduced dims towards its result, slice keeps its rank. A value reached with two
+    different masks (an arange broadcast both as a row and as a column) has no single buffer layout: Unsupported."""
     changed = True
     while changed:
         changed = False
 
         def setm(v, m):
             nonlocal changed
-            if not isinstance(v.type, TensorType) or v in masks:
+            if not isinstance(v.type, TensorType):
+                return
+            if v in masks:
+                if masks[v] != tuple(m):  # one buffer cannot hold a value laid along two different domain dims
+                    raise Unsupported(_producer_name(v), f"its value is used along domain dims {list(masks[v])} "
+                                                         f"and {list(m)} (one buffer has one layout)")
                 return
             masks[v] = tuple(m)
             changed = True
