@@ -130,16 +130,14 @@ class KernelLowering:
         self.create(cls, operands, [], **attrs)
 
     # -- the function -----------------------------------------------------------------------------------------------
-    def build(self) -> FuncOp:
+    def begin_function(self, old_args: list, arg_types: list) -> FuncOp:
+        """The kernel's HIVM function: ``arg_types`` for the old arguments, then one index argument per tiling
+        parameter, the old attributes; builders at its end (``b``) and top (``top``, constants go first)."""
         info, func = self.info, self.info.func
-        gm = gm_types(info)
-        old_args = list(func.body.args)
-        arg_types = [gm.get(a, a.type) for a in old_args]
-        names = [a.name_hint for a in old_args]
         param_names = sorted(self.tiling)
         attrs = {k: v for k, v in func.attributes.items() if k not in ("sym_name", "function_type")}
         new = FuncOp.build(func.sym_name, arg_types + [IndexType()] * len(param_names), [],
-                           names + param_names, **attrs)  # fmt: skip
+                           [a.name_hint for a in old_args] + param_names, **attrs)  # fmt: skip
         self.kernel_loc = self.loc = func.loc or next((op.loc for op in info.ops if op.loc is not None),
                                                       func.sym_name)
         new.loc = self.kernel_loc
@@ -147,8 +145,16 @@ class KernelLowering:
         self.args = dict(zip(old_args, body.args))
         self.params = dict(zip(param_names, body.args[len(old_args) :]))
         self.b = Builder.at_end(body, func.loc)
-        self.top = Builder(body, 0, func.loc)  # constants go first
+        self.top = Builder(body, 0, func.loc)
         self.consts: dict = {}
+        return new
+
+    def build(self) -> FuncOp:
+        info, func = self.info, self.info.func
+        gm = gm_types(info)
+        old_args = list(func.body.args)
+        arg_types = [gm.get(a, a.type) for a in old_args]
+        new = self.begin_function(old_args, arg_types)
         self.scalars = {a: self.args[a] for a in old_args if not isinstance(a.type, TensorType)}
         for op in info.ops:  # scalar constants of the body, cloned at the top
             if op.name == "arith.constant":

@@ -24,7 +24,6 @@ import math
 
 from ..dialects import hivm
 from ..dialects.func import FuncOp, ReturnOp
-from ..ir.builder import Builder
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, IndexType, MemRefType, TensorType
 from ..schedule.movement import MovementInfo, buffer_shapes, gm_shape, piece_kind
@@ -45,19 +44,7 @@ class MovementLowering(KernelLowering):
         old_args = list(func.body.args)
         arg_types = [MemRefType(tuple(gm_shape(a.type)), a.type.dtype, "gm") if isinstance(a.type, TensorType)
                      else a.type for a in old_args]  # fmt: skip
-        param_names = sorted(self.tiling)
-        attrs = {k: v for k, v in func.attributes.items() if k not in ("sym_name", "function_type")}
-        new = FuncOp.build(func.sym_name, arg_types + [IndexType()] * len(param_names), [],
-                           [a.name_hint for a in old_args] + param_names, **attrs)  # fmt: skip
-        self.kernel_loc = self.loc = func.loc or next((op.loc for op in info.ops if op.loc is not None),
-                                                      func.sym_name)
-        new.loc = self.kernel_loc
-        body = new.body
-        self.args = dict(zip(old_args, body.args))
-        self.params = dict(zip(param_names, body.args[len(old_args):]))
-        self.b = Builder.at_end(body, func.loc)
-        self.top = Builder(body, 0, func.loc)
-        self.consts: dict = {}
+        new = self.begin_function(old_args, arg_types)
         bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
         bid.name_hint = "bid"
         bufs, scratch = [], 0

@@ -5,6 +5,7 @@ import pytest
 
 from simulator import GlobalMemory, ProgramBuilder, ProgramError, RaceError, launch, parse, to_text
 from simulator.isa.scalar_mem import SALU_OPS
+from tests.simulator.helpers import run_vector
 
 I64 = np.iinfo(np.int64)
 OUT = 4096
@@ -13,20 +14,8 @@ OUT = 4096
 def _run(body, inputs, out_bytes, check=True):
     """Inputs at UB 0, 1024, ...; body(b) emits the scalar work after a MTE2 -> S flag; OUT goes back to GM
     after an S -> MTE3 flag."""
-    gm = GlobalMemory()
-    addrs = [gm.put(a) for a in inputs]
-    out = gm.alloc(out_bytes)
-    b = ProgramBuilder("t", "aiv", [])
-    for i, (a, g) in enumerate(zip(inputs, addrs)):
-        b.copy_gm_to_ub(i * 1024, g, a.nbytes)
-    b.set_flag("MTE2", "S", 0)
-    b.wait_flag("MTE2", "S", 0)
-    body(b)
-    b.set_flag("S", "MTE3", 0)
-    b.wait_flag("S", "MTE3", 0)
-    b.copy_ub_to_gm(out, OUT, out_bytes)
-    res = launch(b.build(), gm=gm, check_hazards=check)
-    return gm.read(out, np.uint8, (out_bytes,)), res
+    return run_vector(body, inputs, out_bytes, ub_in=[i * 1024 for i in range(len(inputs))], ub_out=OUT, pipe="S",
+                      check_hazards=check)
 
 
 def _edge_i64(n, seed):
