@@ -42,8 +42,10 @@ class MovementLowering(KernelLowering):
     def build(self) -> FuncOp:
         info, func = self.info, self.info.func
         old_args = list(func.body.args)
-        arg_types = [MemRefType(tuple(gm_shape(a.type)), a.type.dtype, "gm") if isinstance(a.type, TensorType)
-                     else a.type for a in old_args]  # fmt: skip
+        views = {p.src.arg: p.src.shape for ps in info.pieces for p in ps if p.src.arg is not None}
+        views.update(zip(info.outputs, info.shapes))  # arguments and outputs may be viewed reshaped
+        arg_types = [MemRefType(tuple(views.get(a, gm_shape(a.type))), a.type.dtype, "gm")
+                     if isinstance(a.type, TensorType) else a.type for a in old_args]  # fmt: skip
         new = self.begin_function(old_args, arg_types)
         bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
         bid.name_hint = "bid"
@@ -140,9 +142,9 @@ class MovementLowering(KernelLowering):
         src, offsets = p.src, []
         for g, o in enumerate(src.offsets):
             off = self.size(o)
-            if g in src.dims:
-                k = src.dims.index(g)
-                off = self.add(off, self.mul(index[k], src.steps[k]))
+            for k, walked in enumerate(src.dims):  # a split dim walks its GM dim at two strides
+                if walked == g:
+                    off = self.add(off, self.mul(index[k], src.steps[k]))
             offsets.append(off)
         self.counts["loads"] += 1
         self.create(hivm.LoadOp, [self.args[src.arg], buf, *offsets, *extents], [], dims=list(dims),

@@ -173,7 +173,9 @@ class _Transfer(HIVMOp):
     dim k. With ``dims`` (one entry per local dim: the GM dim it walks, or -1 for a local dim of extent 1 that walks
     none) and ``steps`` (elements of that GM dim per local step, default 1) the box is a strided, permuted view of
     GM: ``local[i] <-> gm[offsets + Σ_k i_k·steps[k]·e(dims[k])]`` (e(g): unit vector of GM dim g). A transpose is
-    a permutation in ``dims``, a strided slice a step, a selected row a GM dim no local dim walks."""
+    a permutation in ``dims``, a strided slice a step, a selected row a GM dim no local dim walks. GM addresses are
+    row-major linear, so a walk may run past its GM dim's extent into the dims outside it, and two local dims may
+    walk one GM dim (a reshape that merged or split dims of a data-movement kernel, schedule/movement_reshape.py)."""
 
     attribute_schema = {"dims": IntListAttr(optional=True), "steps": IntListAttr(optional=True)}
     traits = (MemoryEffect,)
@@ -219,9 +221,8 @@ class _Transfer(HIVMOp):
         if len(dims) != local_rank or (steps is not None and len(steps) != local_rank):
             raise self.error(f"dims/steps need one entry per local dim ({local_rank}), got {list(dims)}, "
                              f"{None if steps is None else list(steps)}")
-        walked = [g for g in dims if g != -1]
-        if any(not -1 <= g < gm_rank for g in dims) or len(set(walked)) != len(walked):
-            raise self.error(f"dims {list(dims)} must be distinct GM dims in [0, {gm_rank}) or -1")
+        if any(not -1 <= g < gm_rank for g in dims):
+            raise self.error(f"dims {list(dims)} must be GM dims in [0, {gm_rank}) or -1")
         if steps is not None and any(s < 1 for s in steps):
             raise self.error(f"steps {list(steps)} must be positive")
 

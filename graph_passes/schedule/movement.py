@@ -1,7 +1,7 @@
 """Data-movement kernels: transposes, strided slices, concats (``hfusion-auto-schedule``'s movement schedule).
 
-A kernel whose body only moves data — ``transpose``, ``slice`` (any strides), ``concat``, ``reshape`` that adds or
-drops unit dims, ``fill`` — of its arguments computes nothing a vector instruction must see: each result is a set of
+A kernel whose body only moves data — ``transpose``, ``slice`` (any strides), ``concat``, ``reshape``
+(:mod:`.movement_reshape`), ``fill`` — of its arguments computes nothing a vector instruction must see: each result is a set of
 *pieces*, boxes of the result copied from a strided, permuted view of one argument (or filled with a constant)::
 
     out[box.off + i] = arg[src.off + Σ_k i_k·step_k·e(dim_k)]        for i in box.size
@@ -25,7 +25,7 @@ Kernels with anything else (compute ops, a slice of a concat …) are not moveme
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 
@@ -33,6 +33,7 @@ from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
+from .movement_reshape import reshape_pieces
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 BLOCK = 32  # bytes: UB alignment, GM write granule, one element per block in a gather buffer
@@ -40,18 +41,19 @@ BLOCK = 32  # bytes: UB alignment, GM write granule, one element per block in a 
 
 @dataclass
 class Source:
-    """A view of one argument (``arg``) or a constant (``value``): value dim k walks GM dim ``dims[k]`` (-1: none)
-    by ``steps[k]`` elements, starting at ``offsets`` (one per GM dim of the argument)."""
+    """A view of one argument (``arg``, seen in GM as ``shape``) or a constant (``value``): value dim k walks GM dim
+    ``dims[k]`` (-1: none) by ``steps[k]`` elements, starting at ``offsets`` (one per GM dim of the argument)."""
 
     arg: Value | None
     dims: list[int]
     steps: list[int]
     offsets: list  # size expressions, one per GM dim
     value: float | int | None = None
+    shape: list = field(default_factory=list)  # the argument's GM shape (its own, or the one it is viewed in)
 
-    def contiguous(self, gm_rank: int) -> bool:
+    def contiguous(self) -> bool:
         """Rows of the innermost value dim are contiguous in GM (one burst each)."""
-        return self.arg is None or not self.dims or (self.dims[-1] == gm_rank - 1 and self.steps[-1] == 1)
+        return self.arg is None or not self.dims or (self.dims[-1] == len(self.shape) - 1 and self.steps[-1] == 1)
 
 
 @dataclass
@@ -67,7 +69,7 @@ class MovementInfo:
     results: list  # returned values
     outputs: list  # out-parameter arguments
     pieces: list  # per result: list[Piece]
-    shapes: list  # per result: its shape (rank-0 results as [1])
+    shapes: list  # per result: the shape it is stored in (rank-0 results as [1]); see analyze_movement
     ops: list = field(default_factory=list)
 
 
@@ -77,7 +79,11 @@ def gm_shape(t: TensorType) -> list:
 
 
 def analyze_movement(func: Operation, sizes: SizeVars) -> MovementInfo:
-    """Pieces of every result of a data-movement kernel; :class:`Unsupported` when ``func`` is not one."""
+    """Pieces of every result of a data-movement kernel; :class:`Unsupported` when ``func`` is not one.
+
+    A returned reshape whose pieces cannot be re-expressed in its shape (``2x8x4x8 -> 16x32`` after a transpose
+    that made dims 2 and 3 two walks of the source) is stored in its operand's shape instead: the out-parameter
+    is viewed in that shape (the same elements in the same row-major order, docs/hivm.md)."""
     body = func.body
     ops = list(body.ops[:-1])
     output_args = list(func.attributes.get("output_args") or [])
@@ -89,22 +95,43 @@ def analyze_movement(func: Operation, sizes: SizeVars) -> MovementInfo:
     pieces: dict = {}
     for a in args:
         if isinstance(a.type, TensorType) and a not in outputs:
-            shape = gm_shape(a.type)
-            pieces[a] = [Piece([as_expr(0)] * len(shape), shape,
-                               Source(a, list(range(len(shape))), [1] * len(shape), [as_expr(0)] * len(shape)))]
+            reshapes = _viewed_as(a, sizes)
+            shape = gm_shape(reshapes[0].result.type if reshapes else a.type)
+            pieces[a] = [Piece([as_expr(0)] * len(shape), shape, Source(a, list(range(len(shape))), [1] * len(shape),
+                                                                        [as_expr(0)] * len(shape), shape=shape))]
+            pieces.update((r.result, pieces[a]) for r in reshapes)
+    stored_as: dict = {}  # a returned reshape the pieces cannot follow -> the value it reshapes
     for op in ops:
-        if op.name == "arith.constant" and not isinstance(op.result.type, TensorType):
+        if op.name == "arith.constant" and not isinstance(op.result.type, TensorType) or op.result in pieces:
             continue
         if op.name not in MOVEMENT_OPS:
             raise Unsupported(op.name, "is not a data-movement op")
-        pieces[op.result] = _op_pieces(op, pieces, sizes)
+        try:
+            pieces[op.result] = _op_pieces(op, pieces, sizes)
+        except Unsupported:
+            if op.name != "hfusion.reshape" or any(u.name != "func.return" for u in op.result.users):
+                raise
+            stored_as[op.result] = op.operands[0]  # the out-parameter is viewed in the operand's shape
     if len(results) != len(outputs):
         raise Unsupported(func.sym_name, f"returns {len(results)} values for {len(outputs)} out-parameters")
-    for r in results:
-        if r not in pieces or isinstance(r, BlockArgument):
+    values = [stored_as.get(r, r) for r in results]
+    for v in values:
+        if v not in pieces or isinstance(v, BlockArgument):
             raise Unsupported(func.sym_name, "returns an argument unchanged")
-    return MovementInfo(func, results, outputs, [pieces[r] for r in results], [gm_shape(r.type) for r in results],
+    return MovementInfo(func, results, outputs, [pieces[v] for v in values], [gm_shape(v.type) for v in values],
                         ops)
+
+
+def _viewed_as(arg: Value, sizes: SizeVars) -> list:
+    """The reshapes of ``arg`` when it is read only through reshapes to one shape (its GM view is that shape:
+    a split of ``(s0*s1)x32`` into ``s0xs1x4x8`` needs no symbolic step), else []."""
+    users = list(arg.users)
+    if not users or any(u.name != "hfusion.reshape" for u in users):
+        return []
+    shape = gm_shape(users[0].result.type)
+    same = all(len(gm_shape(u.result.type)) == len(shape) and
+               all(sizes.statically_known_equal(x, y) for x, y in zip(gm_shape(u.result.type), shape)) for u in users)
+    return users if same else []
 
 
 def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
@@ -123,23 +150,15 @@ def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
             at = at + as_expr(v.type.shape[dim])
         return out
     src = pieces[op.operands[0]]
-    if op.name == "hfusion.reshape":  # only unit dims added or dropped: every piece keeps its boxes and views
-        old, new = gm_shape(op.operands[0].type), gm_shape(op.result.type)
-        keep = [k for k, n in enumerate(old) if not sizes.statically_known_equal(n, 1)]
-        grown = [k for k, n in enumerate(new) if not sizes.statically_known_equal(n, 1)]
-        if len(keep) != len(grown) or any(not sizes.statically_known_equal(old[i], new[j])
-                                          for i, j in zip(keep, grown)):
-            raise Unsupported(op.name, f"reshapes {old} to {new} (only unit dims may be added or dropped)")
-        where = dict(zip(grown, keep))
-        pick = lambda xs, unit: [xs[where[j]] if j in where else unit for j in range(len(new))]  # noqa: E731
-        return [Piece(pick(p.off, as_expr(0)), pick(p.size, as_expr(1)),
-                      Source(p.src.arg, pick(p.src.dims, -1), pick(p.src.steps, 1), p.src.offsets, p.src.value))
-                for p in src]
+    if op.name == "hfusion.reshape":
+        walks = reshape_pieces(src, gm_shape(op.operands[0].type), gm_shape(op.result.type), sizes)
+        return [Piece(off, size, replace(p.src, dims=dims, steps=steps))
+                for p, (off, size, dims, steps) in zip(src, walks)]
     if op.name == "hfusion.transpose":
         perm = a["perm"]
         return [Piece([p.off[k] for k in perm], [p.size[k] for k in perm],
-                      Source(p.src.arg, [p.src.dims[k] for k in perm], [p.src.steps[k] for k in perm],
-                             p.src.offsets, p.src.value)) for p in src]
+                      replace(p.src, dims=[p.src.dims[k] for k in perm], steps=[p.src.steps[k] for k in perm]))
+                for p in src]
     if len(src) != 1:
         raise Unsupported(op.name, "slices a value made of several pieces (a concat)")
     s = src[0].src
@@ -151,7 +170,7 @@ def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
             offsets[dims[k]] = as_expr(offsets[dims[k]] + as_expr(o) * steps[k])
         steps[k] *= int(st)
     return [Piece([as_expr(0)] * len(a["sizes"]), [as_expr(x) for x in a["sizes"]],
-                  Source(s.arg, dims, steps, offsets, s.value))]
+                  replace(s, dims=dims, steps=steps, offsets=offsets))]
 
 
 # -- the schedule ----------------------------------------------------------------------------------------------------
@@ -174,8 +193,8 @@ def piece_kind(p: Piece) -> str:
     src = p.src
     if src.arg is None:
         return "rows"
-    gm_rank = len(gm_shape(src.arg.type))
-    if src.contiguous(gm_rank):
+    gm_rank = len(src.shape)
+    if src.contiguous():
         return "rows"
     rank = len(src.dims)
     if (DTYPE_BYTES[src.arg.type.dtype] == 2 and rank >= 2 and src.dims[-2] == gm_rank - 1 and src.steps[-2] == 1

@@ -25,13 +25,10 @@ LOW = (torch.float16, torch.bfloat16)
 
 # Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
 REASONS = {
-    "on buffers of rank > 2": "vcmp/vsel over rank-3 tiles (codegen walks bit masks over at most two dims)",
     "i1 rows of": "vsel with mask rows narrower than 32 B (a bit-mask row must start 32-B aligned)",
     "cube kernel": "matmul: the cube pipeline is a later issue",
     "hfusion.gather": "embedding rows (a gather along dim 0): a DMA per row at a data-dependent address needs scalar "
                       "reads of UB, which the simulator does not model",
-    "hfusion.transpose": "a transpose inside a compute kernel (scatter's one-hot mask: compare, any, transpose) is not "
-                         "scheduled (only pure data-movement transpose kernels are)",
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
     "not 32-B aligned in UB": "a row broadcast from a buffer whose rows are not padded to 32 B (cross_entropy's "
@@ -48,7 +45,6 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "linear": ('cube kernel',),
     "matmul_3d": ('cube kernel',),
     "mm": ('cube kernel',),
-    "scatter_value": ('hfusion.transpose', 'on buffers of rank > 2'),
     "select": ('hfusion.reshape',),
 }  # fmt: skip
 

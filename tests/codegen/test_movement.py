@@ -101,3 +101,57 @@ def test_batch_transpose_blocks():
         x = rng.standard_normal((s0, 40, 24)).astype(np.float16)
         (out,), res = run_kernel(ck, [x], {"s0": s0})
         np.testing.assert_array_equal(out.reshape(s0, 24, 40), x.transpose(0, 2, 1))
+
+
+def _kernel_module(body: str, arg_types: list[str], result: str) -> str:
+    """A module with kernel ``@k`` (arguments ``%x0, %x1 …`` of ``arg_types``, out-parameter ``%out``) and a host
+    function calling it."""
+    args = ", ".join(f"%x{i}: {t}" for i, t in enumerate(arg_types))
+    kernel = (f"func.func @k({args}, %out: {result}) -> ({result}) attributes "
+              f'{{fusion_kind = "PURE_ELEMWISE", kernel, output_args = [{len(arg_types)}]}} {{\n{body}\n  }}')
+    names = ", ".join(f"%x{i}" for i in range(len(arg_types)))
+    return _module(kernel, names, ", ".join(arg_types), result, args)
+
+
+HEADS = _kernel_module((
+    "    %v = hfusion.reshape %x0 : (tensor<(8*s0)x32xf32>) -> tensor<s0x8x4x8xf32>\n"
+    "    %t = hfusion.transpose %v {perm = [0, 2, 1, 3]} : (tensor<s0x8x4x8xf32>) -> tensor<s0x4x8x8xf32>\n"
+    "    %r = hfusion.reshape %t : (tensor<s0x4x8x8xf32>) -> tensor<(4*s0)x8x8xf32>\n"
+    "    func.return %r : tensor<(4*s0)x8x8xf32>"), ["tensor<(8*s0)x32xf32>"], "tensor<(4*s0)x8x8xf32>")
+
+
+def test_attention_heads_split_through_reshapes():
+    """``x.view(b, t, h, d/h).transpose(1, 2).reshape(b*h, t, d/h)``: the argument is viewed as ``s0x8x4x8`` (a
+    split of the symbolic ``8*s0`` needs no symbolic step) and the output as ``s0x4x8x8`` (the transposed dims 0
+    and 1 are no single walk of the source): rows of 8 contiguous elements, one DMA burst each."""
+    ck = _kernel(HEADS)
+    rng = np.random.default_rng(3)
+    for s0 in (1, 2, 5):
+        x = rng.standard_normal((8 * s0, 32)).astype(np.float32)
+        (out,), res = run_kernel(ck, [x], {"s0": s0})
+        np.testing.assert_array_equal(out.reshape(4 * s0, 8, 8),
+                                      x.reshape(s0, 8, 4, 8).transpose(0, 2, 1, 3).reshape(4 * s0, 8, 8))
+        assert res.stats.hazards_checked
+
+
+CONCAT_MERGE = _kernel_module((
+    "    %c = hfusion.concat %x0, %x1 {dim = 2} : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x64xf32>\n"
+    "    %r = hfusion.reshape %c : (tensor<2x8x64xf32>) -> tensor<16x64xf32>\n"
+    "    func.return %r : tensor<16x64xf32>"), ["tensor<2x8x32xf32>", "tensor<2x8x32xf32>"], "tensor<16x64xf32>")
+
+TRANSPOSE_SPLIT = _kernel_module((
+    "    %t = hfusion.transpose %x0 {perm = [1, 0]} : (tensor<32x16xf32>) -> tensor<16x32xf32>\n"
+    "    %r = hfusion.reshape %t : (tensor<16x32xf32>) -> tensor<16x4x8xf32>\n"
+    "    func.return %r : tensor<16x4x8xf32>"), ["tensor<32x16xf32>"], "tensor<16x4x8xf32>")
+
+
+def test_reshape_merges_and_splits_source_walks():
+    """A concat's ``2x8`` rows merged into 16 (one walk of GM dim 1 running past its 8 rows into dim 0) and a
+    transposed dim of 32 split into ``4x8`` (two local dims walking GM dim 0 at strides 8 and 1)."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal((2, 8, 32)).astype(np.float32) for _ in range(2))
+    (out,), res = run_kernel(_kernel(CONCAT_MERGE), [a, b], {})
+    np.testing.assert_array_equal(out.reshape(16, 64), np.concatenate([a, b], 2).reshape(16, 64))
+    x = rng.standard_normal((32, 16)).astype(np.float32)
+    (out,), res = run_kernel(_kernel(TRANSPOSE_SPLIT), [x], {})
+    np.testing.assert_array_equal(out.reshape(16, 4, 8), x.T.reshape(16, 4, 8))

@@ -23,7 +23,11 @@ is rewritten so that no ``i1`` value crosses its boundary and every ``i1`` op ha
     compare of i1 values, broadcast, reduce (any/all/max/min) and fill of i1
                            -> the same op on f16 0/1 values, then compare(…, 0, ne)
 
-Counters: ``bools-loaded``, ``bools-stored``, ``ops-legalized``.
+A data-movement kernel (transposes, slices, concats of its arguments only: ``schedule/movement.py``) is left
+alone: it copies the bool bytes without computing on them.
+
+Counters: ``bools-loaded``, ``bools-stored``, ``ops-legalized``, ``bool-copies-kept`` (data-movement kernels of
+bools left alone).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from typing import ClassVar
 
 from ...ir.core import OP_REGISTRY, BlockArgument, Operation, Value
 from ...ir.types import ScalarType, TensorType
+from ...schedule.kernel_info import Unsupported
+from ...schedule.movement import analyze_movement
 from .. import ModulePass, PassContext, register_pass
 
 AND_FUNS = ("logical_and", "bitwise_and", "mul", "min")
@@ -59,11 +65,26 @@ class LegalizeBool(ModulePass):
     name: ClassVar[str] = "hfusion-legalize-bool"
 
     def run(self, module: Operation, ctx: PassContext) -> None:
-        for counter in ("bools-loaded", "bools-stored", "ops-legalized"):
+        for counter in ("bools-loaded", "bools-stored", "ops-legalized", "bool-copies-kept"):
             ctx.count(counter, 0)
+        sizes = module.size_vars()
         for func in list(module.functions):
-            if func.attributes.get("kernel"):
+            if not func.attributes.get("kernel"):
+                continue
+            if not _moves_data_only(func, sizes):
                 _KernelBools(func, ctx).run()
+            elif any(_is_bool(a) for a in func.body.args):
+                ctx.count("bool-copies-kept")
+
+
+def _moves_data_only(func: Operation, sizes) -> bool:
+    """A data-movement kernel (a transpose of a mask …) copies GM bools as the bytes they are: no i1 value is
+    computed, so nothing needs a mask idiom (schedule/movement.py moves them through i8 buffers)."""
+    try:
+        analyze_movement(func, sizes)
+    except Unsupported:
+        return False
+    return True
 
 
 class _KernelBools:

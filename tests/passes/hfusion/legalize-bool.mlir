@@ -88,3 +88,17 @@ module {
     func.return %0 : tensor<8xi1>
   }
 }
+
+// -----
+
+// A data-movement kernel (a transpose of a mask, scatter's one-hot along dim 0) copies the bool bytes as they are:
+// no bitcast, no mask idiom (the movement schedule moves them through i8 buffers).
+// CHECK-LABEL: func.func @transpose_mask(
+// CHECK-NEXT:    [[T:%[0-9a-z_]+]] = hfusion.transpose %m {perm = [1, 0]} : (tensor<8x3xi1>) -> tensor<3x8xi1>
+// CHECK-NEXT:    func.return [[T]] : tensor<3x8xi1>
+module {
+  func.func @transpose_mask(%m: tensor<8x3xi1>, %o: tensor<3x8xi1>) -> (tensor<3x8xi1>) attributes {kernel, fusion_kind = "PURE_ELEMWISE", output_args = [1]} {
+    %t = hfusion.transpose %m {perm = [1, 0]} : (tensor<8x3xi1>) -> tensor<3x8xi1>
+    func.return %t : tensor<3x8xi1>
+  }
+}

@@ -31,7 +31,8 @@ def test_same_values(chunk):
     before = parse_module(text)
     after, ctx = run(text, "hfusion-legalize-bool")
     kernels = [f for f in before.functions if f.attributes.get("kernel")]
-    assert kernels and ctx.counter("hfusion-legalize-bool", "ops-legalized") > 0
+    assert kernels and (ctx.counter("hfusion-legalize-bool", "ops-legalized") > 0
+                        or ctx.counter("hfusion-legalize-bool", "bool-copies-kept") == len(kernels))
     for f in kernels:
         gen = torch.Generator().manual_seed(chunk)
         args = [_arg(a.type, gen) for a in f.args]
