@@ -36,7 +36,8 @@ def instr_text(ins) -> str:
     if isinstance(ins, SMov):
         return f"mov {ins.reg}, {ins.value}"
     fixed = MNEMONICS[ins.mnemonic][1]
-    ops = " ".join(f"{f.name}={getattr(ins, f.name)}" for f in fields(ins) if f.name not in fixed)
+    ops = " ".join(f"{f.name}={getattr(ins, f.name)}" for f in fields(ins) if f.name not in fixed
+                   and str(getattr(ins, f.name)) != ins.OPTIONAL.get(f.name))
     return f"{ins.mnemonic} {ops}".rstrip()
 
 

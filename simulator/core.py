@@ -8,6 +8,10 @@ cross_wait, set_flag/wait_flag with the S pipe, or an S data instruction such as
 completion time is only known during timing (phase 2, schedule.py):
 
     issue_time(x) = end(S item number x.seg - 1) + x.sofs       (or x.sofs when x.seg == 0)
+
+An instruction with a data-register operand (a DMA whose GM address the scalar unit computed from a value it loaded
+from UB, isa/dma.py) is listed in ``pending[x.seg]``: phase 2 reads the register once S item x.seg - 1 has run, which
+is what the scalar unit would hold when issuing it.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ class Core:
         self.end_sofs = 0
         self.scalar_instructions = 0
         self.dregs: dict[str, int] = {}  # data registers of the S data instructions (isa/scalar_mem.py)
+        self.pending: dict[int, list] = {}  # seg -> issued instructions reading data registers (bound in phase 2)
 
     def local(self, scope: str, ins) -> LocalMemory:
         try:
@@ -87,6 +92,8 @@ class Core:
                     raise ProgramError(f"{program.name} on {self.name}: more than {MAX_ISSUED} instructions issued")
                 r.core = self
                 r.seg, r.sofs = state[0], state[1]
+                if r.reads_dregs:  # its data registers hold what the S items before it left there
+                    self.pending.setdefault(state[0], []).append(r)
                 if pipe == "S":
                     r.need = {p: len(q) for p, q in queues.items()}
                     s_items.append(r)

@@ -8,6 +8,9 @@ and occupies p for `cost` cycles (head latency added when p was idle or after pi
 timed by the GM model (gm_model.py). Ready heads sit in one heap keyed by start time, so instructions of
 all cores execute in global start order: that order drives GM L2 residency, the functional effects and the
 hazard checker's vector clocks. When nothing is ready but queues are not empty, the kernel deadlocked.
+
+Instructions reading data registers (``core.pending``, a DMA at a register-computed address) are bound right after
+the S item before them runs (those issued before any S item, at the start), before they can be ready.
 """
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ class Scheduler:
             c.svc = {p: np.zeros(self.n_streams, np.int32) for p in c.pipes}
             c.joined = {p: 0 for p in c.pipes}
             c.s_published = 0  # the S stream's clock other pipes inherit through issue order
+            self._bind(c, 0)
         self.heap: list = []
         self.queued: set = set()
         self.counter = 0
@@ -209,9 +213,15 @@ class Scheduler:
             snap[s] = c.s_published
             c.seg_end.append(end)
             c.seg_vc.append(snap)
+            self._bind(c, len(c.seg_end))
         if self.record_trace:
             self.events.append((c.index, pipe, x.mnemonic, t, dur, x.pc))
         return touched
+
+    @staticmethod
+    def _bind(c, seg):
+        for x in c.pending.pop(seg, ()):
+            x.bind(c)
 
     def _targets(self, c, x):
         if x.mode == "all":

@@ -37,6 +37,8 @@ class Instr:
     PIPE: ClassVar[str] = "S"
     EXPRS: ClassVar[tuple] = ()
     KIND: ClassVar[str] = "op"   # op | dma | sync
+    OPTIONAL: ClassVar[dict] = {}  # field -> default text: the assembly omits the field at that value
+    reads_dregs: ClassVar[bool] = False  # an operand is a data register read at issue (bind) in phase 2
 
     def __post_init__(self):
         for name in self.EXPRS:
@@ -56,6 +58,10 @@ class Instr:
 
     def validate(self) -> None:
         """Static checks on non-expression fields (dtypes, modes)."""
+
+    def bind(self, core) -> None:
+        """Read the data-register operands (``reads_dregs``): called in phase 2 once the S data instructions issued
+        before this instruction have run."""
 
     def describe(self) -> str:
         return f"{self.mnemonic} (pc {self.pc})"

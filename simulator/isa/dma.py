@@ -7,6 +7,14 @@ Strides are byte distances between burst starts (0 means contiguous, = burst_len
 larger row-major tensor moves in one instruction. Local-side bursts must start at the scope's alignment
 (32 B for UB/L1, as DataCopy requires); GM addresses may be any byte address but run slower when not
 512-B aligned (see gm_model). Timing is computed by the GM model from `gm_access()`.
+
+A register-computed GM address (Ascend C: ``GetValue`` of an index, then ``DataCopy`` from ``gm[index * row]``, the
+A2 gather idiom): ``gm_reg`` names a data register (isa/scalar_mem.py) whose value, in bytes, is added to the GM-side
+address (``src`` of an MTE2 copy, ``dst`` of an MTE3 one). The register is read when the scalar unit issues the
+copy: after the S data instruction just before it in program order has run (phase 2), so a ``ld_ub`` of an index
+followed by arithmetic on it steers the copy. The value must lie in ``[0, gm_bound)`` (the table's bytes): any other
+value is an error naming the instruction and the numbers (an index out of range; the hardware would read whatever
+lies there). The GM-side bounds check then runs on the final address. Timing is the same GM model.
 """
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from .base import Access, Instr
+from .scalar_mem import _dreg, _read
 from ..errors import ProgramError
 
 
@@ -34,10 +43,34 @@ class _Copy(Instr):
     n_burst: object = 1
     src_stride: object = 0
     dst_stride: object = 0
-    EXPRS = ("dst", "src", "burst_len", "n_burst", "src_stride", "dst_stride")
+    gm_reg: str = "-"
+    gm_bound: object = 0
+    EXPRS = ("dst", "src", "burst_len", "n_burst", "src_stride", "dst_stride", "gm_bound")
+    OPTIONAL = {"gm_reg": "-", "gm_bound": "0"}
     KIND = "dma"
     SRC = DST = ""
     PATH = ""
+
+    def validate(self):
+        if self.gm_reg != "-":
+            _dreg(self.gm_reg, self.MNEMONIC)
+
+    @property
+    def reads_dregs(self) -> bool:
+        return self.gm_reg != "-"
+
+    def bind(self, core) -> None:
+        """Add the GM offset register's value (read now, as the scalar unit issues the copy) to the GM address."""
+        v = _read(core, self, self.gm_reg)
+        if not 0 <= v < self.gm_bound:
+            raise ProgramError(f"{self.describe()} on core {core.name}: GM offset register {self.gm_reg} = {v} B is "
+                               f"outside [0, {self.gm_bound}) B: index out of range")
+        if self.SRC == "GM":
+            self.src += v
+        else:
+            self.dst += v
+        n, L, s, d = self._geometry()
+        core.gm.check(self.describe(), s if self.SRC == "GM" else d, L)
 
     def _geometry(self):
         n, L = self.n_burst, self.burst_len
@@ -49,9 +82,12 @@ class _Copy(Instr):
 
     def check(self, core) -> None:
         n, L, s, d = self._geometry()
+        if self.reads_dregs and not (isinstance(self.gm_bound, int) and self.gm_bound > 0):
+            raise ProgramError(f"{self.describe()}: gm_bound={self.gm_bound} must be a positive int with gm_reg")
         for scope, starts in ((self.SRC, s), (self.DST, d)):
             if scope == "GM":
-                core.gm.check(self.describe(), starts, L)
+                if not self.reads_dregs:  # else checked when the register is read (bind)
+                    core.gm.check(self.describe(), starts, L)
             else:
                 core.local(scope, self).check(self.describe(), starts, L)
 
