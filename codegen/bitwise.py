@@ -6,7 +6,8 @@ library takes of ``vand``/``vor``/``vnot`` on i1 masks):
 
 - i16: as is; i32: two lanes per element (twice the elements); i8: a lane per two elements;
 - i1, a packed bit mask (bit ``c`` of row ``r`` at byte ``r·pitch + c/8``, docs/codegen.md): 16 bits per lane,
-  ``ceil(e/16)`` lanes per row, rows ``pitch/2`` lanes apart.
+  ``ceil(e/16)`` lanes per row, rows ``pitch/2`` lanes apart; a column mask (last dim 1) is one bit string over its
+  rows: ``ceil(rows/16)`` lanes.
 
 The last lane of a row may cover bits (or a byte) past the valid extent: inside the buffer (rows are padded to
 32 B), never valid data, never stored. ``xor`` has no instruction: ``(a | b) − (a & b)``, exact per i16 lane (the
@@ -22,7 +23,7 @@ from graph_passes.ir.types import MemRefType
 from simulator.expr import Imm, as_expr
 
 from .errors import CodegenError
-from .vector import Operand, _ceil, _static, region
+from .vector import Operand, _ceil, _static, column_bits, flat_extent, region
 
 LANE_OPS = {"bitwise_and": "vand", "bitwise_or": "vor", "bitwise_not": "vnot"}
 BITS = {"i1": 1, "i8": 8, "ui8": 8, "i16": 16, "i32": 32}  # bits per element of the dtypes viewed as i16 lanes
@@ -45,6 +46,9 @@ def lane_view(op, buf, ext: list, caps: list):
         raise CodegenError(op, f"bitwise op on {buf.dtype}: the vector unit's vand/vor/vnot take i16 lanes "
                                f"(integers and i1 masks only)")
     shape = buf.type.static_shape()
+    if bits == 1 and column_bits(shape):  # one bit string over the rows
+        n, cap = flat_extent(ext, shape), buf.flat().type.shape[0]
+        return Operand(buf.addr, 2, [1]), [_lanes(n, 1)], [int(_static(_lanes(Imm(cap), 1)))]
     strides = [0 if n == 1 else s * buf.es for n, s in zip(shape, buf.static_strides())]  # bytes
     if any(s % 2 for s in strides[:-1]):
         raise CodegenError(op, f"bitwise op on {buf.type}: a row is not a whole number of i16 lanes")

@@ -87,17 +87,18 @@ def _merge(dims, extents, gs, us):
     return out, ext, gs, us
 
 
-def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub) -> None:
+def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> None:
+    """The copies of one box (``reg``: a data-register GM offset and its bound, forwarded to every copy)."""
     if len(dims) > 2:
         d = dims[0]
 
         def body(i):
             _bursts(L, op, dims[1:], extents, _fold(gaddr + i * gs[d] * es), _fold(uaddr + i * (us[d] * es)), gs, us,
-                    es, to_ub)
+                    es, to_ub, **reg)
 
         return counted(L, "d", extents[d], body, max_unroll=1)
     if not dims:
-        return _copy(L, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0))
+        return _copy(L, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0), **reg)
     inner = dims[-1]
     if _static(gs[inner]) != 1 or us[inner] != 1:
         # one element per burst (a column, a strided or transposed view): each UB burst starts a 32-B block
@@ -109,24 +110,25 @@ def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub) -> None:
 
             def column(i):
                 _copy(L, to_ub, _fold(gaddr + i * gs[d] * es), _fold(uaddr + i * (us[d] * es)), Imm(es),
-                      extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es))
+                      extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es), **reg)
 
             return counted(L, "d", extents[d], column, max_unroll=1)
-        return _copy(L, to_ub, gaddr, uaddr, Imm(es), extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es))
+        return _copy(L, to_ub, gaddr, uaddr, Imm(es), extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es),
+                     **reg)
     row = _fold(extents[inner] * es)
     if len(dims) == 1:
-        return _copy(L, to_ub, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0))
+        return _copy(L, to_ub, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0), **reg)
     outer = dims[0]
     e1 = _static(extents[inner])
     if e1 is not None and _static(gs[outer]) == e1 and us[outer] == e1:  # contiguous on both sides
-        return _copy(L, to_ub, gaddr, uaddr, _fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0))
+        return _copy(L, to_ub, gaddr, uaddr, _fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0), **reg)
     if (us[outer] * es) % 32:
         raise CodegenError(op, f"UB rows {us[outer] * es} B apart are not 32-B aligned (pad the alloc's last dim)")
-    _copy(L, to_ub, gaddr, uaddr, row, extents[outer], _fold(gs[outer] * es), Imm(us[outer] * es))
+    _copy(L, to_ub, gaddr, uaddr, row, extents[outer], _fold(gs[outer] * es), Imm(us[outer] * es), **reg)
 
 
-def _copy(L, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride) -> None:
+def _copy(L, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride, **reg) -> None:
     if to_ub:
-        L.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride)
+        L.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
     else:
-        L.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride)
+        L.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride, **reg)

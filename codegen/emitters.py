@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graph_passes.dialects.arith import BINARY_OPS
 
-from . import broadcast, dma, index_ops, mask_ops, reduce, scalar_ops, sync, transpose, vector_ops
+from . import broadcast, dma, embedding_gather, index_ops, mask_ops, reduce, scalar_ops, sync, transpose, vector_ops
 from .scalar_loops import on_scalar_pipe
 
 HOST_ONLY = ("hivm.launch",)
@@ -21,6 +21,8 @@ EMITTERS = {
     # MTE2 / MTE3
     "hivm.load": dma.emit_load,
     "hivm.store": dma.emit_store,
+    # S + MTE2: a scalar loop over the index issuing one row copy each
+    "hivm.embedding_gather": embedding_gather.emit_embedding_gather,
     # V (i64 ops: scalar loops on S, codegen.scalar_loops)
     "hivm.copy": vector_ops.emit_copy,
     "hivm.vunary": on_scalar_pipe(vector_ops.emit_vunary),

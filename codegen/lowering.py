@@ -46,6 +46,13 @@ class Buf:
     def es(self) -> int:
         return ITEMSIZE[self.type.dtype]
 
+    def flat(self) -> "Buf":
+        """This local buffer as 1-D over its row-major elements (a buffer whose last dim is 1 is contiguous)."""
+        n = 1
+        for d in self.type.static_shape():
+            n *= d
+        return Buf(self.scope, self.addr, MemRefType((n,), self.type.dtype, self.type.scope))
+
     def static_strides(self) -> list[int]:
         """Row-major element strides of a local buffer (its static shape, padding included)."""
         shape = self.type.static_shape()

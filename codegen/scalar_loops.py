@@ -36,7 +36,7 @@ from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import _fold, _static
+from .vector import _fold, _static, column_bits, flat_extent
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min", "bitwise_and": "and",
           "bitwise_or": "or"}
@@ -89,10 +89,12 @@ def _nest(L, extents: list, body, idx=()) -> None:
         _nest(L, extents, body, idx + (i,))
 
 
-def _source(L, op, v, reg: str):
-    """A per-element loader for operand ``v``: a buffer loads at its address, a scalar is one dmov up front."""
+def _source(L, op, v, reg: str, flat: bool = False):
+    """A per-element loader for operand ``v``: a buffer loads at its address (``flat``: indexed as 1-D over its
+    elements), a scalar is one dmov up front."""
     if isinstance(v.type, MemRefType):
         b = _i64(L, op, v)
+        b = b.flat() if flat else b
         return lambda idx: L.b.ld_ub(DT, reg, _addr(b, idx))
     L.b.dmov(reg, L.scalar(v))
     return lambda idx: None
@@ -100,6 +102,16 @@ def _source(L, op, v, reg: str):
 
 def _extents(L, op) -> list:
     return [L.index(v) for v in op.indices]
+
+
+def _mask_view(L, op, mask: Buf) -> tuple[Buf, list, bool]:
+    """(mask, extents, flat): a column mask (last dim 1) is one bit string over its rows, so the loop runs over the
+    flattened elements of every operand (docs/codegen.md)."""
+    ext = _extents(L, op)
+    shape = mask.type.static_shape()
+    if column_bits(shape):
+        return mask.flat(), [flat_extent(ext, shape)], True
+    return mask, ext, False
 
 
 def emit_vbinary(L, op) -> None:
@@ -157,9 +169,9 @@ def emit_vcmp(L, op) -> None:
     pred = op.attributes["predicate"]
     if not isinstance(a_v.type, MemRefType):
         a_v, b_v, pred = b_v, a_v, SWAPPED.get(pred, pred)
-    mask = _ub(L, op, dst_v)
-    la, lb = _source(L, op, a_v, "a"), _source(L, op, b_v, "b")
-    *outer_ext, last = _extents(L, op)
+    mask, ext, flat = _mask_view(L, op, _ub(L, op, dst_v))
+    la, lb = _source(L, op, a_v, "a", flat), _source(L, op, b_v, "b", flat)
+    *outer_ext, last = ext
     for k in range(1, 8):
         L.b.dmov(f"sh{k}", k)
 
@@ -192,8 +204,9 @@ def emit_vcmp(L, op) -> None:
 
 def emit_vsel(L, op) -> None:
     c_v, t_v, f_v, dst_v = op.buffers
-    cond, dst = _ub(L, op, c_v), _i64(L, op, dst_v)
-    lt, lf = _source(L, op, t_v, "a"), _source(L, op, f_v, "b")
+    cond, ext, flat = _mask_view(L, op, _ub(L, op, c_v))
+    dst = _i64(L, op, dst_v).flat() if flat else _i64(L, op, dst_v)
+    lt, lf = _source(L, op, t_v, "a", flat), _source(L, op, f_v, "b", flat)
     L.b.dmov("one", 1)
 
     def body(idx):
@@ -207,7 +220,7 @@ def emit_vsel(L, op) -> None:
         L.b.ssel(DT, "r", "t", "a", "b")
         L.b.st_ub(DT, "r", _addr(dst, idx))
 
-    _nest(L, _extents(L, op), body)
+    _nest(L, ext, body)
 
 
 def emit_vfill(L, op) -> None:

@@ -209,6 +209,18 @@ def valid_rows(ext, caps, dims):
     return Imm(1) if rows is None else rows
 
 
+def column_bits(shape) -> bool:
+    """Whether an i1 mask of static ``shape`` is a *column* mask: last dim 1, one bit per row (``x != c`` of a
+    row-wise value). Such a mask is one bit string over its row-major elements (bit k at byte k/8), like a 1-D mask,
+    not a 32-B row per element; its operands (the same shape) are contiguous too (docs/codegen.md)."""
+    return len(shape) > 1 and shape[-1] == 1
+
+
+def flat_extent(ext, shape):
+    """The valid elements of a buffer of static ``shape`` with last dim 1, flattened row-major (:func:`valid_rows`)."""
+    return valid_rows(ext, shape, [k for k in range(len(shape)) if shape[k] > 1])
+
+
 def chunk_mask(c, e1, e1s: int | None, cap1: int, lanes: int):
     """Elements of the row that chunk ``c`` (``lanes`` wide) covers: all of ``e1`` when one chunk holds a row
     (``cap1 <= lanes``), else ``min(lanes, e1 - c*lanes)`` — an immediate when both are static."""

@@ -1,7 +1,8 @@
 """Memory dependences between HIVM pipe ops (for hivm-inject-sync).
 
-An op's accesses are its buffer reads and writes (``op.reads()``, ``op.writes()``), each resolved by
-:mod:`.buffer_alias` to the copies it may touch. Two accesses conflict when at least one writes and their bytes may
+An op's accesses are its buffer reads and writes (``op.pipe_accesses()``: the pipe of each, normally the op's own;
+``hivm.embedding_gather`` reads its index on PIPE_S and moves rows on PIPE_MTE2), each resolved by
+:mod:`.buffer_alias` to the copies it may touch. Dependences are between pipes of two ops (:func:`conflicts`). Two accesses conflict when at least one writes and their bytes may
 overlap: with the plan's ``offsets`` (hivm-plan-memory ran) copies are byte ranges of their scope, so buffers that
 share space conflict; without a plan, only the same copy conflicts. Kernel arguments (global memory) conflict with
 themselves only (out-parameters are fresh tensors, never aliases of inputs).
@@ -28,13 +29,12 @@ UNBOUNDED = float("inf")
 class Access:
     ref: BufferRef
     write: bool
+    pipe: str
 
 
 def accesses(op: Operation) -> list[Access]:
-    """The buffer accesses of a HIVM pipe op."""
-    out = [Access(resolve(v), False) for v in op.reads()]
-    out += [Access(resolve(v), True) for v in op.writes()]
-    return out
+    """The buffer accesses of a HIVM pipe op, with the pipe each runs on."""
+    return [Access(resolve(v), write, pipe) for pipe, v, write in op.pipe_accesses()]
 
 
 def copy_region(c: Copy) -> tuple[object, float, float]:
@@ -78,21 +78,23 @@ def _shift_for(ref_loop: Operation | None, src: Operation, dst: Operation, carri
     return 0 if ref_loop.is_ancestor_of(carried) else None
 
 
-def conflict(src: Operation, dst: Operation, carried: Operation | None = None, distance: int = 0) -> bool:
-    """Whether ``dst`` must wait for ``src`` (RAW, WAR or WAW on overlapping bytes).
+def conflicts(src: Operation, dst: Operation, carried: Operation | None = None, distance: int = 0) -> set:
+    """The (pipe of ``src``, pipe of ``dst``) pairs on which ``dst`` must wait for ``src`` (RAW, WAR or WAW on
+    overlapping bytes); empty when independent.
 
     ``carried`` None: both in the same iteration of every loop around both. Else ``src`` runs in iteration ``i``
     and ``dst`` in iteration ``i + distance`` of ``carried`` (same iteration of loops around ``carried``)."""
+    out = set()
     for a in accesses(src):
         for b in accesses(dst):
-            if not (a.write or b.write):
+            if not (a.write or b.write) or (a.pipe, b.pipe) in out:
                 continue
             shift = _shift_for(a.ref.loop, src, dst, carried, distance)
             if a.ref.loop is not b.ref.loop:
                 shift = None
             if _refs_overlap(a.ref, b.ref, shift):
-                return True
-    return False
+                out.add((a.pipe, b.pipe))
+    return out
 
 
 def rotation_period(op: Operation, loop: Operation) -> int:
@@ -105,9 +107,11 @@ def rotation_period(op: Operation, loop: Operation) -> int:
     return period
 
 
-def carried_distance(src: Operation, dst: Operation, loop: Operation, limit: int) -> int | None:
-    """The least d in 1..limit such that ``dst`` in iteration i + d conflicts with ``src`` in iteration i."""
+def carried_distances(src: Operation, dst: Operation, loop: Operation, limit: int) -> dict:
+    """Per conflicting pipe pair, the least d in 1..limit such that ``dst`` in iteration i + d conflicts with ``src``
+    in iteration i on that pair."""
+    out: dict = {}
     for d in range(1, limit + 1):
-        if conflict(src, dst, loop, d):
-            return d
-    return None
+        for pair in conflicts(src, dst, loop, d):
+            out.setdefault(pair, d)
+    return out

@@ -209,6 +209,8 @@ class KernelLowering:
             if id(v) in seen or id(v) in self.ready or not isinstance(v.type, TensorType):
                 return
             seen.add(id(v))
+            if v in info.row_gathers:  # read row by row from GM by its gather (hivm.embedding_gather)
+                return
             if v in info.views or v in info.inputs:
                 out.append(v)
                 return

@@ -7,6 +7,10 @@
 ``hfusion.gather`` along the last domain dim of a kernel input (its rows loaded whole, ``n`` elements):
 ``hivm.vgather %src, %index, %dst, %n, %e…`` (AscendNPU-IR's ``HFusionToHIVMGatherOp`` → ``hivm.hir.vgather``, which
 on A2 also requires the last axis). An index broadcast only for this gather (``index_select``) is read un-broadcast.
+
+``hfusion.gather`` of whole rows along dim 0 (``embedding``; the index spans dim 0 only, read un-broadcast):
+``hivm.embedding_gather %src, %index, %dst, %off…, %e…`` — the table stays in GM and each row of the tile is one DMA
+at the row its index names (AscendNPU-IR's ``hivm.embedding_gather``), at the tile's offsets in the other dims.
 """
 
 from __future__ import annotations
@@ -23,9 +27,16 @@ def lower_arange(kl, v) -> None:
 
 
 def lower_gather(kl, v) -> None:
-    """``v = hfusion.gather %src, %index`` → ``hivm.vgather`` of the source's whole rows by the index buffer."""
+    """``v = hfusion.gather %src, %index`` → ``hivm.vgather`` of the source's whole rows by the index buffer, or
+    ``hivm.embedding_gather`` of rows from GM (a row gather, ``KernelInfo.row_gathers``)."""
     op = v.op
     src, index = op.operands[0], gather_index(op)
+    if src in kl.info.row_gathers:
+        kl.emit(index)
+        kl.counts["loads"] += 1
+        offsets = [kl.dims[d][0] for d in range(1, kl.info.rank)]
+        kl.create(hivm.EmbeddingGatherOp, [kl.args[src], kl.buffer(index), kl.buffer(v), *offsets, *kl.extents(v)])
+        return
     kl.emit(src)
     kl.emit(index)
     n = kl.const(kl.info.gather_sources[src][1])

@@ -29,6 +29,7 @@ vtranspose       src, dst, e (of dst)                                V      dst[
 vfill            dst, e                                              V      dst[i] = value
 varange          dst, offset, e                                      V      dst[i] = start + step·(offset + i_d)
 vgather          src, index, dst, n, e                               V      dst[i] = src[i with last → index[i]]
+embedding_gather src(gm), index, dst, offsets[src.rank-1], e          S+MTE2 dst[r, j] = src[index[r], off + j]
 ===============  ==================================================  =====  ===============================
 
 ``varange`` counts along the one dim ``d`` of ``dst`` whose static size is not 1 (``offset``: the position of the
@@ -71,6 +72,11 @@ class HIVMOp(Operation):
     @property
     def indices(self) -> list:
         return self.operands[self.num_buffers :]
+
+    def pipe_accesses(self) -> list[tuple[str, object, bool]]:
+        """(pipe, buffer operand, is a write) of every access: all on ``pipe`` unless an op splits them (an op that
+        runs on two pipes, :class:`EmbeddingGatherOp`)."""
+        return [(self.pipe, v, False) for v in self.reads()] + [(self.pipe, v, True) for v in self.writes()]
 
     def reads(self) -> list:
         """Buffer operands this op reads."""
@@ -405,6 +411,49 @@ class VGatherOp(VectorOp):
                              f"and the index be i32 or i64")
         if not src.rank == idx.rank == dst.rank:
             raise self.error(f"source, index and result ranks differ: {src}, {idx}, {dst}")
+
+
+@register_op
+class EmbeddingGatherOp(HIVMOp):
+    """``hivm.embedding_gather %src, %index, %dst, %off…, %e…``: whole rows of a GM table picked by indices in UB,
+    ``dst[r, j…] = src[index[r], off + j…]`` for ``r < e[0]``, ``j < e[1:]`` (``off``: offsets in the dims after the
+    gathered dim 0). After AscendNPU-IR's ``hivm.embedding_gather`` (src in GM, index tile, bound = src's dim 0,
+    offsets, numels), which on A5 is a SIMT kernel; A2 has no SIMT, so the op is what Ascend C gather kernels do:
+    the scalar unit reads each index from UB (``GetValue``, PIPE_S) and issues one MTE2 copy of the row at the
+    address it computed (``DataCopy``). It thus reads ``index`` on PIPE_S and reads ``src`` / writes ``dst`` on
+    PIPE_MTE2 (:meth:`pipe_accesses`): inject-sync orders the index's producer before it with a flag to S, and its
+    consumers after it with flags from MTE2. ``index`` (i32 or i64) has extent 1 in every dim but 0. An index outside
+    ``[0, src.shape[0])`` is an error when the kernel runs."""
+
+    name = "hivm.embedding_gather"
+    operand_names = ("src", "index", "dst", "*indices")
+    traits = (MemoryEffect,)
+    pipe = "PIPE_MTE2"
+    num_buffers = 3
+
+    def expected_indices(self) -> int:
+        return _memref(self, 0).rank - 1 + _memref(self, 2).rank
+
+    def offsets(self):
+        return self.indices[: self.operands[0].type.rank - 1]
+
+    def extents(self):
+        return self.indices[self.operands[0].type.rank - 1 :]
+
+    def pipe_accesses(self) -> list[tuple[str, object, bool]]:
+        src, index, dst = self.buffers
+        return [("PIPE_S", index, False), ("PIPE_MTE2", src, False), ("PIPE_MTE2", dst, True)]
+
+    def verify_(self) -> None:
+        super().verify_()
+        src, idx, dst = (_memref(self, i) for i in range(3))
+        if src.dtype != dst.dtype or idx.dtype not in ("i32", "i64"):
+            raise self.error(f"gathers {src.dtype} rows into {dst.dtype} by {idx.dtype}: the element types must "
+                             f"match and the index be i32 or i64")
+        if not src.rank == idx.rank == dst.rank or src.rank < 2:
+            raise self.error(f"source, index and result ranks differ or are below 2: {src}, {idx}, {dst}")
+        if idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
+            raise self.error(f"the index {idx} must have extent 1 in every dim but 0 (one index per row)")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -162,6 +162,7 @@ class BufferPlan:
     ops: list = field(default_factory=list)  # the kernel's ops (for the scratch they need; not inlined ones)
     inlined: set = field(default_factory=set)  # broadcasts read by their binary users (no buffer)
     hoisted: list = field(default_factory=list)  # values computed once per core, before the work-item loop
+    row_gathers: dict = field(default_factory=dict)  # KernelInfo.row_gathers: sources read row by row, no buffer
 
     def ub_bytes(self, tile, ub_align: int, multi_buffer: int, whole=()) -> int:
         """UB of every buffer × its depth, plus the scratch (``whole``: the dims the tile covers)."""
@@ -209,7 +210,9 @@ class BufferPlan:
                 return 0  # a row broadcast (vcopy)
             rows, pitch = column_broadcast_rows(shape, self.of_value[op.operands[0]].shape(tile, ub_align))
             return REPEAT_BYTES if rows < 8 and pitch * DTYPE_BYTES[dst.dtype] < REPEAT_BYTES else 0
-        if op.name == "hfusion.gather":
+        if op.name == "hfusion.gather":  # a row gather (embedding_gather) needs none: its DMAs write dst
+            if op.operands[0] in self.row_gathers:
+                return 0
             return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
         if op.name != "hfusion.reduce":
             return 0
@@ -361,7 +364,7 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
         return b
 
     for a in info.inputs:
-        if a in info.masks:
+        if a in info.masks and a not in info.row_gathers:  # a row-gathered table stays in GM
             gathered = info.gather_sources.get(a)
             new(a, loaded=True, fixed={gathered[0]: gathered[1]} if gathered else {})
     for res in info.views:
@@ -406,8 +409,8 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
                     b.values.append(v)
                     of_value[v] = b
                     break
-        if v not in of_value:
-            new(v)
+        if v not in of_value:  # rows gathered from GM: a DMA fills the buffer (multi-buffered like a load's)
+            new(v, loaded=op.name == "hfusion.gather" and op.operands[0] in info.row_gathers)
         if op.name == "hfusion.reduce" and reduce_looped:
             p = Buffer(len(buffers), v.type.dtype, info.masks[v], values=[], role="partial")
             buffers.append(p)
@@ -416,4 +419,4 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
         of_value[res].stored = True
     ops = [op for op in info.ops
            if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
-    return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted)
+    return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers))

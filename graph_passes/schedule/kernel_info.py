@@ -35,7 +35,8 @@ ELEMENTWISE_OPS = (
 LOWERED_OPS = ELEMENTWISE_OPS + ("hfusion.broadcast", "hfusion.reduce", "hfusion.fill", "hfusion.arange",
                                   "hfusion.gather")
 """hfusion ops with a vector lowering. Everything else (concat, transpose, reshape, matmul …; gathers other than
-along the last dim of an input) leaves its kernel at tensor level, marked ``hivm.unsupported``."""
+along the last dim of an input or of whole rows along dim 0) leaves its kernel at tensor level, marked
+``hivm.unsupported``."""
 EXACT_INTEGERS = {"f16": 2**11, "bf16": 2**8, "f32": 2**24, "f64": 2**53, "i16": 2**15 - 1, "i32": 2**31 - 1,
                   "i64": 2**63 - 1}
 """Largest magnitude up to which every integer is exact in the dtype (arange's values are checked against it)."""
@@ -66,6 +67,7 @@ class KernelInfo:
     views: dict = field(default_factory=dict)  # entry view result -> (source argument, slice offsets or None)
     arg_masks: dict = field(default_factory=dict)  # tensor argument -> mask of its expanded GM shape
     gather_sources: dict = field(default_factory=dict)  # gathered argument -> (domain dim, its whole extent there)
+    row_gathers: dict = field(default_factory=dict)  # argument whose rows are gathered from GM -> the gathered dim
 
     @property
     def rank(self) -> int:
@@ -161,7 +163,7 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
             masks[v] = tuple(range(rank))
 
     _propagate(ops, masks)
-    gather_sources = _gather_sources(ops, masks, inputs, rank)
+    gather_sources, row_gathers = _gather_sources(ops, masks, inputs, rank)
     for v in values:
         if v not in masks:
             raise Unsupported(_producer_name(v), f"cannot place value of type {v.type} in the domain {list(domain)}")
@@ -169,8 +171,8 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
         if list(m) != sorted(m):
             raise Unsupported(_producer_name(v), "permutes dims (transposes are not lowered)")
         for d, s in zip(m, v.type.shape):
-            if v in gather_sources and d == gather_sources[v][0]:
-                continue  # a gathered source is whole along the gathered dim (loaded whole, indexed in UB)
+            if (v in gather_sources and d == gather_sources[v][0]) or row_gathers.get(v) == d:
+                continue  # a gathered source is whole along the gathered dim (loaded whole or read row by row)
             if not sizes.statically_known_equal(s, domain[d]):
                 raise Unsupported(_producer_name(v), f"dim of size {s} does not match domain dim {d} = {domain[d]}")
 
@@ -192,7 +194,7 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     for out, res in zip(outputs, results):
         arg_masks[out] = masks[res]
     return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks,
-                      gather_sources)
+                      gather_sources, row_gathers)
 
 
 def gather_index(op: Operation) -> Value:
@@ -212,11 +214,16 @@ def looked_through(op: Operation) -> bool:
         users[0].operands[1] is op.result and gather_index(users[0]) is op.operands[0]
 
 
-def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> dict:
-    """Gathered argument → (domain dim, its extent there) for every ``hfusion.gather`` (a vector gather in UB,
-    ``hivm.vgather``): the source is a kernel input used only by gathers, gathered along the last domain dim, whose
-    rows are loaded whole; the index is any value of the result's domain dims."""
-    out = {}
+def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> tuple[dict, dict]:
+    """The kernel's gathers; the source is a kernel input used only by gathers, and either
+
+    - gathered along the last domain dim: ``hivm.vgather`` in UB, the source's rows loaded whole; the index is any
+      value of the result's domain dims. First dict: argument → (domain dim, its static extent there);
+    - or whole rows along dim 0, the index spanning only dim 0 (``embedding``, ``index_select(x, 0, i)``: the index
+      broadcast over the row): ``hivm.embedding_gather``, one DMA per row from GM at an address the scalar unit
+      computes from the index (the source is never loaded whole, its dim 0 may be dynamic). Second dict: argument →
+      the gathered dim (0)."""
+    out, rows = {}, {}
     for op in ops:
         if op.name != "hfusion.gather":
             continue
@@ -227,13 +234,23 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> dict:
             raise Unsupported(op.name, f"gathers {src.type} outside the kernel's domain of rank {rank}")
         dim = op.attributes["dim"]
         if dim != rank - 1:
-            raise Unsupported(op.name, f"gathers along dim {dim}; the vector gather indexes the last dim in UB")
+            index_mask = masks.get(gather_index(op))
+            if dim != 0 or index_mask != (0,):
+                raise Unsupported(op.name, f"gathers along dim {dim} by an index spanning domain dims "
+                                           f"{list(index_mask or ())}: only the last dim (vgather) or whole rows "
+                                           f"along dim 0 (an index spanning dim 0 only) are lowered")
+            if src in out:
+                raise Unsupported(op.name, "an argument is gathered both as rows and along its last dim")
+            rows[src] = dim
+            continue
+        if src in rows:
+            raise Unsupported(op.name, "an argument is gathered both as rows and along its last dim")
         size = as_expr(src.type.shape[dim])
         if not size.is_Integer:
             raise Unsupported(op.name, f"the gathered dim of {src.type} is not static (its rows are loaded whole "
                                        f"into UB)")
         out[src] = (dim, int(size))
-    return out
+    return out, rows
 
 
 def _check_arange(op: Operation, sizes: SizeVars) -> None:

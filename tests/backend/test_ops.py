@@ -25,10 +25,7 @@ LOW = (torch.float16, torch.bfloat16)
 
 # Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
 REASONS = {
-    "i1 rows of": "vsel with mask rows narrower than 32 B (a bit-mask row must start 32-B aligned)",
     "cube kernel": "matmul: the cube pipeline is a later issue",
-    "hfusion.gather": "embedding rows (a gather along dim 0): a DMA per row at a data-dependent address needs scalar "
-                      "reads of UB, which the simulator does not model",
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
     "not 32-B aligned in UB": "a row broadcast from a buffer whose rows are not padded to 32 B (cross_entropy's "
@@ -40,8 +37,8 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
     "addmm_scaled": ('cube kernel',),
     "bmm": ('cube kernel',),
     "cross_entropy": ('hfusion.reshape', 'not 32-B aligned in UB'),
-    "embedding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
-    "embedding_padding": ('cube kernel', 'hfusion.gather', 'i1 rows of'),
+    "embedding": ('cube kernel',),
+    "embedding_padding": ('cube kernel',),
     "linear": ('cube kernel',),
     "matmul_3d": ('cube kernel',),
     "mm": ('cube kernel',),

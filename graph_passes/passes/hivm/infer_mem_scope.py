@@ -21,6 +21,7 @@ OPERAND_SCOPES: dict[str, dict[int, str]] = {
     "hivm.load": {0: "gm", 1: "ub"},
     "hivm.store": {0: "ub", 1: "gm"},
     "hivm.copy": {0: "ub", 1: "ub"},
+    "hivm.embedding_gather": {0: "gm", 1: "ub", 2: "ub"},
     # cube side (rows for ops of the cube pipeline; operands by position)
     "hivm.nd2nz": {0: "gm", 1: "l1"},
     "hivm.load_l0a": {0: "l1", 1: "l0a"},

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from ...analysis.loops import iteration_number
-from ...analysis.memory_deps import carried_distance, conflict, rotation_period
+from ...analysis.memory_deps import carried_distances, conflicts, rotation_period
 from ...dialects.hivm import HIVMOp, PipeBarrierOp, SetFlagOp, WaitFlagOp
 from ...ir.core import Block, Operation
 from ...target import module_target
@@ -71,11 +71,13 @@ class _Flag:
 
 @dataclass
 class _Dep:
-    """``b`` must wait for ``a``; anchors are their ancestors in ``block``; ``carried``: b runs ``distance``
-    iterations of that loop after a."""
+    """``b``'s access on ``b_pipe`` must wait for ``a``'s on ``a_pipe``; anchors are their ancestors in ``block``;
+    ``carried``: b runs ``distance`` iterations of that loop after a."""
 
     a: Operation
     b: Operation
+    a_pipe: str
+    b_pipe: str
     block: Block
     a_anc: Operation
     b_anc: Operation
@@ -180,10 +182,10 @@ class _KernelSync:
         back = [d for d in deps if not (d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc))]
         # Note: sinks in order, latest source first, so one set→wait covers every earlier source on that pipe.
         for dep in sorted(fwd, key=lambda d: (self.idx(d.b_anc), -self.idx(d.a_anc))):
-            self._forward(dep.block, dep.a_anc, dep.b_anc, dep.a.pipe, dep.b.pipe)
-        for dep in sorted(back, key=lambda d: d.a.pipe == d.b.pipe):  # cross-pipe first: they order V too
-            self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a.pipe, dep.b.pipe, dep.distance)
-        n_cross = sum(1 for d in deps if d.a.pipe != d.b.pipe)
+            self._forward(dep.block, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe)
+        for dep in sorted(back, key=lambda d: d.a_pipe == d.b_pipe):  # cross-pipe first: they order V too
+            self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe, dep.distance)
+        n_cross = sum(1 for d in deps if d.a_pipe != d.b_pipe)
         self._merge_same_point()
         self.ctx.count("syncs-removed-redundant", n_cross - len(self.flags))
         while True:
@@ -200,17 +202,16 @@ class _KernelSync:
         deps = []
         for j, b in enumerate(self.ops):
             for a in self.ops[:j]:
-                if conflict(a, b):
-                    deps.append(_Dep(a, b, *_anchors(a, b, self.func)))
+                for pa, pb in sorted(conflicts(a, b)):
+                    deps.append(_Dep(a, b, pa, pb, *_anchors(a, b, self.func)))
         for loop in [op for op in self.func.walk() if op.name == "scf.for"]:
             inside = [op for op in self.ops if loop.is_ancestor_of(op)]
             period = self._loop_rotation(loop)
             for a in inside:
                 for b in inside:
-                    d = carried_distance(a, b, loop, period)
-                    if d is not None:
+                    for (pa, pb), d in sorted(carried_distances(a, b, loop, period).items()):
                         body = loop.body
-                        deps.append(_Dep(a, b, body, self._anc(a, body), self._anc(b, body), loop, d))
+                        deps.append(_Dep(a, b, pa, pb, body, self._anc(a, body), self._anc(b, body), loop, d))
         return deps
 
     def _anc(self, op: Operation, block: Block) -> Operation:

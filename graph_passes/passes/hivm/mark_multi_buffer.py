@@ -1,8 +1,8 @@
 """``hivm-mark-multi-buffer``: ask for ``depth`` rotating copies of the local buffers that a loop loads into or
 stores from, so that the next tile's load overlaps this tile's compute (after AscendNPU-IR's MarkMultiBuffer).
 
-A ``hivm.alloc`` outside an ``scf.for`` whose buffer is the destination of a ``hivm.load`` or the source of a
-``hivm.store`` inside that loop gets ``multi_buffer = depth``. Buffers only vector ops touch are left single:
+A ``hivm.alloc`` outside an ``scf.for`` whose buffer is the destination of a ``hivm.load`` (or of the row DMAs of a
+``hivm.embedding_gather``) or the source of a ``hivm.store`` inside that loop gets ``multi_buffer = depth``. Buffers only vector ops touch are left single:
 the pipes that overlap across iterations are the DMA ones. ``depth = 1`` (or ``enable = false``) turns it off.
 """
 
@@ -19,6 +19,8 @@ def _is_dma_end(alloc, user) -> bool:
     """``user`` loads into or stores from ``alloc``'s buffer (directly or through a view)."""
     if user.name == "hivm.load":
         return user.operands[1] in _values_of(alloc)
+    if user.name == "hivm.embedding_gather":
+        return user.operands[2] in _values_of(alloc)
     if user.name == "hivm.store":
         return user.operands[0] in _values_of(alloc)
     return False

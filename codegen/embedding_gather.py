@@ -1,0 +1,71 @@
+"""``hivm.embedding_gather`` → a scalar loop over the index tile issuing one MTE2 copy per row.
+
+What Ascend C gather kernels do on A2 (no SIMT): ``GetValue`` the index from UB, compute the row's GM address on the
+scalar unit, ``DataCopy`` the row (AscendNPU-IR's ``hivm.embedding_gather`` is the same op, lowered to SIMT on A5)::
+
+    dmov lo, -1;  dmov hi, V;  dmov row, row_bytes           # V = the table's rows, from its GM shape
+    for r in range(e[0]):
+        ld_ub  i64/i32 i, index + r·es_index                # GetValue (PIPE_S)
+        smax   i, i, lo;  smin i, i, hi                       # clamp to [-1, V]: no wrap in the multiply below
+        smul   i, i, row                                      # byte offset of the row, in [-row, V·row]
+        copy_gm_to_ub dst + r·pitch, table + Σ off·stride·es, e[1:]·es  gm_reg=i gm_bound=V·row
+
+The copy reads the register when the scalar unit issues it; an index outside ``[0, V)`` lands outside ``[0, V·row)``
+(the clamp keeps even ±2⁶³ from wrapping into range) and stops the kernel with an error naming the copy and the
+numbers (docs/simulator.md). Each row pays a normal DMA (the GM model's per-transfer cost) and four scalar
+instructions plus the issue. Rows of a multi-dim box (dims 1.. of the tile) move like a ``hivm.load`` box
+(:func:`codegen.dma._bursts`), every copy at the same register offset.
+"""
+
+from __future__ import annotations
+
+from simulator.expr import Imm
+
+from .dma import _bursts, _gm_strides, _merge
+from .errors import CodegenError
+from .vector import _fold, _static, counted
+
+INDEX_DTYPES = ("i32", "i64")  # ld_ub reads either; the arithmetic runs on 64-bit data registers
+
+
+def emit_embedding_gather(L, op) -> None:
+    src, index, dst = (L.buf(v) for v in op.buffers)
+    if src.scope != "gm" or index.scope != "ub" or dst.scope != "ub":
+        raise CodegenError(op, f"gathers GM rows into UB by a UB index, got {src.type}, {index.type}, {dst.type}")
+    if index.dtype not in INDEX_DTYPES or src.dtype != dst.dtype:
+        raise CodegenError(op, f"gathers {src.dtype} rows into {dst.dtype} by {index.dtype} (index: i32 or i64)")
+    offsets = [L.index(v) for v in op.offsets()]
+    extents = [L.index(v) for v in op.extents()]
+    if _static(extents[0]) == 0:
+        return
+    es = src.es
+    natural = _gm_strides(L, src)
+    rows = L.size(src.type.shape[0])
+    row_bytes = _fold(natural[0] * es)
+    lin = Imm(0)
+    for o, s in zip(offsets, natural[1:]):
+        lin = _fold(lin + o * s)
+    base = _fold(src.addr + lin * es)
+    if not isinstance(base, Imm) and base != src.addr:
+        base = L.b.mov(L.fresh("table_row"), base)
+    bound = _fold(rows * row_bytes)
+    if isinstance(bound, Imm) and bound.value <= 0:
+        raise CodegenError(op, f"gathers from an empty table {src.type}")
+    us = dst.static_strides()
+    idx_pitch = index.static_strides()[0] * index.es
+    dims = [d for d in range(1, len(extents)) if _static(extents[d]) != 1]
+    dims, box, gs, ub_strides = _merge(dims, extents, natural, us)
+    L.b.dmov("g_lo", -1)
+    L.b.dmov("g_hi", rows)
+    L.b.dmov("g_row", row_bytes)
+
+    def row(r):
+        L.b.ld_ub(index.dtype, "g_i", _fold(index.addr + r * idx_pitch))
+        L.b.smax("i64", "g_i", "g_i", "g_lo")
+        L.b.smin("i64", "g_i", "g_i", "g_hi")
+        L.b.smul("i64", "g_i", "g_i", "g_row")
+        _bursts(L, op, dims, box, base, _fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es, True,
+                gm_reg="g_i", gm_bound=bound)
+
+    counted(L, "r", extents[0], row, max_unroll=1)
+
