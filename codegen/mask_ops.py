@@ -8,7 +8,7 @@ from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import _fold, _static, column_bits, counted, flat_extent, valid_rows
+from .vector import _fold, _static, column_bits, counted, flat_extent, flatten_alike, valid_rows
 from .vector_ops import _dtype, _ub, splat
 
 def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
@@ -17,9 +17,11 @@ def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
     if len(shape) == 1:
         return body([b.addr for b in data], mask_buf.addr, ext[0], shape[0])
     if column_bits(shape):  # one bit per row, the rows' bits contiguous; so are the operands' elements
-        if any(b.type.static_shape() != shape for b in data):
-            raise CodegenError(op, f"a column mask {mask_buf.type} with operands {[str(b.type) for b in data]}")
-        return body([b.addr for b in data], mask_buf.addr, flat_extent(ext, shape), mask_buf.flat().type.shape[0])
+        if not flatten_alike(shape, [b.type.static_shape() for b in data]):
+            raise CodegenError(op, f"a column mask {mask_buf.type} with operands {[str(b.type) for b in data]}: "
+                                   f"their rows do not flatten alike")
+        cap = min(b.flat().type.shape[0] for b in data)  # the operands' run (the mask holds 8 bits per byte)
+        return body([b.addr for b in data], mask_buf.addr, flat_extent(ext, shape), cap)
     rows = _fold(valid_rows(ext, shape, [k for k in range(len(shape) - 1) if shape[k] > 1]))  # the dims above the
     rows_cap = 1                                                       # last flatten into rows (only it is padded)
     for n in shape[:-1]:

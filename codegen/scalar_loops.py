@@ -36,7 +36,7 @@ from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import _fold, _static, column_bits, flat_extent
+from .vector import _fold, _static, column_bits, flat_extent, flatten_alike
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min", "bitwise_and": "and",
           "bitwise_or": "or"}
@@ -109,9 +109,13 @@ def _mask_view(L, op, mask: Buf) -> tuple[Buf, list, bool]:
     flattened elements of every operand (docs/codegen.md)."""
     ext = _extents(L, op)
     shape = mask.type.static_shape()
-    if column_bits(shape):
-        return mask.flat(), [flat_extent(ext, shape)], True
-    return mask, ext, False
+    if not column_bits(shape):
+        return mask, ext, False
+    others = [v.type.static_shape() for v in op.buffers if isinstance(v.type, MemRefType) and v.type.dtype != "i1"]
+    if not flatten_alike(shape, others):
+        raise CodegenError(op, f"a column mask {mask.type} with operands of shapes {others}: their rows do not "
+                               f"flatten alike")
+    return mask.flat(), [flat_extent(ext, shape)], True
 
 
 def emit_vbinary(L, op) -> None:

@@ -216,6 +216,14 @@ def column_bits(shape) -> bool:
     return len(shape) > 1 and shape[-1] == 1
 
 
+def flatten_alike(mask_shape, shapes) -> bool:
+    """Whether operands of static ``shapes`` flatten like a column mask of ``mask_shape``: element k of the run is
+    element k of each (one spanned dim, each buffer's run padded by its own dtype; or identical shapes)."""
+    one_run = all(len(sh) == len(mask_shape) and sh[-1] == 1 and sum(n > 1 for n in sh[:-1]) <= 1
+                  for sh in list(shapes) + [mask_shape])
+    return one_run or all(list(sh) == list(mask_shape) for sh in shapes)
+
+
 def flat_extent(ext, shape):
     """The valid elements of a buffer of static ``shape`` with last dim 1, flattened row-major (:func:`valid_rows`)."""
     return valid_rows(ext, shape, [k for k in range(len(shape)) if shape[k] > 1])

@@ -405,12 +405,18 @@ class VGatherOp(VectorOp):
 
     def verify_(self) -> None:
         super().verify_()
-        src, idx, dst = (_memref(self, i) for i in range(3))
-        if src.dtype != dst.dtype or idx.dtype not in ("i32", "i64"):
-            raise self.error(f"gathers {src.dtype} into {dst.dtype} by {idx.dtype}: the element types must match "
-                             f"and the index be i32 or i64")
-        if not src.rank == idx.rank == dst.rank:
-            raise self.error(f"source, index and result ranks differ: {src}, {idx}, {dst}")
+        _verify_gather(self)
+
+
+def _verify_gather(op: HIVMOp, min_rank: int = 1) -> tuple:
+    """Source, index and destination of a gather: the element types match, the index is i32 or i64, one rank."""
+    src, idx, dst = (_memref(op, i) for i in range(3))
+    if src.dtype != dst.dtype or idx.dtype not in ("i32", "i64"):
+        raise op.error(f"gathers {src.dtype} into {dst.dtype} by {idx.dtype}: the element types must match "
+                       f"and the index be i32 or i64")
+    if not src.rank == idx.rank == dst.rank or src.rank < min_rank:
+        raise op.error(f"source, index and result ranks differ (or are below {min_rank}): {src}, {idx}, {dst}")
+    return src, idx, dst
 
 
 @register_op
@@ -446,12 +452,7 @@ class EmbeddingGatherOp(HIVMOp):
 
     def verify_(self) -> None:
         super().verify_()
-        src, idx, dst = (_memref(self, i) for i in range(3))
-        if src.dtype != dst.dtype or idx.dtype not in ("i32", "i64"):
-            raise self.error(f"gathers {src.dtype} rows into {dst.dtype} by {idx.dtype}: the element types must "
-                             f"match and the index be i32 or i64")
-        if not src.rank == idx.rank == dst.rank or src.rank < 2:
-            raise self.error(f"source, index and result ranks differ or are below 2: {src}, {idx}, {dst}")
+        _, idx, _ = _verify_gather(self, min_rank=2)
         if idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
             raise self.error(f"the index {idx} must have extent 1 in every dim but 0 (one index per row)")
 

@@ -51,6 +51,7 @@ class Buffer:
     values: list = field(default_factory=list)
     role: str = "value"  # "value" | "partial"
     fixed: dict = field(default_factory=dict)  # domain dim -> extent independent of the tile (a gathered row)
+    whole_repeats: bool = False  # an operand of a column-mask compare/select: rows padded to 256-B repeats
 
     def depth(self, multi_buffer: int, whole=()) -> int:
         """Copies: the multi-buffer depth when a DMA in the work-item loop feeds or drains it; one for a loaded
@@ -66,6 +67,10 @@ class Buffer:
         if rank and (rank - 1) in self.mask:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
             shape[-1] = -(-shape[-1] // granule) * granule
+        elif self.whole_repeats and self.mask:  # a column: its elements are contiguous, pad their run
+            lanes = REPEAT_BYTES // DTYPE_BYTES[self.dtype]
+            d = max(self.mask)
+            shape[d] = -(-shape[d] // lanes) * lanes
         return shape
 
     def nbytes(self, tile, ub_align: int) -> int:
@@ -318,6 +323,21 @@ def _reuse_candidates(op) -> list[Value]:
     return list(op.operands)
 
 
+MASK_OPS = ("hfusion.compare", "hfusion.select", "hfusion.elemwise_binary", "hfusion.elemwise_unary")
+
+
+def is_column_mask_op(info: KernelInfo, op) -> bool:
+    """A compare, select or bitwise op on an i1 *column* mask (spanning dims above the last only, a bit per row).
+    Codegen treats such a mask and its operands as one run of elements (a bit string over the rows); an instruction
+    over a dynamic run longer than one repeat ends with a whole repeat, so the schedule pads the run of each of
+    their buffers to whole 256-B repeats (``Buffer.whole_repeats``): the last repeat stays inside the buffer."""
+    if op.name not in MASK_OPS:
+        return False
+    last = info.rank - 1
+    return any(isinstance(v.type, TensorType) and v.type.dtype == "i1" and v in info.masks and
+               info.masks[v] and last not in info.masks[v] for v in list(op.operands) + list(op.results))
+
+
 def hoisted_values(info: KernelInfo, reduce_looped: bool) -> list[Value]:
     """Elementwise values of a one-pass reduction kernel that span only reduced dims and are computed from kernel
     inputs only (a norm's weight cast to f32): the tile covers those dims, so they are the same in every work item
@@ -417,6 +437,11 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             partial[op] = p
     for res in info.results:
         of_value[res].stored = True
+    for op in info.ops:
+        if is_column_mask_op(info, op):
+            for v in list(op.operands) + list(op.results):
+                if v in of_value:
+                    of_value[v].whole_repeats = True
     ops = [op for op in info.ops
            if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
     return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers))

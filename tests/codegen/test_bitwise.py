@@ -112,3 +112,31 @@ def test_bool_kernel_dropped_wait_is_a_race():
     p = np.ones((300, 200), np.bool_).reshape(-1)
     with pytest.raises(RaceError, match="race"):
         run_kernel(broken, [p, p], {"s0": 300})
+
+
+@pytest.mark.parametrize("rows", [3, 37, 300])
+def test_column_masks(rows):
+    """Masks over rows only (last dim 1: a bit per row, one bit string over the rows, not a 32-B row each): an i64
+    compare (a scalar loop) and an f32 compare, their and, a select, broadcast over the row — embedding backward's
+    padding_idx mask."""
+    c, r = "tensor<s0xf32>", "tensor<s0x8xf32>"
+    body = f"""
+%z = arith.constant {{value = 0}} : () -> i64
+%h = arith.constant {{value = 0.5}} : () -> f32
+%f = arith.constant {{value = 0.0}} : () -> f32
+%k = hfusion.compare %i, %z {{predicate = "ne"}} : (tensor<s0xi64>, i64) -> tensor<s0xi1>
+%a = hfusion.compare %y, %h {{predicate = "gt"}} : ({c}, f32) -> tensor<s0xi1>
+%m = hfusion.elemwise_binary %k, %a {{fun = "bitwise_and"}} : (tensor<s0xi1>, tensor<s0xi1>) -> tensor<s0xi1>
+%s = hfusion.select %m, %y, %f : (tensor<s0xi1>, {c}, f32) -> {c}
+%b = hfusion.broadcast %s {{dims = [1]}} : ({c}) -> {r}
+%o = hfusion.elemwise_binary %x, %b {{fun = "mul"}} : ({r}, {r}) -> {r}"""
+    text = _module({"i": "tensor<s0xi64>", "y": c, "x": r}, body, {"%o": r})
+    rng = np.random.default_rng(rows)
+    i = rng.integers(0, 3, rows).astype(np.int64)
+    y = rng.uniform(0, 1, rows).astype(np.float32)
+    x = rng.uniform(-2, 2, (rows, 8)).astype(np.float32)
+    (out,), ck = _run(text, {"i": i, "y": y, "x": x}, {"s0": rows})
+    keep = (i != 0) & (y > 0.5)
+    _equal(out, x * np.where(keep, y, np.float32(0))[:, None])
+    asm = ck.assembly()
+    assert "vsel" in asm and "vand" in asm and "scmp_ne" in asm

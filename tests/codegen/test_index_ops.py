@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from .helpers import lower, only_kernel, run_kernel
+from .helpers import drop_one_sync, lower, only_kernel, run_kernel
 
 
 def _arange_rows(dt: str, start: int, step: int) -> str:
@@ -107,3 +107,82 @@ def test_gather_index_out_of_range(bad):
     with pytest.raises(ProgramError, match=r"vgather \(pc \d+\): element 5 of repeat 0 has source offset -?\d+ B, "
                                            r"outside the source of 148 B \(37 elements of 4 B\)"):
         run_kernel(ck, [args[a.name] for a in ck.arg_layout if not a.is_output], {"s0": 4})
+
+
+def _rows(dt: str, it: str, d: int = 40) -> str:
+    """out = w[i] * 2 (embedding rows from GM by an index broadcast over the row), dynamic table rows s1."""
+    w, r = f"tensor<s1x{d}x{dt}>", f"tensor<s0x{d}x{dt}>"
+    mul = "" if dt == "bf16" else f"""
+    %m = hfusion.elemwise_binary %g, %c {{fun = "mul"}} : ({r}, {dt}) -> {r}"""
+    out = "%g" if dt == "bf16" else "%m"
+    return f"""module attributes {{symbols = {{s0 = [1, 3000], s1 = [1, 100000]}}}} {{
+  func.func @main(%w: {w}, %i: tensor<s0x{it}>) -> ({r}) {{
+    %c = arith.constant {{value = 2.0}} : () -> {dt}
+    %j = hfusion.broadcast %i {{dims = [1]}} : (tensor<s0x{it}>) -> tensor<s0x{d}x{it}>
+    %g = hfusion.gather %w, %j {{dim = 0}} : ({w}, tensor<s0x{d}x{it}>) -> {r}{mul}
+    func.return {out} : {r}
+  }}
+}}"""
+
+
+def _run_rows(ck, w, index, bindings):
+    args = {"w": w, "i": index}
+    return run_kernel(ck, [args[a.name] for a in ck.arg_layout if not a.is_output], bindings)
+
+
+@pytest.mark.parametrize("dt, it", [("f32", "i64"), ("f16", "i32"), ("bf16", "i64")])
+def test_gather_rows_from_gm(dt, it):
+    """w[i]: the index tile in UB, one register-addressed row copy per index (hivm.embedding_gather), hazard-free
+    on several cores; the table's rows are dynamic and never loaded whole."""
+    import ml_dtypes
+
+    npd = ml_dtypes.bfloat16 if dt == "bf16" else NP[dt]
+    ck = only_kernel(lower(_rows(dt, it)))
+    asm = ck.assembly()
+    assert "gm_reg=g_i" in asm and "ld_ub dtype=" + it in asm
+    rng = np.random.default_rng(1)
+    for s0, s1 in ((7, 3), (2500, 1000)):
+        w = rng.uniform(-9, 9, (s1, 40)).astype(npd)
+        index = rng.integers(0, s1, s0).astype(NP[it])
+        index[:2] = [0, s1 - 1]
+        (out,), res = _run_rows(ck, w, index, {"s0": s0, "s1": s1})
+        ref = w[index.astype(np.int64)]
+        np.testing.assert_array_equal(out.reshape(s0, 40), ref if dt == "bf16" else ref * npd(2))
+        assert res.stats.hazards_checked
+        assert res.stats.bytes["GM->UB"] == index.nbytes + ref.nbytes  # the index once, each row once
+    assert ck.tiling.block_dim({"s0": 2500, "s1": 1000}) > 1
+
+
+def test_gather_rows_tiled_along_the_row():
+    """Rows longer than the tile: each work item copies its column slice of every indexed row."""
+    ck = only_kernel(lower(_rows("f32", "i64", d=3000), max_tile_elems=2048))
+    w = np.arange(50 * 3000, dtype=np.float32).reshape(50, 3000)
+    index = np.array([49, 0, 7, 7, 23], np.int64)
+    (out,), res = _run_rows(ck, w, index, {"s0": 5, "s1": 50})
+    np.testing.assert_array_equal(out.reshape(5, 3000), w[index] * 2)
+    assert ck.tiling({"s0": 5, "s1": 50})["tiles1"] > 1 and res.stats.hazards_checked
+
+
+@pytest.mark.parametrize("bad", [50, -1, 2**40, -(2**63)])
+def test_gather_rows_index_out_of_range(bad):
+    """An index outside [0, 50) stops the kernel at the row copy, naming it and the byte numbers."""
+    from simulator import ProgramError
+
+    ck = only_kernel(lower(_rows("f32", "i64")))
+    index = np.array([3, bad, 4], np.int64)
+    with pytest.raises(ProgramError, match=r"copy_gm_to_ub \(pc \d+\) on core aiv\d+: GM offset register g_i = -?\d+ "
+                                           r"B is outside \[0, 8000\) B: index out of range"):
+        _run_rows(ck, np.zeros((50, 40), np.float32), index, {"s0": 3, "s1": 50})
+
+
+@pytest.mark.parametrize("src, dst", [("PIPE_MTE2", "PIPE_S"), ("PIPE_MTE2", "PIPE_V")])
+def test_gather_rows_without_its_flag_races(src, dst):
+    """Dropping the MTE2 -> S wait (the index read) or the MTE2 -> V wait (the rows read) is a race."""
+    from simulator import RaceError
+
+    module = lower(_rows("f32", "i64"))
+    ck = only_kernel(module)
+    broken = drop_one_sync(ck, module, src=src, dst=dst)
+    reader = "ld_ub" if dst == "PIPE_S" else "v"
+    with pytest.raises(RaceError, match=rf"{reader}\w* \({dst[5:]}, core aiv0, pc \d+\) reads what copy_gm_to_ub"):
+        _run_rows(broken, np.ones((20, 40), np.float32), np.arange(6, dtype=np.int64), {"s0": 6, "s1": 20})

@@ -243,6 +243,11 @@ OP_EXAMPLES: dict[str, str] = {
         "hivm.vgather %ub, %idx, %ub2, %m, %n, %m : memref<64x16xf32, ub>, memref<1x16xi64, ub>, "
         "memref<64x16xf32, ub>, index, index, index"
     ),
+    "hivm.embedding_gather": _hivm_kernel(
+        "%rows = hivm.alloc : () -> memref<64x1xi64, ub>\n"
+        "hivm.embedding_gather %gm, %rows, %ub, %c0, %n, %m : memref<64x16xf32, gm>, memref<64x1xi64, ub>, "
+        "memref<64x16xf32, ub>, index, index, index"
+    ),
     "hivm.set_flag": _hivm_kernel(
         'hivm.set_flag %n {dst_pipe = "PIPE_V", event_ids = [0, 1], src_pipe = "PIPE_MTE2"} : index\n'
         'hivm.set_flag {dst_pipe = "PIPE_MTE3", event_ids = [2], src_pipe = "PIPE_V"}'

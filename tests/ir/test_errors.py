@@ -120,3 +120,23 @@ def test_bare_ops_are_wrapped_in_a_module():
     module = parse_module("func.func @f() {\n  func.return\n}\n")
     verify(module)
     assert module.name == "builtin.module" and module.body.ops[0].attributes["sym_name"] == "f"
+
+
+@pytest.mark.parametrize("index, problem", [
+    ("memref<8x4xi64, ub>", "must have extent 1 in every dim but 0 (one index per row)"),
+    ("memref<8x1xf32, ub>", "the element types must match and the index be i32 or i64"),
+])  # fmt: skip
+def test_embedding_gather_verifier(index, problem):
+    text = f"""module {{
+  func.func @k(%w: memref<100x4xf32, gm>, %n: index) attributes {{kernel}} {{
+    %c0 = arith.constant {{value = 0}} : () -> index
+    %i = hivm.alloc : () -> {index}
+    %g = hivm.alloc : () -> memref<8x8xf32, ub>
+    hivm.embedding_gather %w, %i, %g, %c0, %n, %n : memref<100x4xf32, gm>, {index}, memref<8x8xf32, ub>, index, index, index
+    func.return
+  }}
+}}
+"""
+    with pytest.raises(VerifyError, match="'hivm.embedding_gather' op") as info:
+        verify(parse_module(text, filename="bad.mlir"))
+    assert problem in str(info.value)

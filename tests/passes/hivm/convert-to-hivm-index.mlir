@@ -89,7 +89,34 @@ module attributes {symbols = {s0 = [1, 3000]}, target = "ascend910b1"} {
 
 // -----
 
-// A gather along a dim that is not the last (embedding rows) or of a computed value stays at tensor level.
+// Embedding rows (a gather along dim 0 by an index broadcast over the row): the table stays in GM (no load, no
+// buffer; its rows s1 are dynamic), the index tile is loaded, and hivm.embedding_gather moves each row of the tile
+// by its index, at the tile's column offset; the mul reads the gathered tile. The broadcast is not computed.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    %i: memref<s0x1xi64, gm>, %w: memref<s1x64xf32, gm>, %out0: memref<s0x64xf32, gm>
+// CHECK-NOT:     hivm.load %w
+// CHECK:         scf.for
+// CHECK:           [[OFF:%off0]] = arith.muli
+// CHECK:           [[LEN:%len0]] = arith.minsi
+// CHECK-NEXT:      hivm.load %i, [[I:%[a-z0-9_]+]], [[OFF]], %c0, [[LEN]], %c1 : memref<s0x1xi64, gm>, memref<{{[0-9]+}}x1xi64>
+// CHECK-NEXT:      hivm.embedding_gather %w, [[I]], [[G:%[a-z0-9_]+]], %c0, [[LEN]], %n1 : memref<s1x64xf32, gm>, memref<{{[0-9]+}}x1xi64>, memref<{{[0-9]+}}x64xf32>, index, index, index
+// CHECK-NEXT:      hivm.vbinary [[G]], %c, [[M:%[a-z0-9_]+]], [[LEN]], %n1 {fun = "mul"}
+// CHECK-NEXT:      hivm.store [[M]], %out0, [[OFF]], %c0, [[LEN]], %n1
+// CHECK-NOT:     hivm.vbrc
+module attributes {symbols = {s0 = [1, 5000], s1 = [1, 100000]}, target = "ascend910b1"} {
+  func.func @main_fused_0(%i: tensor<s0xi64>, %w: tensor<s1x64xf32>, %out0: tensor<s0x64xf32>) -> (tensor<s0x64xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
+    %c = arith.constant {value = 2.0} : () -> f32
+    %j = hfusion.broadcast %i {dims = [1]} : (tensor<s0xi64>) -> tensor<s0x64xi64>
+    %g = hfusion.gather %w, %j {dim = 0} : (tensor<s1x64xf32>, tensor<s0x64xi64>) -> tensor<s0x64xf32>
+    %m = hfusion.elemwise_binary %g, %c {fun = "mul"} : (tensor<s0x64xf32>, f32) -> tensor<s0x64xf32>
+    func.return %m : tensor<s0x64xf32>
+  }
+}
+
+// -----
+
+// A gather along dim 0 by a full index (an element gather, not whole rows) or of a computed value stays at tensor
+// level.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    hivm.unsupported = "hfusion.gather"
 // CHECK-LABEL: func.func @main_fused_1(
