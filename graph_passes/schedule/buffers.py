@@ -51,7 +51,7 @@ class Buffer:
     values: list = field(default_factory=list)
     role: str = "value"  # "value" | "partial"
     fixed: dict = field(default_factory=dict)  # domain dim -> extent independent of the tile (a gathered row)
-    whole_repeats: bool = False  # an operand of a column-mask compare/select: rows padded to 256-B repeats
+    whole_repeats: bool = False  # an operand of a column-mask compare/select: rows padded to 256 elements
 
     def depth(self, multi_buffer: int, whole=()) -> int:
         """Copies: the multi-buffer depth when a DMA in the work-item loop feeds or drains it; one for a loaded
@@ -67,10 +67,9 @@ class Buffer:
         if rank and (rank - 1) in self.mask:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
             shape[-1] = -(-shape[-1] // granule) * granule
-        elif self.whole_repeats and self.mask:  # a column: its elements are contiguous, pad their run
-            lanes = REPEAT_BYTES // DTYPE_BYTES[self.dtype]
-            d = max(self.mask)
-            shape[d] = -(-shape[d] // lanes) * lanes
+        elif self.whole_repeats and self.mask:  # a column: pad its run of rows to whole repeats of any dtype (256
+            d = max(self.mask)                     # elements), the same shape for the mask and every operand
+            shape[d] = -(-shape[d] // REPEAT_BYTES) * REPEAT_BYTES
         return shape
 
     def nbytes(self, tile, ub_align: int) -> int:
@@ -329,8 +328,10 @@ MASK_OPS = ("hfusion.compare", "hfusion.select", "hfusion.elemwise_binary", "hfu
 def is_column_mask_op(info: KernelInfo, op) -> bool:
     """A compare, select or bitwise op on an i1 *column* mask (spanning dims above the last only, a bit per row).
     Codegen treats such a mask and its operands as one run of elements (a bit string over the rows); an instruction
-    over a dynamic run longer than one repeat ends with a whole repeat, so the schedule pads the run of each of
-    their buffers to whole 256-B repeats (``Buffer.whole_repeats``): the last repeat stays inside the buffer."""
+    over a dynamic run longer than one repeat ends with a whole repeat, so the schedule pads the innermost dim of
+    each of their buffers to a multiple of 256 elements, a whole repeat of any dtype (``Buffer.whole_repeats``):
+    the last repeat stays inside the buffer, and the mask and its operands keep one shape (element k of the run is
+    element k of each)."""
     if op.name not in MASK_OPS:
         return False
     last = info.rank - 1
