@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from graph_passes.dialects.arith import BINARY_OPS
 
-from . import broadcast, dma, embedding_gather, index_ops, mask_ops, reduce, scalar_ops, sync, transpose, vector_ops
+from . import (broadcast, dma, embedding_gather, index_ops, mask_ops, permute, reduce, scalar_ops, sync, transpose,
+               vector_ops)
 from .scalar_loops import on_scalar_pipe
 
 HOST_ONLY = ("hivm.launch",)
@@ -33,6 +34,8 @@ EMITTERS = {
     "hivm.vbrc": on_scalar_pipe(broadcast.emit_vbrc),
     "hivm.vreduce": on_scalar_pipe(reduce.emit_vreduce),
     "hivm.vtranspose": transpose.emit_vtranspose,
+    "hivm.vindex": permute.emit_vindex,
+    "hivm.vpermute": permute.emit_vpermute,
     "hivm.vfill": on_scalar_pipe(vector_ops.emit_vfill),
     "hivm.varange": on_scalar_pipe(index_ops.emit_varange),
     "hivm.vgather": index_ops.emit_vgather,

@@ -13,9 +13,12 @@ item (a tile of dim 0, cyclic over the cores), per piece meeting those rows, per
 
 A piece whose innermost dim is contiguous in its argument uses a row buffer (``memref<T0x…xT'>``, last dim padded
 to 32 B); a 2-byte piece whose last two dims are the argument's swapped loads source rows into ``[…, T', 16]``,
-``hivm.vtranspose``-s them into ``[…, 16, T']`` and stores rows; the others use a buffer with one element per 32-B
-block (a trailing dim of 32 / es elements of which only the first is used): codegen moves them one element per
-DMA burst (docs/codegen.md).
+``hivm.vtranspose``-s them into ``[…, 16, T']`` and stores rows; another permutation of 2- or 4-byte elements
+loads the box in its argument's dim order (``psrc<i>``, contiguous rows), ``hivm.vpermute``-s it into the row
+buffer by a table of source offsets (``hivm.vindex`` into ``ptable<i>``, once, before the work loop) and stores
+rows; the others use a buffer with one element per 32-B block (a
+trailing dim of 32 / es elements of which only the first is used): codegen moves them one element per DMA burst
+(docs/codegen.md).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from ..dialects import hivm
 from ..dialects.func import FuncOp, ReturnOp
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, IndexType, MemRefType, TensorType
-from ..schedule.movement import MovementInfo, buffer_shapes, gm_shape, piece_kind
+from ..schedule.movement import (MovementInfo, batch_dims, buffer_dtype, buffer_shapes, gm_shape, permute_order,
+                                 piece_kind)
 from .hfusion_to_hivm import KernelLowering
 
 
@@ -52,11 +56,9 @@ class MovementLowering(KernelLowering):
         bufs, scratch = [], 0
         for r, res in enumerate(info.results):
             shapes = buffer_shapes(info, r, self.tiles[r])
-            es = DTYPE_BYTES[res.type.dtype]
-            scratch = max(scratch, math.prod(shapes.pop("scratch", [0])) * es)
+            scratch = max(scratch, math.prod(shapes.pop("scratch", [0])))
             with self.located(res):
-                dtype = "i8" if res.type.dtype == "i1" else res.type.dtype  # bools move as the bytes GM holds
-                allocs = {kind: self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), dtype)]).result
+                allocs = {kind: self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buffer_dtype(info, r, kind))]).result
                           for kind, shape in shapes.items()}  # fmt: skip
             for kind, v in allocs.items():
                 v.name_hint = f"ub_{kind}{r}"
@@ -65,10 +67,26 @@ class MovementLowering(KernelLowering):
             self.op(hivm.AllocOp, [], [MemRefType((scratch,), "i8")], scratch=True).result.name_hint = "scratch"
         for r, res in enumerate(info.results):
             with self.located(res):
+                self.offset_tables(r, bufs[r])
+        for r, res in enumerate(info.results):
+            with self.located(res):
                 self.result(r, bid, bufs[r])
         self.create(ReturnOp, [], [])
         new.set_function_type()
         return new
+
+    def offset_tables(self, r: int, bufs: dict) -> None:
+        """Before the work loop, once: per ``permute`` piece, the byte offset in its source buffer (its argument's dim
+        order) of every element of the row buffer after the batch dims (``hivm.vindex``; the last dim's padding
+        reads a valid element)."""
+        es = DTYPE_BYTES[buffer_dtype(self.info, r, "rows")]
+        for i, p in enumerate(self.info.pieces[r]):
+            if piece_kind(p, self.tiles[r]) != "permute":
+                continue
+            order, src, m = permute_order(p), bufs[f"psrc{i}"].type.static_shape(), batch_dims(p)
+            strides = [math.prod(src[j + 1:]) * es for j in range(len(src))]
+            self.vec(hivm.VIndexOp, [bufs[f"ptable{i}"]],
+                     strides=[strides[order.index(k)] for k in range(m, len(src))], clamp=self.tiles[r][-1])
 
     def result(self, r: int, bid, bufs: dict) -> None:
         info, tile = self.info, self.tiles[r]
@@ -76,9 +94,9 @@ class MovementLowering(KernelLowering):
         loop = self.open_loop(bid, self.size(self.tiling[f"r{r}_tiles"]), self.params["block_dim"], "t")
         r0 = self.arith("muli", loop.body.args[0], self.const(tile[0]), "r0")
         r1 = self.arith("minsi", self.arith("addi", r0, self.const(tile[0])), self.size(shape[0]), "r1")
-        for p in info.pieces[r]:
+        for i, p in enumerate(info.pieces[r]):
             with self.located(p.src.arg if p.src.arg is not None else info.results[r]):
-                self.piece(r, p, r0, r1, bufs)
+                self.piece(r, i, p, r0, r1, bufs)
         self.close_loop(loop)
 
     def constant(self, v) -> int | None:
@@ -95,7 +113,7 @@ class MovementLowering(KernelLowering):
         ca = self.constant(a)
         return self.const(ca * k) if ca is not None else a if k == 1 else self.arith("muli", a, self.const(k))
 
-    def piece(self, r: int, p, r0, r1, bufs: dict) -> None:
+    def piece(self, r: int, i: int, p, r0, r1, bufs: dict) -> None:
         tile, rank = self.tiles[r], len(self.info.shapes[r])
         end = as_expr(p.off[0]) + as_expr(p.size[0])
         lo = r0 if _zero(p.off[0]) else self.arith("maxsi", r0, self.size(p.off[0]), "lo")
@@ -117,7 +135,7 @@ class MovementLowering(KernelLowering):
             extents.append(self.arith("minsi", self.arith("subi", self.size(p.size[d]), j), self.const(tile[d]),
                                       f"len{d}"))
         out_off = [s] + [self.add(self.size(p.off[d]), index[d]) for d in range(1, rank)]
-        src, kind, out = p.src, piece_kind(p), self.args[self.info.outputs[r]]
+        src, kind, out = p.src, piece_kind(p, tile), self.args[self.info.outputs[r]]
         if src.arg is None:
             self.vec(hivm.VFillOp, [bufs["rows"], *extents], value=src.value)
             self.store(bufs["rows"], out, out_off, extents)
@@ -128,6 +146,13 @@ class MovementLowering(KernelLowering):
             one = [self.const(1)]
             self.load(p, index, bufs["gather"], extents + one, src.dims + [-1], src.steps + [1])
             self.store(bufs["gather"], out, out_off, extents + one, dims=list(range(rank)) + [-1])
+        elif kind == "permute":  # the box as the argument holds it, permuted in UB, result rows out
+            order = permute_order(p)
+            src_buf = bufs[f"psrc{i}"]
+            self.load(p, index, src_buf, [extents[k] for k in order], [src.dims[k] for k in order],
+                      [src.steps[k] for k in order])
+            self.vec(hivm.VPermuteOp, [src_buf, bufs[f"ptable{i}"], bufs["rows"], *extents])
+            self.store(bufs["rows"], out, out_off, extents)
         else:  # blocks: source rows in, vtranspose, result rows out
             swap = list(range(rank - 2)) + [rank - 1, rank - 2]
             self.load(p, index, bufs["tsrc"], [extents[k] for k in swap], [src.dims[k] for k in swap],

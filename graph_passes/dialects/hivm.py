@@ -26,6 +26,8 @@ vcast            src, dst, e                                         V      dst[
 vbrc             src, dst, e                                         V      dst[i] = src[i with dims → 0]
 vreduce          src, dst, e (of src)                                V      dst[i with dims → 0] = ⊕ src[i]
 vtranspose       src, dst, e (of dst)                                V      dst[i] = src[perm⁻¹(i)]
+vindex           dst                                                 V      dst[i] = Σ_k strides[k]·i_k (whole buffer)
+vpermute         src, offsets, dst, e (of dst)                       V      dst[b, i] = src[b] at byte offsets[i]
 vfill            dst, e                                              V      dst[i] = value
 varange          dst, offset, e                                      V      dst[i] = start + step·(offset + i_d)
 vgather          src, index, dst, n, e                               V      dst[i] = src[i with last → index[i]]
@@ -268,8 +270,8 @@ SCALAR_LOOP_DTYPES = ("i64",)  # element types the A2 vector unit cannot compute
 def lowers_to_scalar_loops(op: "HIVMOp") -> bool:
     """A vector op on i64 runs as a scalar loop over UB on the scalar unit (AscendNPU-IR's
     ``ShouldLowerToScalarLoops.cpp``: an op whose element type is i64; casts are ``vconv``s and stay vector ops)."""
-    if isinstance(op, (VCastOp, VTransposeOp, VGatherOp)):  # vconv has i64 forms; a transpose moves bytes; a
-        return False  # gather's i64 indices are split into words on the vector unit (docs/codegen.md)
+    if isinstance(op, (VCastOp, VTransposeOp, VGatherOp, VIndexOp, VPermuteOp)):  # vconv has i64 forms; a transpose
+        return False  # moves bytes; a gather's i64 indices are split into words on the vector unit (docs/codegen.md)
     return any(isinstance(v.type, MemRefType) and v.type.dtype in SCALAR_LOOP_DTYPES for v in op.buffers)
 
 
@@ -347,6 +349,50 @@ class VTransposeOp(VectorOp):
     operand_names = ("src", "dst", "*extents")
     attribute_schema = {"perm": IntListAttr()}
     num_buffers = 2
+
+
+@register_op
+class VIndexOp(VectorOp):
+    """``hivm.vindex %dst {strides, clamp}``: ``dst[i] = Σ_k strides[k]·i_k`` over the whole static shape of the i32
+    buffer ``dst`` (its padding included), the last index ``i_{r-1}`` taken at most ``clamp - 1``: the byte offsets
+    of a permutation's source elements, one per destination element, for ``hivm.vpermute`` (built once, before the
+    loop that uses it; codegen: ``vci`` and vector-scalar ops)."""
+
+    name = "hivm.vindex"
+    operand_names = ("dst",)
+    attribute_schema = {"strides": IntListAttr(), "clamp": IntAttr()}
+    num_buffers = 1
+
+    def expected_indices(self) -> int:
+        return 0
+
+    def verify_(self) -> None:
+        super().verify_()
+        t = _memref(self, 0)
+        if t.dtype != "i32" or len(self.attributes["strides"]) != t.rank or self.attributes["clamp"] < 1:
+            raise self.error(f"writes i32 offsets with one stride per dim of {t} and a clamp >= 1")
+
+
+@register_op
+class VPermuteOp(VectorOp):
+    """``hivm.vpermute %src, %offsets, %dst, %e…``: ``dst[b, i] = the element at byte offsets[i] of src[b]`` for the
+    valid rows of ``dst`` (Ascend C ``Gather`` with byte offsets; ``offsets`` from ``hivm.vindex``): ``offsets`` has
+    the shape of ``dst``'s trailing dims, its first possibly longer (a gather repeat reads a whole repeat of
+    offsets); ``dst``'s leading dims ``b`` are batch dims that ``src`` shares. A permuted copy of a box loaded in its
+    source's dim order (data-movement kernels, docs/schedule.md)."""
+
+    name = "hivm.vpermute"
+    operand_names = ("src", "offsets", "dst", "*extents")
+    num_buffers = 3
+
+    def verify_(self) -> None:
+        super().verify_()
+        src, offsets, dst = (_memref(self, i) for i in range(3))
+        o, d = offsets.static_shape(), dst.static_shape()
+        m = len(d) - len(o)
+        if src.dtype != dst.dtype or offsets.dtype != "i32" or not o or m < 0 or o[1:] != d[m + 1:] or o[0] < d[m]:
+            raise self.error(f"permutes {src} into {dst} by {offsets}: the element types must match and the "
+                             f"offsets be i32 of the destination's trailing shape (its first dim may be longer)")
 
 
 @register_op

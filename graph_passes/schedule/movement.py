@@ -9,8 +9,9 @@ A kernel whose body only moves data — ``transpose``, ``slice`` (any strides), 
 (MLIR's ``tensor.concat`` decomposition into ``insert_slice``s, AscendNPU-IR's ``DecomposeTensorConcat``; slices and
 transposes compose into the source view). Each piece lowers to loads and stores (``hivm.load``/``hivm.store`` with
 ``dims``/``steps``, docs/hivm.md): a piece whose innermost dim is contiguous in the argument moves rows (one DMA
-burst per row); otherwise (transposes, strided or selected columns) one element per burst, one element per 32-B
-block in UB.
+burst per row); a permuted one moves its source's rows and is permuted in UB (2-byte 16×16 blocks by
+``vtranspose``, others by a gather: :func:`piece_kind`); otherwise (strided or selected columns) one element per
+burst, one element per 32-B block in UB.
 
 Work split: the work items of a result are tiles of its dim 0 (whole 32-B GM blocks each, as docs/schedule.md's
 rule for vector kernels), cyclic over the cores; inside a work item every piece that meets those rows is copied,
@@ -178,42 +179,77 @@ def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
 
 TRANSPOSE_BLOCK = 16  # vtranspose: one 16×16 block of 2-byte elements (simulator/isa/vector.py, CANN-INI)
 TRANSPOSE_GROUP = 16  # blocks transposed into scratch between two pipe_barrier V (codegen/transpose.py)
+PERMUTE_DTYPES = ("f16", "bf16", "i16", "f32", "i32")  # what vgather moves (ASCENDC Gather on A2: b16 and b32)
+GATHER_LANES = 128  # elements of the widest vgather repeat (256 B of b16): the offsets one repeat reads
 
 
-def piece_kind(p: Piece) -> str:
-    """How a piece moves:
+def piece_kind(p: Piece, tile: list[int] | None = None) -> str:
+    """How a piece moves in tiles ``tile`` (None: any tile; ``rows`` and ``blocks`` do not depend on it):
 
     - ``rows``: its innermost dim is contiguous in the argument (or it is a fill): one DMA burst per row;
     - ``blocks``: 2-byte elements whose last two dims are swapped relative to the argument (the innermost source
       dim is the piece's dim -2): rows of the source are loaded (32-B bursts of 16 elements), ``hivm.vtranspose``
       turns them in UB 16×16 at a time, rows of the result are stored;
-    - ``gather``: anything else (a strided or selected column, a general permutation, 4-byte transposes): one
-      element per DMA burst and per 32-B block in UB.
+    - ``permute``: another permutation (or 4-byte elements) of 2- or 4-byte elements, one of whose dims walks the
+      argument's innermost dim with step 1: the box is loaded in the source's dim order (:func:`permute_order`,
+      rows contiguous in GM), ``hivm.vpermute`` gathers it into the result's rows by a table of source offsets
+      (``hivm.vindex``, built once per kernel), rows are stored. Unless the tile is one result row whose source
+      runs are shorter than 32 B: gathered, that row is one DMA each way paying a 32-B granule per element, as the
+      permute's load would, and the permute's vector pass only delays it;
+    - ``gather``: anything else (a strided or selected column, 1- or 8-byte elements): one element per DMA burst
+      and per 32-B block in UB.
     """
     src = p.src
-    if src.arg is None:
+    if src.arg is None or src.contiguous():
         return "rows"
-    gm_rank = len(src.shape)
-    if src.contiguous():
-        return "rows"
-    rank = len(src.dims)
-    if (DTYPE_BYTES[src.arg.type.dtype] == 2 and rank >= 2 and src.dims[-2] == gm_rank - 1 and src.steps[-2] == 1
+    gm_rank, rank, dtype = len(src.shape), len(src.dims), src.arg.type.dtype
+    if (DTYPE_BYTES[dtype] == 2 and rank >= 2 and src.dims[-2] == gm_rank - 1 and src.steps[-2] == 1
             and src.dims[-1] != -1):
         return "blocks"
+    inner = _innermost(p)
+    if dtype in PERMUTE_DTYPES and inner is not None and (tile is None or tile[inner] * DTYPE_BYTES[dtype] >= BLOCK
+                                                          or math.prod(tile[:-1]) > 1):
+        return "permute"
     return "gather"
 
 
+def _innermost(p: Piece) -> int | None:
+    """The piece dim that walks its argument's innermost dim with step 1 (None: no such dim)."""
+    last = len(p.src.shape) - 1
+    return next((k for k, (g, st) in enumerate(zip(p.src.dims, p.src.steps)) if g == last and st == 1), None)
+
+
+def permute_order(p: Piece) -> list[int]:
+    """The piece's dims in the order its argument holds them (by GM dim, then by falling step; the dim walking the
+    innermost GM dim with step 1 last): a ``permute`` piece is loaded into a buffer of this dim order, whose rows
+    are contiguous in GM."""
+    inner = _innermost(p)
+    rest = sorted((k for k in range(len(p.src.dims)) if k != inner), key=lambda k: (p.src.dims[k], -p.src.steps[k]))
+    return rest + [inner]
+
+
+def batch_dims(p: Piece) -> int:
+    """The leading dims a ``permute`` piece keeps in place (``permute_order`` starts ``0, 1, …``): its offset table
+    covers the dims after them, and the gather walks them with the buffers' strides."""
+    order = permute_order(p)
+    return next(k for k in range(len(order)) if order[k] != k)
+
+
 def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
-    """Local buffers of result ``r`` for ``tile``: ``rows`` (row pieces and fills; last dim padded to 32 B),
-    ``gather`` (one element per 32-B block: a trailing dim of 32 / es elements), ``tsrc``/``tdst`` (a block
-    transpose's source rows ``[..., T', 16]`` and result rows ``[..., 16, T']``, T' the last tile rounded to 16;
-    the tile of dim -2 is at most 16) and ``scratch`` (the blocks vtranspose writes before they are copied into
-    ``tdst``'s rows)."""
+    """Local buffers of result ``r`` for ``tile``: ``rows`` (row pieces, fills and the permuted results; last dim
+    padded to 32 B), ``gather`` (one element per 32-B block: a trailing dim of 32 / es elements), ``tsrc``/``tdst``
+    (a block transpose's source rows ``[..., T', 16]`` and result rows ``[..., 16, T']``, T' the last tile rounded to
+    16; the tile of dim -2 is at most 16), ``psrc<i>`` (piece i of kind ``permute`` as its argument holds it, in
+    :func:`permute_order`, last dim padded), ``ptable<i>`` (its i32 source offsets, ``rows``' shape without the
+    piece's :func:`batch_dims`, with rows added to its first dim for the offsets a last partial gather repeat reads;
+    one copy) and
+    ``scratch`` (``[bytes]``: the blocks vtranspose writes before they are copied into ``tdst``'s rows)."""
     g = max(1, BLOCK // DTYPE_BYTES[info.results[r].type.dtype])
-    kinds = {piece_kind(p) for p in info.pieces[r]}
-    out = {}
-    if "rows" in kinds:
-        out["rows"] = list(tile[:-1]) + [-(-tile[-1] // g) * g]
+    pad = lambda n: -(-n // g) * g  # noqa: E731
+    kinds = {piece_kind(p, tile) for p in info.pieces[r]}
+    out, scratch = {}, 0
+    if kinds & {"rows", "permute"}:
+        out["rows"] = list(tile[:-1]) + [pad(tile[-1])]
     if "gather" in kinds:
         out["gather"] = list(tile) + [g]
     if "blocks" in kinds:
@@ -221,17 +257,37 @@ def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
         cols = -(-tile[-1] // n) * n
         out["tsrc"] = list(tile[:-2]) + [cols, n]
         out["tdst"] = list(tile[:-2]) + [n, cols]
-        out["scratch"] = [min(cols // n, TRANSPOSE_GROUP) * n * n]
+        scratch = min(cols // n, TRANSPOSE_GROUP) * n * n * 2
+    for i, p in enumerate(info.pieces[r]):
+        if piece_kind(p, tile) == "permute":
+            order = permute_order(p)
+            out[f"psrc{i}"] = [tile[k] for k in order[:-1]] + [pad(tile[order[-1]])]
+            m = batch_dims(p)  # the table: the dims after them, + rows covering one more gather repeat
+            inner = math.prod(out["rows"][m + 1:])
+            out[f"ptable{i}"] = [out["rows"][m] + -(-GATHER_LANES // inner)] + out["rows"][m + 1:]
+    if scratch:
+        out["scratch"] = [scratch]
     return out
 
 
 def result_bytes(info: MovementInfo, r: int, tile: list[int], multi_buffer: int) -> int:
-    """UB bytes of result ``r``'s buffers (32-B aligned) × the multi-buffer depth (the scratch: one copy)."""
-    es = DTYPE_BYTES[info.results[r].type.dtype]
+    """UB bytes of result ``r``'s buffers (32-B aligned) × the multi-buffer depth (the scratch and the offset tables:
+    one copy)."""
     total = 0
     for kind, shape in buffer_shapes(info, r, tile).items():
-        total += -(-math.prod(shape) * es // BLOCK) * BLOCK * (1 if kind == "scratch" else multi_buffer)
+        nbytes = math.prod(shape) * DTYPE_BYTES[buffer_dtype(info, r, kind)]
+        total += -(-nbytes // BLOCK) * BLOCK * (1 if kind == "scratch" or kind.startswith("ptable") else multi_buffer)
     return total
+
+
+def buffer_dtype(info: MovementInfo, r: int, kind: str) -> str:
+    """The element type of result ``r``'s buffer ``kind`` (bools move as the bytes GM holds)."""
+    if kind == "scratch":
+        return "i8"
+    if kind.startswith("ptable"):
+        return "i32"
+    dtype = info.results[r].type.dtype
+    return "i8" if dtype == "i1" else dtype
 
 
 def ub_bytes(info: MovementInfo, tiles: list, multi_buffer: int) -> int:
@@ -252,7 +308,10 @@ def _row_step(info: MovementInfo, r: int) -> int:
 def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: int, multi_buffer: int,
                  max_tile_elems: int = 0) -> list[list[int]]:
     """Per result, the tile of its dims: the inner dims from the innermost outwards as large as the result's share
-    of UB allows, dim 0 a multiple of the whole-block row step; static shapes spread dim 0 over the cores."""
+    of UB allows, dim 0 a multiple of the whole-block row step; static shapes spread dim 0 over the cores. A dim
+    along which a ``permute`` piece's source rows run starts at a 32-B run of elements (before the others grow),
+    and when it is dim 0 the row step is a multiple of the run too, unless the rows are too few to feed every core
+    with whole runs (then parallelism wins: a small transpose is latency-bound)."""
     share = ub_capacity // max(1, len(info.results))
     tiles = []
     for r, shape in enumerate(info.shapes):
@@ -266,21 +325,25 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
                 return False
             return result_bytes(info, r, t, multi_buffer) <= share
 
-        tile = [1] * rank
+        g = max(1, BLOCK // es)
         blocks = any(piece_kind(p) == "blocks" for p in info.pieces[r])
+        runs = {_innermost(p) for p in info.pieces[r] if piece_kind(p) == "permute"}  # source rows of permutes
+        tile = [min(uppers[d], g) if d in runs else 1 for d in range(rank)]  # whole 32-B runs of them first
         for d in reversed(range(rank)):
-            lo, hi = 1, uppers[d] if not (blocks and d == rank - 2) else min(uppers[d], TRANSPOSE_BLOCK)
-            if not fits(_with(tile, d, 1)):
+            lo, hi = tile[d], uppers[d] if not (blocks and d == rank - 2) else min(uppers[d], TRANSPOSE_BLOCK)
+            if not fits(tile):
                 raise Unsupported(info.func.sym_name, f"no tile of result {r} fits UB ({share} B)")
             while lo < hi:
                 mid = (lo + hi + 1) // 2
                 lo, hi = (mid, hi) if fits(_with(tile, d, mid)) else (lo, mid - 1)
             t = lo
             if d == rank - 1 and t < uppers[d] and rank > 1:
-                g = max(1, BLOCK // es)
                 t = max(t // g * g, min(t, g))
             tile[d] = t
         step = _row_step(info, r)
+        n0 = as_expr(shape[0])
+        if 0 in runs and not (n0.is_Integer and int(n0) < cores * g):  # runs along dim 0, rows enough for the cores
+            step = math.lcm(step, g)
         if tile[0] < uppers[0]:
             if tile[0] >= step:
                 tile[0] = tile[0] // step * step
@@ -289,7 +352,6 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
                 while not fits(tile) and any(t > 1 for t in tile[1:]):
                     d = max(range(1, rank), key=lambda k: tile[k])
                     tile[d] = max(1, tile[d] // 2)
-        n0 = as_expr(shape[0])
         if n0.is_Integer and -(-int(n0) // tile[0]) < cores:
             want = -(-int(n0) // cores)
             tile[0] = min(tile[0], max(step, -(-want // step) * step))

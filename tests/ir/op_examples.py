@@ -233,6 +233,15 @@ OP_EXAMPLES: dict[str, str] = {
         "hivm.vtranspose %ub, %t, %m, %n {perm = [1, 0]} : memref<64x16xf32, ub>, memref<16x64xf32, ub>, index, "
         "index"
     ),
+    "hivm.vindex": _hivm_kernel(
+        "%tbl = hivm.alloc : () -> memref<20x16xi32, ub>\n"
+        "hivm.vindex %tbl {clamp = 12, strides = [4, 256]} : memref<20x16xi32, ub>"
+    ),
+    "hivm.vpermute": _hivm_kernel(
+        "%tbl = hivm.alloc : () -> memref<72x16xi32, ub>\n"
+        "hivm.vpermute %ub3, %tbl, %ub, %n, %m : memref<8x64x8xf32, ub>, memref<72x16xi32, ub>, "
+        "memref<64x16xf32, ub>, index, index"
+    ),
     "hivm.vfill": _hivm_kernel("hivm.vfill %ub, %n, %m {value = -0.0} : memref<64x16xf32, ub>, index, index"),
     "hivm.varange": _hivm_kernel(
         "%col = hivm.alloc : () -> memref<64x1xi32, ub>\n"

@@ -39,9 +39,12 @@ from .. import ModulePass, PassContext, PassError, register_pass
 BARRIER_PIPES = ("PIPE_V",)  # pipes that may overlap their own instructions (HARDWARE.md: vector)
 SYNC_OPS = ("hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier")
 
-# Order of inserted ops within one gap (before one op): sets after the previous op, drains of the previous loop,
+# Order of inserted ops within one gap (before one op): drains of the previous loop, sets after the previous op,
 # waits for the next op, the quiesce barrier, pre-arms of the next loop, vector barriers, the kernel-end barrier.
-SET, DRAIN, WAIT, QUIESCE, PREARM, BARRIER, END = range(7)
+# Note: drains before sets. A set after an inner loop may release the producer of one of that loop's ids (an outer
+# loop-carried flag), which then runs on into the next outer iteration and pre-arms the id again; the consumer
+# must have drained it first, or the id is set twice without a wait (the simulator's SyncError).
+DRAIN, SET, WAIT, QUIESCE, PREARM, BARRIER, END = range(7)
 
 
 class _OutOfIds(PassError):

@@ -10,10 +10,11 @@
 // CHECK:         hivm.load %x, [[ROWS:%[a-z0-9_]+]], %s, %c0, %c0, %c0, [[LEN:%[a-z0-9_]+]], %c4, %c8, %c8 {dims = [0, 2, 1, 3], steps = [1, 1, 1, 1]}
 // CHECK-NEXT:    hivm.store [[ROWS]], %out, %s, %c0, %c0, %c0, [[LEN]], %c4, %c8, %c8 :
 
-// A transposed dim of 32 split into 4x8: two local dims walk GM dim 0, at steps 8 and 1.
+// A transposed dim of 32 split into 4x8: two local dims walk GM dim 0, at steps 8 and 1 (loaded in the source's
+// dim order for hivm.vpermute, schedule/movement.py).
 // CHECK-LABEL: func.func @main_fused_1(
 // CHECK-SAME:    %x: memref<32x16xf32, gm>, %out: memref<16x4x8xf32, gm>,
-// CHECK:         hivm.load %x, {{.*}} {dims = [1, 0, 0, -1], steps = [1, 8, 1, 1]}
+// CHECK:         hivm.load %x, {{.*}} {dims = [0, 0, 1], steps = [8, 1, 1]}
 
 // A concat's 2x8 rows merged into 16: each input's walk of GM dim 1 runs on past its 8 rows into dim 0.
 // CHECK-LABEL: func.func @main_fused_2(
