@@ -41,6 +41,10 @@ HFUSION_PREPARE = [
 LEGALIZE_BOOL = "hfusion-legalize-bool"
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)
+    # a cheap value (arange, fill, elementwise chains over them) needed along two domain dims — after CSE, one
+    # arange broadcast as a row and as a column in a causal mask — is computed once per layout, so each buffer has
+    # one layout (AscendNPU-IR duplicates such producers into each consumer loop while tiling)
+    "hfusion-rematerialize-layouts",
     "hfusion-flatten-ops",  # collapse contiguous loop dims inside kernels
     "canonicalize",  # fold the reshape chains and identity reshapes flattening leaves at the kernels' entries
     "hfusion-infer-fusion-kind",  # re-classify the flattened kernels

@@ -78,7 +78,7 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
                           _source(module.lookup(name) or f))  # fmt: skip
         unsupported = f.attributes.get("hivm.unsupported")
         if unsupported is not None:
-            info.reason = _unsupported_reason(info.core_type, unsupported)
+            info.reason = _unsupported_reason(info.core_type, unsupported, f.attributes.get("hivm.unsupported_reason"))
         else:
             try:
                 info.compiled = compile_kernel(f, ladder.module)
@@ -90,10 +90,10 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
         _dump(graph, debug_dir)
 
 
-def _unsupported_reason(core_type: str | None, op_name: str) -> str:
+def _unsupported_reason(core_type: str | None, op_name: str, detail: str | None) -> str:
     if core_type in ("AIC", "MIX"):
         return f"cube kernel ({core_type}, {op_name}): the cube pipeline is not built yet"
-    return f"not lowered to HIVM: {op_name} (hivm.unsupported)"
+    return f"not lowered to HIVM: {op_name} (hivm.unsupported)" + (f": {detail}" if detail else "")
 
 
 def _source(kernel) -> tuple[str, ...]:

@@ -14,7 +14,8 @@ from .base import ModulePass, PassContext
 from .registry import register_pass
 
 
-def _key(op: Operation) -> tuple:
+def op_key(op: Operation) -> tuple:
+    """What makes two pure ops the same: name, operands, attributes and result types."""
     return (
         op.name,
         tuple(id(v) for v in op.operands),
@@ -37,7 +38,7 @@ def _cse_block(block: Block, scopes: list[dict]) -> int:
             continue
         if not op.has_trait(Pure) or not op.results:
             continue
-        key = _key(op)
+        key = op_key(op)
         existing = next((s[key] for s in reversed(scopes) if key in s), None)
         if existing is None:
             table[key] = op

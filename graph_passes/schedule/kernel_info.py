@@ -54,6 +54,17 @@ class Unsupported(Exception):
         self.reason = reason
 
 
+class LayoutConflict(Unsupported):
+    """A value needed along two different domain dims (one arange broadcast both as a row and as a column): one
+    buffer has one layout. Names the value, both masks and the domain."""
+
+    def __init__(self, value: Value, first: tuple, second: tuple, domain: tuple):
+        self.value, self.first, self.second = value, first, second
+        super().__init__(_producer_name(value), f"{describe_value(value)} is needed along domain dims {list(first)} "
+                                                f"and {list(second)} of the domain [{', '.join(map(str, domain))}]; "
+                                                f"one buffer has one layout")
+
+
 @dataclass
 class KernelInfo:
     func: Operation
@@ -107,6 +118,61 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     return stores its input. A bitcast only changes the element type of the bytes moved (GM bools are loaded and
     stored as i8, ``hfusion-legalize-bool``).
     """
+    layout = kernel_layout(func, sizes)
+    ops, inputs, outputs, results, views = layout.ops, layout.inputs, layout.outputs, layout.results, layout.views
+    domain, masks, rank = layout.domain, layout.masks, len(layout.domain)
+    gather_sources, row_gathers = _gather_sources(ops, masks, inputs, rank)
+    for v in layout.values:
+        if v not in masks:
+            raise Unsupported(_producer_name(v), f"cannot place value of type {v.type} in the domain {list(domain)}")
+        m = masks[v]
+        if list(m) != sorted(m):
+            raise Unsupported(_producer_name(v), "permutes dims (transposes are not lowered)")
+        for d, s in zip(m, v.type.shape):
+            if (v in gather_sources and d == gather_sources[v][0]) or row_gathers.get(v) == d:
+                continue  # a gathered source is whole along the gathered dim (loaded whole or read row by row)
+            if not sizes.statically_known_equal(s, domain[d]):
+                raise Unsupported(_producer_name(v), f"dim of size {s} does not match domain dim {d} = {domain[d]}")
+
+    reduce_dims = None
+    for op in ops:
+        if op.name != "hfusion.reduce":
+            continue
+        m = masks[op.operands[0]]
+        dims = tuple(m[i] for i in op.attributes["dims"])
+        if reduce_dims is not None and dims != reduce_dims:
+            raise Unsupported(op.name, f"reduces dims {dims}, another reduction of the kernel reduces {reduce_dims}")
+        reduce_dims = dims
+
+    arg_masks = {a: masks[a] for a in inputs if a in masks}
+    for res, (src, _) in views.items():
+        if src in arg_masks and arg_masks[src] != masks[res]:
+            raise Unsupported("hfusion.slice", "an argument is viewed as different parts of the domain")
+        arg_masks[src] = masks[res]
+    for out, res in zip(outputs, results):
+        arg_masks[out] = masks[res]
+    return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks,
+                      gather_sources, row_gathers)
+
+
+@dataclass
+class KernelLayout:
+    """The computed body of a vector kernel and where its values lie in the domain (:func:`kernel_layout`)."""
+
+    ops: list  # computed ops in body order (boundary views left out)
+    inputs: list
+    outputs: list
+    results: list  # returned values, looked through the boundary reshapes/bitcasts that store them
+    views: dict  # entry view result -> (source argument, slice offsets or None)
+    values: list  # the tensor values that need a place in the domain
+    domain: tuple
+    masks: dict  # Value -> domain dims (values the propagation does not reach are absent)
+
+
+def kernel_layout(func: Operation, sizes: SizeVars) -> KernelLayout:
+    """The first half of :func:`analyze_kernel`: boundary views, the domain and every value's mask, as propagated
+    from the values of the domain's rank. Raises :class:`Unsupported` for an op with no vector lowering and
+    :class:`LayoutConflict` for a value needed along two different domain dims."""
     body = func.body
     ops = list(body.ops[:-1])
     ret = body.ops[-1]
@@ -162,39 +228,18 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
         if v.type.rank == rank:
             masks[v] = tuple(range(rank))
 
-    _propagate(ops, masks)
-    gather_sources, row_gathers = _gather_sources(ops, masks, inputs, rank)
-    for v in values:
-        if v not in masks:
-            raise Unsupported(_producer_name(v), f"cannot place value of type {v.type} in the domain {list(domain)}")
-        m = masks[v]
-        if list(m) != sorted(m):
-            raise Unsupported(_producer_name(v), "permutes dims (transposes are not lowered)")
-        for d, s in zip(m, v.type.shape):
-            if (v in gather_sources and d == gather_sources[v][0]) or row_gathers.get(v) == d:
-                continue  # a gathered source is whole along the gathered dim (loaded whole or read row by row)
-            if not sizes.statically_known_equal(s, domain[d]):
-                raise Unsupported(_producer_name(v), f"dim of size {s} does not match domain dim {d} = {domain[d]}")
+    _propagate(ops, masks, domain)
+    loops = [d for d in range(rank) if not sizes.statically_known_equal(domain[d], 1)]
+    spans_loops = [v for v in values if v not in masks and _spans(v, [domain[d] for d in loops], sizes)]
+    if spans_loops:  # Note: a value over the domain without its unit dims (16x50 beside 16x1x50) spans all loops
+        for v in spans_loops:
+            masks[v] = tuple(loops)
+        _propagate(ops, masks, domain)
+    return KernelLayout(ops, inputs, outputs, results, views, values, domain, masks)
 
-    reduce_dims = None
-    for op in ops:
-        if op.name != "hfusion.reduce":
-            continue
-        m = masks[op.operands[0]]
-        dims = tuple(m[i] for i in op.attributes["dims"])
-        if reduce_dims is not None and dims != reduce_dims:
-            raise Unsupported(op.name, f"reduces dims {dims}, another reduction of the kernel reduces {reduce_dims}")
-        reduce_dims = dims
 
-    arg_masks = {a: masks[a] for a in inputs if a in masks}
-    for res, (src, _) in views.items():
-        if src in arg_masks and arg_masks[src] != masks[res]:
-            raise Unsupported("hfusion.slice", "an argument is viewed as different parts of the domain")
-        arg_masks[src] = masks[res]
-    for out, res in zip(outputs, results):
-        arg_masks[out] = masks[res]
-    return KernelInfo(func, domain, masks, reduce_dims or (), ops, inputs, outputs, results, views, arg_masks,
-                      gather_sources, row_gathers)
+def _spans(v: Value, shape: list, sizes: SizeVars) -> bool:
+    return v.type.rank == len(shape) and all(sizes.statically_known_equal(a, b) for a, b in zip(v.type.shape, shape))
 
 
 def gather_index(op: Operation) -> Value:
@@ -277,10 +322,19 @@ def _producer_name(v: Value) -> str:
     return v.op.name if hasattr(v, "op") else "func.func"
 
 
-def _propagate(ops, masks: dict) -> None:
+def describe_value(v: Value) -> str:
+    """``v`` for a message: its producer (or argument position), type and FX node (``loc``)."""
+    if isinstance(v, BlockArgument):
+        return f"kernel argument {v.index} ({v.name_hint or '?'}: {v.type})"
+    loc = f" from {str(v.op.loc).strip(chr(34))}" if v.op.loc else ""
+    return f"the {v.op.name} value {v.type}{loc}"
+
+
+def _propagate(ops, masks: dict, domain: tuple) -> None:
     """Fill ``masks`` through the body: elementwise ops share a mask, broadcast drops its new dims towards its
     input, reduce drops its reduced dims towards its result, slice keeps its rank. A value reached with two
-    different masks (an arange broadcast both as a row and as a column) has no single buffer layout: Unsupported."""
+    different masks (an arange broadcast both as a row and as a column) has no single buffer layout:
+    :class:`LayoutConflict` (``hfusion-rematerialize-layouts`` copies cheap values per layout before this runs)."""
     changed = True
     while changed:
         changed = False
@@ -291,8 +345,7 @@ def _propagate(ops, masks: dict) -> None:
                 return
             if v in masks:
                 if masks[v] != tuple(m):  # one buffer cannot hold a value laid along two different domain dims
-                    raise Unsupported(_producer_name(v), f"its value is used along domain dims {list(masks[v])} "
-                                                         f"and {list(m)} (one buffer has one layout)")
+                    raise LayoutConflict(v, masks[v], tuple(m), domain)
                 return
             masks[v] = tuple(m)
             changed = True

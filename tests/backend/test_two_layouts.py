@@ -1,9 +1,11 @@
 """A value a kernel needs in two layouts (one arange broadcast both along rows and along columns, as a causal mask
-``ones(t, t).tril()`` lowers) has no single UB buffer: the kernel is not vector-scheduled and says why, and the
-result equals eager."""
+``ones(t, t).tril()`` lowers after CSE) has no single UB buffer. ``hfusion-rematerialize-layouts`` computes such a
+cheap value once per layout, so the kernel runs on the simulator and equals eager; a value that is not cheap (a
+kernel argument) keeps the kernel in the interpreter with a reason naming the value and both dims."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import torch_npu_backend
@@ -14,10 +16,26 @@ def _masked(a):
     return a * torch.ones(t, t, dtype=torch.bool).tril()
 
 
-def test_row_and_column_broadcast_of_one_value_equals_eager(fresh_dynamo):
-    a = torch.randn(2, 4, 8, 8)
+def _outer(v, y):
+    return v[:, None] * v[None, :] + y
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 8, 8), (3, 5, 5)])
+def test_row_and_column_broadcast_of_one_arange_is_simulated(fresh_dynamo, shape):
+    a = torch.randn(shape)
     with torch_npu_backend.profile(trace=False) as prof:
         got = torch.compile(_masked, backend="npu")(a)
     assert torch.equal(got, _masked(a))
-    reasons = [r.reason for r in prof.interpreted()]
-    assert any("hfusion.arange" in r for r in reasons), reasons  # named by the op that has no one layout
+    assert prof.records and not prof.interpreted(), [r.reason for r in prof.interpreted()]
+    (record,) = prof.records  # the mask and its use: one simulated kernel
+    assert {"arange", "mul"} <= set(record.source), record.source
+
+
+def test_argument_needed_as_row_and_column_names_value_and_dims(fresh_dynamo):
+    v, y = torch.randn(8), torch.randn(8, 8)
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(_outer, backend="npu")(v, y)
+    assert torch.equal(got, _outer(v, y))
+    (record,) = prof.interpreted()
+    assert "kernel argument 0" in record.reason and "tensor<8xf32>" in record.reason, record.reason
+    assert "domain dims [0] and [1] of the domain [8, 8]" in record.reason, record.reason

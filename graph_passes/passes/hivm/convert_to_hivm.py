@@ -9,8 +9,9 @@ cyclic over the cores, ``hivm.alloc`` buffers without scope, loads/stores and ve
 ``hivm.launch`` on the same tensors, whose results are the out-parameters.
 
 A kernel with no vector lowering (gathers along a dim that is not the last, concat, transpose, matmul …; see
-docs/schedule.md) stays at tensor level with ``hivm.unsupported = "<op name>"`` and stays called by ``func.call``: the runtime runs it with
-the reference interpreter and reports it. Nothing is skipped silently: counter ``kernels-unsupported``.
+docs/schedule.md) stays at tensor level with ``hivm.unsupported = "<op name>"`` and ``hivm.unsupported_reason``
+(the analysis' message, for vector kinds) and stays called by ``func.call``: the runtime runs it with the reference
+interpreter and reports both. Nothing is skipped silently: counter ``kernels-unsupported``.
 
 Counters: ``kernels-converted``, ``kernels-unsupported``, ``loads``, ``stores``, ``vector-ops``.
 """
@@ -48,7 +49,9 @@ class ConvertToHIVM(ModulePass):
                 continue
             blame = _unsupported_op(func, sizes)
             if blame is not None:
-                func.attributes["hivm.unsupported"] = blame
+                func.attributes["hivm.unsupported"], detail = blame
+                if detail:
+                    func.attributes["hivm.unsupported_reason"] = detail
                 ctx.count("kernels-unsupported")
                 continue
             if "schedule" not in func.attributes or "tiling" not in func.attributes:
@@ -79,19 +82,20 @@ def _is_hivm(func: Operation) -> bool:
     return any(op.dialect == "hivm" for op in func.walk())
 
 
-def _unsupported_op(func: Operation, sizes) -> str | None:
-    """The op that keeps ``func`` at tensor level, or None when it has a vector lowering."""
+def _unsupported_op(func: Operation, sizes) -> tuple[str, str] | None:
+    """The op that keeps ``func`` at tensor level and why (empty when the op says it all: a cube op), or None when
+    it has a vector lowering."""
     if func.attributes.get("fusion_kind") not in VECTOR_KINDS:
         for op in func.walk():
             if op.has_trait(Cube):
-                return op.name
-        return f"fusion_kind {func.attributes.get('fusion_kind')}"
+                return op.name, ""
+        return f"fusion_kind {func.attributes.get('fusion_kind')}", ""
     try:
         analyze_kernel(func, sizes)
     except Unsupported as e:
         if func.attributes.get("schedule", {}).get("kind") == "MOVEMENT":
             return None
-        return e.op_name
+        return e.op_name, e.reason
     return None
 
 
