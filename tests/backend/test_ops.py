@@ -46,9 +46,7 @@ INTERPRETED: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 # Known bugs (each reported with the numbers): strict xfail, so a fix fails the test until its entry is removed.
-KNOWN_BUGS = {
-    "sqrt_rsqrt-bfloat16": "bf16 backward: one gradient element differs by one bf16 ulp (0.03125) from eager",
-}  # fmt: skip
+KNOWN_BUGS: dict[str, str] = {}  # fmt: skip
 NO_KERNEL = {"convert_element_type": "f32 -> f32 is the identity: no kernel"}
 
 
