@@ -3,13 +3,15 @@ with block stride 0); see docs/codegen.md."""
 
 from __future__ import annotations
 
-from graph_passes.schedule.buffers import column_broadcast_rows
+import math
+
+from graph_passes.schedule.buffers import column_broadcast_rows, element_broadcast
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
 
-from .vector import MAX_REPEAT, Operand, _fold, _static, chunk_mask, counted, region, valid_rows
+from .vector import MAX_REPEAT, Operand, _fold, _static, chunk_mask, counted, flat, region, valid_rows
 from .vector_ops import _dtype, _operand, _region, _ub, _vec, barrier
 
 def emit_vbrc(L, op) -> None:
@@ -20,6 +22,8 @@ def emit_vbrc(L, op) -> None:
     rank = dst.type.rank
     dtype = _dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     ext, caps = _region(L, op)
+    if element_broadcast(dst.type.static_shape(), src.type.static_shape()):
+        return _element_broadcast(L, src, dst, dtype, ext, caps)
     if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)
         return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
     shape, src_shape = dst.type.static_shape(), src.type.static_shape()
@@ -37,6 +41,28 @@ def emit_vbrc(L, op) -> None:
     slab = _operand(dst)
     slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)])
     region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [slab, _operand(dst)], ext, caps)
+
+
+def _element_broadcast(L, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
+    """dst[...] = src[0] into a buffer of one-element rows (``element_broadcast``)::
+
+        vbrcb  S <- src[0..7]               block 0 of scratch S = src[0] in every lane of its 32 B
+        vcopy  dst[0 : n] <- block 0 of S   block stride 0, repeat stride 0: one block read for every lane group
+
+    n: dst's elements up to its last valid one (its elements are contiguous; those between valid ones are written
+    too, harmlessly)."""
+    S = L.scratch(256, f"a broadcast of one element into {dst.type}")
+    barrier(L)
+    L.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    barrier(L)
+    shape = dst.type.static_shape()
+    n = valid_rows(ext, caps, [d for d, k in enumerate(shape) if k > 1])
+
+    def emit(addrs, repeat, mask, reps):
+        L.b.vcopy(dtype, _fold(addrs[1]), Imm(S), repeat=_fold(repeat), mask=_fold(mask), src_blk=0, src_rep=0,
+                  dst_rep=reps[1])
+
+    flat(L, emit, [Operand(Imm(S), dst.es, None), Operand(dst.addr, dst.es, [1])], n, math.prod(shape))
 
 
 def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: int, pitch: int) -> None:

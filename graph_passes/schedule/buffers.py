@@ -25,7 +25,8 @@ size is the largest need of one op (:func:`scratch_bytes`):
   scalar is ``vdup``-ed into it); a select with scalar values (0/1 from a mask, ``hfusion-legalize-bool``): one
   block per scalar;
 - a bitwise xor: ``(a | b) − (a & b)`` keeps ``a & b`` in a temporary the size of the destination;
-- a column broadcast into fewer than 8 rows shorter than 256 B: ``vbrcb``'s 8 blocks (256 B);
+- a column broadcast into fewer than 8 rows shorter than 256 B, or a broadcast of one element into a buffer that does
+  not span the last dim (:func:`element_broadcast`): ``vbrcb``'s 8 blocks (256 B);
 - a math fun with no vector instruction (erf, gelu_erf, sin, cos, pow other than x², √x, 1/√x, 1/x, 1):
   :func:`math_temps` f32 temporaries shaped like the destination (its elements × 4 B each; f16 computes in f32,
   so two more for the f32 input and result). ``codegen.math_ops`` uses exactly this count.
@@ -208,8 +209,10 @@ class BufferPlan:
         if op.name == "hfusion.elemwise_binary" and op.attributes["fun"] not in SCALAR_FORMS:
             return REPEAT_BYTES if scalars else 0
         if op.name == "hfusion.broadcast":  # a column broadcast into < 8 rows shorter than 8 blocks: vbrcb stages
-            dst = self.of_value[op.result]   # its 8 blocks in scratch
+            dst = self.of_value[op.result]   # its 8 blocks in scratch; so does an element broadcast
             shape = dst.shape(tile, ub_align)
+            if element_broadcast(shape, self.of_value[op.operands[0]].shape(tile, ub_align)):
+                return REPEAT_BYTES
             if len(shape) - 1 not in dst.mask or len(shape) - 1 in self.of_value[op.operands[0]].mask:
                 return 0  # a row broadcast (vcopy)
             rows, pitch = column_broadcast_rows(shape, self.of_value[op.operands[0]].shape(tile, ub_align))
@@ -224,6 +227,13 @@ class BufferPlan:
         shape = src.shape(tile, ub_align)
         dims = [src.mask[i] for i in op.attributes["dims"]]  # the reduced domain dims
         return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"])
+
+
+def element_broadcast(dst_shape, src_shape) -> bool:
+    """A broadcast of one element into a buffer that does not span the last dim (a column ``[R, 1]``, or ``[A, B, 1]``):
+    dst's rows are one element, not padded to 32 B, so no vcopy row pitch reaches them. Codegen ``vbrcb``s the element
+    into a 32-B block of scratch and copies that block (block stride 0) over dst's elements, which are contiguous."""
+    return dst_shape[-1] == 1 and all(n == 1 for n in src_shape) and any(n > 1 for n in dst_shape)
 
 
 def column_broadcast_rows(dst_shape, src_shape) -> tuple[int, int]:

@@ -28,15 +28,13 @@ REASONS = {
     "cube kernel": "matmul: the cube pipeline is a later issue",
     "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
                        "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
-    "not 32-B aligned in UB": "a row broadcast from a buffer whose rows are not padded to 32 B (cross_entropy's "
-                              "scatter mask; the schedule should pad or align it)",
 }
 
 # case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
 INTERPRETED: dict[str, tuple[str, ...]] = {
     "addmm_scaled": ('cube kernel',),
     "bmm": ('cube kernel',),
-    "cross_entropy": ('hfusion.reshape', 'not 32-B aligned in UB'),
+    "cross_entropy": ('hfusion.reshape',),
     "embedding": ('cube kernel',),
     "embedding_padding": ('cube kernel',),
     "linear": ('cube kernel',),

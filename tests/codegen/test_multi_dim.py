@@ -56,6 +56,32 @@ def test_broadcast_outer_and_last_dims():
         assert res.stats.hazards_checked
 
 
+@pytest.mark.parametrize("shape", ["s0x40", "s0x3x40"])
+def test_broadcast_of_one_element_into_columns(shape):
+    """max over the last dim times a rank-0 c broadcast to the rows (x.amax(-1) * c): c's buffer is a column of
+    one-element rows, not padded to 32 B; vbrcb puts c in a 32-B block of scratch, one vcopy (block stride 0) fills
+    the column."""
+    t, r = f"tensor<{shape}xf32>", f"tensor<{shape.rsplit('x', 1)[0]}xf32>"
+    dims = "[0]" if shape == "s0x40" else "[0, 1]"
+    ck = only_kernel(lower(HEAD + f"""
+  func.func @main(%x: {t}, %c: tensor<f32>) -> ({r}) {{
+    %m = hfusion.reduce %x {{dims = [{shape.count("x")}], kind = "max"}} : ({t}) -> {r}
+    %cb = hfusion.broadcast %c {{dims = {dims}}} : (tensor<f32>) -> {r}
+    %p = hfusion.elemwise_binary %m, %cb {{fun = "mul"}} : ({r}, {r}) -> {r}
+    func.return %p : {r}
+  }}
+}}"""))
+    assert "src_blk=0" in ck.assembly() and "vbrcb" in ck.assembly()
+    for s0 in (1, 9, 70):
+        bind = {"s0": s0}
+        args = _inputs(ck, bind)
+        (out,), res = run_kernel(ck, list(args.values()), bind)
+        x, c = args["x"], args["c"]
+        ref = x.reshape(s0, -1, 40).max(-1) * c.reshape(())
+        np.testing.assert_allclose(out.reshape(ref.shape), ref, rtol=1e-6, atol=1e-6)
+        assert res.stats.hazards_checked
+
+
 def test_compare_select_on_rank3_buffers():
     """max(x, b[None, :, None]) as select(x > b, x, b): the mask rows of s0×3 rows flatten like the data's."""
     t = "tensor<s0x3x40xf32>"
