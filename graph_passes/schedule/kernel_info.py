@@ -302,12 +302,16 @@ def _check_arange(op: Operation, sizes: SizeVars) -> None:
     """An arange is lowered (CreateVecIndex, then an integer multiply and add) only when its values are those eager
     computes: integer start and step, and every value and intermediate exact in the dtype (|start| + |step|·(n − 1)
     within its exact integers) — or, for a float arange of step 1, any length: CreateVecIndex forms start + i
-    exactly and rounds once, as eager rounds its exact value once."""
+    exactly and rounds once, as eager rounds its exact value once; or, for an i64 arange of step ±1 from
+    |start| ≤ 2^62, any length: no tensor has 2^62 elements, so every value fits (a causal mask's arange of a
+    dynamic sequence length)."""
     start, step = op.attributes["start"], op.attributes["step"]
     dtype = op.result.type.dtype
     if float(start) != int(start) or float(step) != int(step) or dtype not in EXACT_INTEGERS:
         raise Unsupported(op.name, f"start {start} / step {step} in {dtype}: only integer aranges are lowered")
     if int(step) == 1 and dtype in ("f16", "bf16", "f32"):
+        return
+    if dtype == "i64" and abs(int(step)) == 1 and abs(int(start)) <= 2**62:
         return
     n = sizes.upper_bound(op.result.type.shape[0])
     if n is None:
