@@ -41,6 +41,11 @@ HFUSION_PREPARE = [
 LEGALIZE_BOOL = "hfusion-legalize-bool"
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)
+    # Inside the outlined vector kernels, unit-dim reshapes left in the body (squeeze/unsqueeze of computed values,
+    # a gather's index column) move to the boundary: collapses down to the return (a store), expands up to the
+    # arguments (a load), lifting the ops between to the shape with the unit dims. AscendNPU-IR runs
+    # PropagateReshape on the outlined kernels too in multi-kernel mode (preFlattenPass after inferAndOutlineOp).
+    "hfusion-propagate-reshape{outlined=true}",
     # a cheap value (arange, fill, elementwise chains over them) needed along two domain dims — after CSE, one
     # arange broadcast as a row and as a column in a causal mask — is computed once per layout, so each buffer has
     # one layout (AscendNPU-IR duplicates such producers into each consumer loop while tiling)

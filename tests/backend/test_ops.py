@@ -26,21 +26,17 @@ LOW = (torch.float16, torch.bfloat16)
 # Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
 REASONS = {
     "cube kernel": "matmul: the cube pipeline is a later issue",
-    "hfusion.reshape": "a reshape inside a kernel body (squeeze/select of computed values; keepdim reductions "
-                       "whose reshape hfusion-propagate-reshape cannot sink to its inverse) is not lowered",
 }
 
 # case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
 INTERPRETED: dict[str, tuple[str, ...]] = {
     "addmm_scaled": ('cube kernel',),
     "bmm": ('cube kernel',),
-    "cross_entropy": ('hfusion.reshape',),
     "embedding": ('cube kernel',),
     "embedding_padding": ('cube kernel',),
     "linear": ('cube kernel',),
     "matmul_3d": ('cube kernel',),
     "mm": ('cube kernel',),
-    "select": ('hfusion.reshape',),
 }  # fmt: skip
 
 # Known bugs (each reported with the numbers): strict xfail, so a fix fails the test until its entry is removed.

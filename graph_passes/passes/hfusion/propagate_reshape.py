@@ -48,10 +48,12 @@ from ...dialects.hfusion import reassociation
 from ...ir.core import Elementwise, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
+from ...schedule.kernel_info import ELEMENTWISE_OPS, VECTOR_KINDS
 from ...rewrite import Pattern, Rewriter, apply_patterns_greedily
 from .. import ModulePass, PassContext, register_pass
 from ..canonicalize import fold_reshape
 from ..folding import _flat
+from .reshape_lifting import collapse_down, expand_up, tidy_reshapes, unit_dims_inserted
 
 
 def _same_shape(a, b, sizes: SizeVars) -> bool:
@@ -203,19 +205,6 @@ def _unit_broadcast(sizes: SizeVars):
     return unit_broadcast_to_reshape
 
 
-def _unit_dims_inserted(src, dst, sizes: SizeVars) -> list[int] | None:
-    """Positions in ``dst`` of the unit dims a reshape ``src -> dst`` inserts, or None if it does anything else."""
-    inserted, i = [], 0
-    for j, d in enumerate(dst):
-        if i < len(src) and sizes.statically_known_equal(src[i], d):
-            i += 1
-        elif sizes.statically_known_equal(d, 1):
-            inserted.append(j)
-        else:
-            return None
-    return inserted if i == len(src) else None
-
-
 def _fold_unit_expand_into_broadcast(sizes: SizeVars):
     def fold_unit_expand_into_broadcast(op: Operation, rw: Rewriter) -> bool:
         """broadcast(reshape(x) inserting unit dims, dims) -> broadcast(x, dims ∪ the unit dims)."""
@@ -223,7 +212,7 @@ def _fold_unit_expand_into_broadcast(sizes: SizeVars):
         if reshape is None or reshape.name != "hfusion.reshape":
             return False
         x = reshape.operands[0]
-        inserted = _unit_dims_inserted(x.type.shape, reshape.result.type.shape, sizes)
+        inserted = unit_dims_inserted(x.type.shape, reshape.result.type.shape, sizes)
         if not inserted:
             return False
         dims = list(op.attributes["dims"])
@@ -239,23 +228,42 @@ def _fold_unit_expand_into_broadcast(sizes: SizeVars):
 @register_pass
 @dataclass(frozen=True)
 class PropagateReshape(ModulePass):
-    """Sink collapse/expand reshapes through elementwise ops so reshape pairs meet and cancel."""
+    """Sink reshapes so pairs cancel; with ``outlined``, move vector kernels' unit-dim reshapes to their boundary."""
 
     name: ClassVar[str] = "hfusion-propagate-reshape"
     max_iterations: int = 10
+    outlined: bool = False  # run on the outlined vector kernels (reshape_lifting), not on host functions
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         sizes = module.size_vars()
+        if self.outlined:
+            self.run_on_kernels(module, sizes, ctx)
+            return
         patterns = [
             Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
             Pattern("hfusion.reshape", _reshape_constant(sizes), "fold_reshape_of_constant", "reshapes-propagated"),
             Pattern("hfusion.reshape", _hoist_reshape(sizes), "hoist_reshape_to_arguments", "reshapes-propagated"),
-            *[Pattern(name, _sink_reshape(sizes), "sink_reshape", "reshapes-propagated")
-              for name in ("hfusion.elemwise_unary", "hfusion.elemwise_binary", "hfusion.elemwise_ternary",
-                           "hfusion.compare", "hfusion.select", "hfusion.cast")],
+            *[Pattern(name, _sink_reshape(sizes), "sink_reshape", "reshapes-propagated") for name in ELEMENTWISE_OPS],
             Pattern("hfusion.broadcast", _fold_unit_expand_into_broadcast(sizes), "fold_unit_expand_into_broadcast",
                     "reshapes-propagated"),
             Pattern("hfusion.broadcast", _unit_broadcast(sizes), "unit_broadcast_to_reshape", "reshapes-propagated"),
         ]  # fmt: skip
         stats = apply_patterns_greedily(module, patterns, max_sweeps=self.max_iterations)
         ctx.count("reshapes-propagated", stats.by_counter.get("reshapes-propagated", 0))
+
+    def run_on_kernels(self, module: Operation, sizes: SizeVars, ctx: PassContext) -> None:
+        patterns = [
+            Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
+            Pattern("hfusion.reshape", _reshape_constant(sizes), "fold_reshape_of_constant", "reshapes-propagated"),
+            Pattern("hfusion.reshape", expand_up(sizes), "expand_up", "reshapes-propagated"),
+            *[Pattern(name, collapse_down(sizes), "collapse_down", "reshapes-propagated")
+              for name in ELEMENTWISE_OPS + ("hfusion.reduce",)],
+        ]  # fmt: skip
+        moved = 0
+        for func in module.functions:
+            if not func.attributes.get("kernel") or func.attributes.get("fusion_kind") not in VECTOR_KINDS:
+                continue
+            stats = apply_patterns_greedily(func, patterns, max_sweeps=self.max_iterations)
+            moved += stats.by_counter.get("reshapes-propagated", 0)
+            tidy_reshapes(func)
+        ctx.count("reshapes-propagated", moved)
