@@ -257,7 +257,10 @@ def _unary(L, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: b
     if fun in UNARY:
         return region(L, _vec(L, "v" + UNARY[fun], dtype, ["src", "dst"]), ops, ext, caps)
     steps = COMPOSITE[fun]
-    if dtype not in ("f16", "f32") or (fun in ("floor", "ceil") and dtype != "f32"):
+    if fun in ("floor", "ceil") and dtype != "f32":
+        raise CodegenError(op, f"unary fun '{fun}' on {dtype}: the rounding vconv is f32 -> f32 only (CANN-INI); "
+                               f"hfusion-legalize-bf16 widens f16/bf16 {fun} to f32")
+    if dtype not in ("f16", "f32"):
         raise CodegenError(op, f"unary fun '{fun}' on {dtype} has no vector instruction sequence")
     if any(st[0].startswith("x") for st in steps) and in_place:  # NOT_IN_PLACE_FUNS keeps the passes from it
         raise CodegenError(op, f"'{fun}' reads its source after writing dst, but dst is the source (in place)")

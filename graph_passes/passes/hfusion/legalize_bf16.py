@@ -11,9 +11,21 @@ runs in its pre-processing, before fusion: the vector unit has no bf16 arithmeti
 
 Rewritten: ``elemwise_unary``, ``elemwise_binary``, ``elemwise_ternary``, ``compare`` (its i1 result stays),
 ``reduce``, ``arange`` (CreateVecIndex has no bf16 either: an f32 arange rounded once to bf16, as eager rounds its
-f32 values); and an f16 ``reduce`` of kind ``prod`` the same way: the vector unit's product is a tree of ``vmul``s,
-and in f16 each level rounds (torch's CPU kernel also reduces half in half; the f32 product rounded once is the
-closer of the two to the exact product). Left alone (pure data movement, exact on bf16 bits, or not vector
+f32 values). Some f16 ops widen the same way, where torch's CPU kernel computes in f32 and rounds once while the
+vector unit would round every step in f16:
+
+- ``reduce`` of kind ``sum``: torch accumulates a half sum in float (``at::opmath_type<Half>``) and rounds the
+  total once; the vector unit's f16 ``vadd`` tree rounds at every level (a mul backward's ``sum_to_size`` over 20
+  f16 products was 0.0024 off eager);
+- ``reduce`` of kind ``prod``: the vector unit's product is a tree of ``vmul``s rounding at each level (torch's CPU
+  kernel reduces half in half; the f32 product rounded once is the closer of the two to the exact product);
+- ``elemwise_unary`` ``sigmoid``, ``tanh``, ``silu``, ``gelu_tanh``: torch converts half to float, evaluates the
+  formula and rounds once; the composite vector sequences (codegen ``COMPOSITE``) in f16 round every step (gelu's
+  tanh form was 0.0014 off eager);
+- ``elemwise_unary`` ``floor``, ``ceil``: the vconv that rounds to an integral float exists only f32 -> f32
+  (CANN-INI); widening f16 to f32 and narrowing the integral result back are both exact.
+
+Left alone (pure data movement, exact on bf16 bits, or not vector
 compute): ``cast``, ``fill``, ``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``,
 ``gather``, the cube ops.
 A bf16 scalar constant operand becomes an f32 constant (the same value, exactly).
@@ -44,13 +56,22 @@ def _dtype(v) -> str | None:
     return v.type.dtype if isinstance(v.type, (TensorType, ScalarType)) else None
 
 
+F16_IN_F32_REDUCE = ("sum", "prod")
+F16_IN_F32_UNARY = ("sigmoid", "tanh", "silu", "gelu_tanh", "floor", "ceil")
+
+
 def _narrow_dtype(op: Operation) -> str | None:
-    """The dtype ``op`` computes in that must widen to f32: bf16 compute; an f16 product (one rounding of the f32
-    product instead of a chain of f16 roundings)."""
+    """The dtype ``op`` computes in that must widen to f32: bf16 compute; an f16 op that torch's CPU kernel computes
+    in f32 and rounds once where the vector unit would round each step in f16 (``F16_IN_F32_REDUCE``,
+    ``F16_IN_F32_UNARY``)."""
     dtypes = {_dtype(v) for v in [*op.operands, *op.results]}
     if op.name in COMPUTE_OPS and "bf16" in dtypes:
         return "bf16"
-    if op.name == "hfusion.reduce" and op.attributes["kind"] == "prod" and "f16" in dtypes:
+    if "f16" not in dtypes:
+        return None
+    if op.name == "hfusion.reduce" and op.attributes["kind"] in F16_IN_F32_REDUCE:
+        return "f16"
+    if op.name == "hfusion.elemwise_unary" and op.attributes["fun"] in F16_IN_F32_UNARY:
         return "f16"
     return None
 

@@ -75,3 +75,31 @@ module {
     func.return %0 : tensor<16xbf16>
   }
 }
+
+// -----
+
+// f16 ops torch computes in f32 and rounds once widen too: a sum (torch accumulates half in float), gelu's tanh
+// form (a composite sequence that would round each step in f16), floor (the rounding vconv is f32 -> f32 only).
+// A max reduction and exp (exact / one instruction) stay f16.
+// CHECK-LABEL: func.func @f16_in_f32(
+// CHECK-NEXT:    [[X:%[0-9a-z_]+]] = hfusion.cast %x {{.*}}: (tensor<4x16xf16>) -> tensor<4x16xf32>
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = hfusion.reduce [[X]] {dims = [1], kind = "sum"} : (tensor<4x16xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    hfusion.cast [[S]] {round_mode = "rint"} : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT:    hfusion.reduce %x {dims = [1], kind = "max"} : (tensor<4x16xf16>) -> tensor<4xf16>
+// CHECK-NEXT:    [[X2:%[0-9a-z_]+]] = hfusion.cast %x {{.*}}: (tensor<4x16xf16>) -> tensor<4x16xf32>
+// CHECK-NEXT:    [[G:%[0-9a-z_]+]] = hfusion.elemwise_unary [[X2]] {fun = "gelu_tanh"} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    hfusion.cast [[G]] {round_mode = "rint"} : (tensor<4x16xf32>) -> tensor<4x16xf16>
+// CHECK-NEXT:    [[X3:%[0-9a-z_]+]] = hfusion.cast %x {{.*}}: (tensor<4x16xf16>) -> tensor<4x16xf32>
+// CHECK-NEXT:    [[F:%[0-9a-z_]+]] = hfusion.elemwise_unary [[X3]] {fun = "floor"} : (tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    hfusion.cast [[F]] {round_mode = "rint"} : (tensor<4x16xf32>) -> tensor<4x16xf16>
+// CHECK-NEXT:    hfusion.elemwise_unary %x {fun = "exp"} : (tensor<4x16xf16>) -> tensor<4x16xf16>
+module {
+  func.func @f16_in_f32(%x: tensor<4x16xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>) {
+    %s = hfusion.reduce %x {dims = [1], kind = "sum"} : (tensor<4x16xf16>) -> tensor<4xf16>
+    %m = hfusion.reduce %x {dims = [1], kind = "max"} : (tensor<4x16xf16>) -> tensor<4xf16>
+    %g = hfusion.elemwise_unary %x {fun = "gelu_tanh"} : (tensor<4x16xf16>) -> tensor<4x16xf16>
+    %f = hfusion.elemwise_unary %x {fun = "floor"} : (tensor<4x16xf16>) -> tensor<4x16xf16>
+    %e = hfusion.elemwise_unary %x {fun = "exp"} : (tensor<4x16xf16>) -> tensor<4x16xf16>
+    func.return %s, %m, %g, %f, %e : tensor<4xf16>, tensor<4xf16>, tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>
+  }
+}
