@@ -17,7 +17,8 @@ from .ir.core import Operation
 HFUSION_PREPARE = [
     "canonicalize",  # fold identities and constants, drop dead ops
     "cse",  # merge identical pure ops
-    # bf16 compute ops compute in f32 between casts (no bf16 vector math). AscendNPU-IR runs LegalizeBF16 in its
+    # bf16 compute ops compute in f32 between casts (no bf16 vector math); so do the f16 ops torch computes in f32
+    # and rounds once (sum/prod, sigmoid/tanh/silu/gelu_tanh, floor/ceil). AscendNPU-IR runs LegalizeBF16 in its
     # pre-processing, after canonicalization and before decomposition and fusion, so the casts fuse into kernels.
     "hfusion-legalize-bf16",
     # casts with no vconv (f16 <-> bf16, int -> bf16, i64 <-> f16 …) become exact sequences of casts that have one,
