@@ -13,6 +13,7 @@ function evaluates too (``CompiledKernel.tiling``).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import sympy
@@ -22,6 +23,7 @@ from graph_passes.ir.sizes import as_expr
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
 from simulator import ProgramBuilder, ProgramError
 from simulator.expr import Expr, Imm, Reg, as_expr as sim_expr
+from simulator.isa.sync import PipeBarrier
 
 from .dtypes import ITEMSIZE
 from .errors import CodegenError
@@ -64,17 +66,45 @@ class Buf:
 
 
 class TracingBuilder(ProgramBuilder):
-    """A ProgramBuilder that remembers, for every instruction, the HIVM op it was emitted for."""
+    """A ProgramBuilder that remembers, for every instruction, the HIVM op it was emitted for, and whether the
+    kernel's scratch may have been touched since the last ``pipe_barrier V`` (``scratch_dirty``)."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.current = None
         self.origin: dict[int, Operation] = {}
+        # Note: conservative across control flow: a loop body starts dirty (the previous iteration); after a loop or
+        # an if, a barrier inside may not have run, so it is dirty if it was before or the scratch was touched inside.
+        self.scratch_dirty = True
+        self.scratch_touches = 0
 
     def emit(self, ins):
         if self.current is not None:
             self.origin[id(ins)] = self.current
+        if isinstance(ins, PipeBarrier) and ins.barrier_pipe in ("V", "ALL"):
+            self.scratch_dirty = False
         return super().emit(ins)
+
+    def touch_scratch(self) -> None:
+        self.scratch_dirty = True
+        self.scratch_touches += 1
+
+    @contextmanager
+    def _nested(self, cm, enter_dirty: bool):
+        before, touches = self.scratch_dirty, self.scratch_touches
+        self.scratch_dirty = before or enter_dirty
+        with cm as r:
+            yield r
+        self.scratch_dirty = before or self.scratch_touches != touches
+
+    def loop(self, *a, **kw):
+        return self._nested(super().loop(*a, **kw), True)
+
+    def if_(self, cond):
+        return self._nested(super().if_(cond), False)
+
+    def else_(self):
+        return self._nested(super().else_(), False)
 
 
 def _ident(hint: str | None, fallback: str) -> str:
@@ -159,10 +189,13 @@ class KernelLowering:
         """Bytes of the kernel's scratch buffer not held by the op being emitted (0 without one)."""
         return 0 if self.scratch_region is None else self.scratch_region[1] - self.scratch_used
 
-    def scratch(self, nbytes: int, what: str) -> int:
+    def scratch(self, nbytes: int, what: str, fence: bool = False) -> int:
         """The UB address of ``nbytes`` of the kernel's planned scratch buffer (after what the op already holds).
 
-        Every op that writes scratch starts with a ``pipe_barrier V``, so consecutive ops may share it."""
+        Ops share the scratch: an op's first write of it must follow a ``pipe_barrier V`` after the previous op's
+        uses. ``fence``: emit that barrier here, unless no instruction touched the scratch since the last barrier (an
+        independent op before this one then shares its level: no vector start-up in between); otherwise the caller
+        emits it."""
         if self.scratch_region is None or -(-nbytes // 32) * 32 > self.scratch_free():
             have = "no scratch buffer" if self.scratch_region is None else f"{self.scratch_free()} B of scratch free"
             raise CodegenError(
@@ -170,6 +203,9 @@ class KernelLowering:
                 f"{what} needs {nbytes} B of UB scratch; the kernel has {have} (hfusion-auto-schedule sizes the "
                 f"'hivm.alloc {{scratch = true}}' that convert-to-hivm emits)",
             )
+        if fence and self.b.scratch_dirty:
+            self.b.pipe_barrier("V")
+        self.b.touch_scratch()
         return self.scratch_region[0] + self.scratch_used
 
     # -- the walk ----------------------------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     G, K = row_fold_shape(R, n_cap)
     while G * K * 256 > L.scratch_free() and (G > 1 or K > 1):  # a smaller scratch than the schedule sized
         G, K = (G // 2, K) if G > 1 else (G, K // 2)
-    S = L.scratch(G * K * 256, "a row reduction")
+    S = L.scratch(G * K * 256, "a row reduction", fence=True)
     srep = K * 8  # a scratch row (K partials) in 32-B blocks
     e1s = _static(e1)
     n_chunks = (e1 + lanes - 1) // lanes
@@ -116,7 +116,8 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     def group(g):
         rows_here = _fold(emin(G, e0 - g * G)) if R > G else e0
         base = _fold(src.addr + g * (G * P * es))
-        barrier(L)
+        if R > G:  # the previous group's partials (a program loop: every iteration)
+            barrier(L)
         if e1s is not None and e1s // lanes >= 2 * K:  # partial k = chunk k ⊕ chunk k + K (both whole)
             first = 2 * K
             for k in range(K):

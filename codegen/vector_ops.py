@@ -191,8 +191,7 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
     i = columns[0]
     col = ins[i]
     e0, e1 = ext
-    S = L.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}")
-    barrier(L)
+    S = L.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}", fence=True)
     L.b.vbrcb(dtype, S, col.addr, repeat=_fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
     barrier(L)
     ops = list(ins)
