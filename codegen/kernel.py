@@ -156,11 +156,13 @@ def _attrs(op) -> str:
 
 
 def _scratch_region(func) -> tuple[int, int] | None:
-    """(UB offset, bytes) of the kernel's ``hivm.alloc {scratch = true}``, planned by hivm-plan-memory."""
+    """(UB offset, bytes) of the kernel's ``hivm.alloc {scratch = true}``, planned by hivm-plan-memory; of its first
+    part when it has one per pipeline stage (``stages = n``; codegen.stages gives stage i part i)."""
     for op in func.walk():
         if op.name == "hivm.alloc" and op.attributes.get("scratch") and op.attributes.get("offsets"):
             t = op.result.type
-            return int(op.attributes["offsets"][0]), int(np.prod(t.static_shape())) * ITEMSIZE[t.dtype]
+            nbytes = int(np.prod(t.static_shape())) * ITEMSIZE[t.dtype]
+            return int(op.attributes["offsets"][0]), nbytes // int(op.attributes.get("stages", 1))
     return None
 
 

@@ -27,6 +27,7 @@ from simulator.isa.sync import PipeBarrier
 
 from .dtypes import ITEMSIZE
 from .errors import CodegenError
+from .stages import emit_pipelined_body, is_pipelined
 
 RESERVED = {"block_idx", "block_num", "subblock_idx", "subblock_num", "min", "max", "inf", "nan"}
 UB_BYTES = 192 * 1024  # the UB capacity codegen may use for scratch when the module names no target
@@ -273,5 +274,8 @@ class KernelLowering:
         self.values[iv] = Reg(var)
         with self.b.loop(var, lo, hi, step):
             self.b.current = None
-            self.block(op.body)
+            if is_pipelined(op.body):
+                emit_pipelined_body(self, op, op.body)
+            else:
+                self.block(op.body)
         self.b.current = None

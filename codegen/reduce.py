@@ -100,9 +100,10 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
             else group(Imm(0))
     # rows longer than one repeat: fold the column chunks into K partials per row, halve them to one, reduce it
     n_cap = -(-P // lanes)
-    G, K = row_fold_shape(R, n_cap)
-    while G * K * 256 > L.scratch_free() and (G > 1 or K > 1):  # a smaller scratch than the schedule sized
-        G, K = (G // 2, K) if G > 1 else (G, K // 2)
+    G, K = row_fold_shape(R, n_cap, wide=True)
+    narrow = row_fold_shape(R, n_cap)[1]
+    while G * K * 256 > L.scratch_free() and (G > 1 or K > 1):  # the schedule sized a smaller scratch: fewer
+        G, K = (G, K // 2) if K > narrow or G == 1 else (G // 2, K)  # partials down to the narrow fold, then rows
     S = L.scratch(G * K * 256, "a row reduction", fence=True)
     srep = K * 8  # a scratch row (K partials) in 32-B blocks
     e1s = _static(e1)

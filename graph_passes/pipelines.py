@@ -57,7 +57,8 @@ HFUSION_FUSE = [
     LEGALIZE_BOOL,
 ]
 HFUSION_SCHEDULE = [
-    "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d tile-elems=%(tile_elems)d}",  # tiles, block dim
+    "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d tile-elems=%(tile_elems)d "
+    "row-pipeline=%(row_pipeline)s}",  # tiles, block dim, software-pipelined row kernels
 ]
 # 2. HIVM: buffers, memories, multi-buffering, memory plan, synchronisation.
 HIVM = [
@@ -80,6 +81,7 @@ class PipelineOptions:
     max_tile_elems: int = 0  # 0: as large as UB allows
     sync_mode: str = "normal"  # normal | barrier-all
     tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic); the ladder halves it
+    row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
@@ -91,7 +93,7 @@ def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
 def lowering_pipeline(opts: PipelineOptions) -> str:
     """From scheduling down to synchronised HIVM."""
     values = {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "tile_elems": opts.tile_elems,
-              "sync_mode": opts.sync_mode}
+              "sync_mode": opts.sync_mode, "row_pipeline": str(opts.row_pipeline).lower()}
     return ",".join(s % values for s in HFUSION_SCHEDULE + HIVM)
 
 

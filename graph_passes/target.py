@@ -29,11 +29,27 @@ class TargetSpec:
     event_ids_per_pipe_pair: int = 8  # set/wait flag ids per src→dst pipe pair on A2/A3  [ASCENDC, ANIR-PM]
     vector_bytes_per_repeat: int = 256  # one vector repeat covers 256 B             [ASCENDC]
     max_repeats: int = 255  # per vector instruction                                 [ASCENDC]
+    # The schedule's estimates (graph_passes/schedule/cost.py), the same cited figures the simulator's presets use:
+    # cycles per vector repeat by instruction class and the start-up (head + tail) a dependent vector instruction
+    # pays after a pipe_barrier; DDR bandwidth per AI core (chip: x aic_cores) and the UB -> GM rate.
+    vector_repeat_cycles: tuple = (("scalar", 1), ("binary", 2), ("transcendental", 2), ("div_f16", 8),
+                                   ("div_f32", 4), ("cast", 2), ("reduce", 7))  # [ASCENDC, PTO]
+    vector_startup_cycles: int = 30  # [PTO: calibration rows, head + tail]
+    ddr_bytes_per_cycle_per_core: int = 32  # [CANN-INI ddr_rate]
+    ub_to_gm_bytes_per_cycle: int = 64  # [CANN-INI ub_to_ddr_rate]
 
     @property
     def vector_cores(self) -> int:
         """Cores that run vector kernels (AIV on split chips, the AI cores on coupled ones)."""
         return self.aic_cores if self.coupled else self.aiv_cores
+
+    @property
+    def ddr_bytes_per_cycle(self) -> int:
+        """Chip DDR bandwidth in bytes per cycle (derived: ddr_rate x AI cores)."""
+        return self.ddr_bytes_per_cycle_per_core * self.aic_cores
+
+    def repeat_cycles(self, cls: str) -> int:
+        return dict(self.vector_repeat_cycles)[cls]
 
     def capacity(self, scope: str) -> int:
         return {"ub": self.ub_bytes, "l1": self.l1_bytes, "l0a": self.l0a_bytes, "l0b": self.l0b_bytes,

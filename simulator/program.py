@@ -59,7 +59,7 @@ class Program:
 
     def instructions(self):
         """All instructions in text order."""
-        return list(_walk(self.body))
+        return list(walk(self.body))
 
 
 @dataclass
@@ -72,20 +72,21 @@ class MixProgram:
     core_type: str = "mix"
 
 
-def _walk(body):
+def walk(body):
+    """The instructions of a structured body (loops' and ifs' included), in text order."""
     for n in body:
         if isinstance(n, Loop):
-            yield from _walk(n.body)
+            yield from walk(n.body)
         elif isinstance(n, If):
-            yield from _walk(n.then)
-            yield from _walk(n.orelse)
+            yield from walk(n.then)
+            yield from walk(n.orelse)
         else:
             yield n
 
 
 def number(body, pc: int) -> int:
     """Assign program counters in text order."""
-    for ins in _walk(body):
+    for ins in walk(body):
         ins.pc = pc
         pc += 1
     return pc

@@ -45,6 +45,9 @@ class NpuOptions:
     tile_elems: int = 0
     """Requested elements per tile (0: automatic). Honoured even when the buffers exceed UB; then the retry ladder
     retries with multi_buffer 1 and halved requests until the kernel fits."""
+    row_pipeline: bool = True
+    """Software-pipeline row kernels (softmax, norms) across work items when the schedule's estimate favours it;
+    False keeps one work item per loop iteration (docs/schedule.md)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     pipeline: str = DEFAULT_PIPELINE
@@ -59,7 +62,7 @@ class NpuOptions:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "check_hazards", "verify"):
+        for name in ("fusion", "row_pipeline", "check_hazards", "verify"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:
@@ -100,7 +103,8 @@ class NpuOptions:
         from graph_passes.pipelines import PipelineOptions
 
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
-                               sync_mode=self.sync_mode, tile_elems=self.tile_elems)  # fmt: skip
+                               sync_mode=self.sync_mode, tile_elems=self.tile_elems,
+                               row_pipeline=self.row_pipeline)  # fmt: skip
 
 
 def _is_int(v) -> bool:

@@ -32,6 +32,7 @@ from ..ir.types import IndexType, MemRefType, TensorType, is_float_dtype
 from ..schedule.buffers import plan_buffers
 from ..schedule.kernel_info import KernelInfo
 from .index_ops import lower_arange, lower_gather
+from .pipelined_rows import Pipelined
 
 REDUCE_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "any": 0, "all": 1}
 REDUCE_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "logical_or", "all": "logical_and"}
@@ -66,6 +67,8 @@ def gm_types(info: KernelInfo) -> dict:
 
 
 class KernelLowering:
+    stage_tag: int | None = None  # ``stage`` attribute of the ops built (the body of a pipelined loop)
+
     def __init__(self, info: KernelInfo, schedule: dict, tiling: dict, ub_align: int):
         self.info = info
         self.ub_align = ub_align
@@ -75,17 +78,27 @@ class KernelLowering:
         self.tiling = tiling
         self.plan = plan_buffers(info, self.looped)
         self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
+        self.stage_split = int(schedule["stage_split"]) if schedule.get("pipelined") else None
+        # the scratch as hfusion-auto-schedule sized it (a schedule without the entry needs none)
+        self.scratch = int(schedule.get("scratch_bytes", 0))
+        self.multi_buffer = int(schedule.get("multi_buffer", 2))
+        self.stage_bufs: dict = {}  # buffer index -> the copy the stage being lowered uses (pipelined kernels)
 
     # -- building blocks -------------------------------------------------------------------------------------------
     def op(self, cls_or_name, operands=(), result_types=(), **attrs) -> Operation:
         if isinstance(cls_or_name, str):
+            if self.stage_tag is not None:
+                attrs["stage"] = self.stage_tag
             op = Operation.create(cls_or_name, list(operands), list(result_types), attrs, loc=self.loc)
             return self.b.insert(op)
         return self.create(cls_or_name, operands, result_types, **attrs)
 
     def create(self, cls, operands=(), result_types=(), regions=(), **attrs) -> Operation:
-        """Build an op at the insertion point with the location of the hfusion op being lowered."""
+        """Build an op at the insertion point with the location of the hfusion op being lowered (and the stage of
+        a pipelined loop body being built)."""
         self.b.loc = self.loc
+        if self.stage_tag is not None:
+            attrs["stage"] = self.stage_tag
         return self.b.create(cls, operands, result_types, regions, **attrs)
 
     @contextmanager
@@ -161,23 +174,30 @@ class KernelLowering:
                 self.scalars[op.result] = self.top.insert(op.clone()).result
         bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
         bid.name_hint = "bid"
+        stages = Pipelined(self, self.multi_buffer) if self.stage_split is not None else None
         self.bufs = {}
         for buf in self.plan.buffers:
             shape = buf.shape(self.tile, self.ub_align)
             with self.located(buf.values[0] if buf.values else self.info.func):
+                if stages is not None and buf.index in stages.doubled:
+                    stages.alloc_copies(buf, shape)
+                    continue
                 alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
             alloc.result.name_hint = f"ub{buf.index}"
             self.bufs[buf.index] = alloc.result
-        scratch = self.plan.scratch_bytes(self.tile, self.ub_align)
-        if scratch:  # the code generator's temporary UB (docs/codegen.md), planned like any buffer
-            alloc = self.op(hivm.AllocOp, [], [MemRefType((scratch,), "i8")], scratch=True)
+        if self.scratch:  # the code generator's temporary UB (docs/codegen.md), planned like any buffer
+            parts = {"stages": 2} if stages is not None else {}  # one half per pipeline stage
+            alloc = self.op(hivm.AllocOp, [], [MemRefType((self.scratch,), "i8")], scratch=True, **parts)
             alloc.result.name_hint = "scratch"
 
         self.hoisted: set = set()
         self.hoist_invariant_loads()
-        loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
-        self.work_item(loop.body.args[0])
-        self.close_loop(loop)
+        if stages is not None:
+            stages.loop(bid)
+        else:
+            loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
+            self.work_item(loop.body.args[0])
+            self.close_loop(loop)
         self.create(ReturnOp, [], [])
         new.set_function_type()
         return new
@@ -365,7 +385,8 @@ class KernelLowering:
 
     # -- values ------------------------------------------------------------------------------------------------------
     def buffer(self, v: Value) -> Value:
-        return self.bufs[self.plan.of_value[v].index]
+        i = self.plan.of_value[v].index
+        return self.stage_bufs.get(i) or self.bufs[i]
 
     def extents(self, v: Value) -> list[Value]:
         mask = self.info.masks[v]

@@ -130,12 +130,13 @@ class AllocOp(Operation):
     """``hivm.alloc``: a local buffer. ``multi_buffer = n`` asks for n rotating copies; ``offsets`` (one byte
     offset per copy) is written by ``hivm-plan-memory``. ``scratch = true``: the kernel's temporary UB for the code
     generator's multi-instruction idioms (long-row and whole-buffer reductions, in-place scalar operands); no op
-    names it, it is live for the whole kernel (sized by ``hfusion-auto-schedule``, docs/codegen.md)."""
+    names it, it is live for the whole kernel (sized by ``hfusion-auto-schedule``, docs/codegen.md); ``stages = n``:
+    a software-pipelined kernel's scratch, one equal part per stage."""
 
     name = "hivm.alloc"
     result_names = ("result",)
     attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True),
-                        "scratch": BoolAttr(optional=True)}
+                        "scratch": BoolAttr(optional=True), "stages": IntAttr(optional=True)}
     traits = (MemoryEffect,)
 
     def verify_(self) -> None:

@@ -83,20 +83,22 @@ class Buffer:
 REPEAT_BYTES = 256  # one vector repeat
 SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction
 FOLD_PARTIALS = 16  # most 256-B partials per row a long-row reduction folds into
+WIDE_FOLD_PARTIALS = 32  # ... when the tile leaves UB for it (``wide``): one fold step fewer for rows of 64 chunks
 FOLD_REPEATS = 64  # most 256-B partials of one group of rows (G·K): the reduction's scratch is at most 16 KiB
 SCALAR_FORMS = ("add", "mul", "max", "min", "sub")  # binary funs a scalar operand never needs scratch for
 MATH_TEMPS = {"erf": 4, "gelu_erf": 4, "sin": 4, "cos": 4}  # f32 temporaries of codegen.math_ops' sequences
 ONE_INSTRUCTION_POW = (0.0, 1.0, 2.0, 0.5, -0.5, -1.0)  # x ** e emitted as one instruction in the op's dtype
 
 
-def row_fold_shape(rows: int, chunks: int) -> tuple[int, int]:
+def row_fold_shape(rows: int, chunks: int, wide: bool = False) -> tuple[int, int]:
     """(G, K) of a last-dim reduction over ``rows`` rows of ``chunks`` 256-B column chunks (> 1): G rows at a
     time, each row's chunks folded into K partials (a power of two, at most half the chunks), which then halve to
     one in log2(K) steps — log-depth, so few rows of many chunks do not pay one dependent instruction per chunk.
-    Its scratch is G·K·256 B."""
+    Its scratch is G·K·256 B. ``wide``: up to WIDE_FOLD_PARTIALS partials (the schedule grants it when the tile
+    leaves UB for the larger scratch)."""
     g = max(1, min(rows, SCRATCH_ROWS))
     k = 1
-    while k * 2 <= min(chunks // 2, FOLD_PARTIALS, FOLD_REPEATS // g):
+    while k * 2 <= min(chunks // 2, WIDE_FOLD_PARTIALS if wide else FOLD_PARTIALS, FOLD_REPEATS // g):
         k *= 2
     return g, k
 
@@ -169,16 +171,17 @@ class BufferPlan:
     hoisted: list = field(default_factory=list)  # values computed once per core, before the work-item loop
     row_gathers: dict = field(default_factory=dict)  # KernelInfo.row_gathers: sources read row by row, no buffer
 
-    def ub_bytes(self, tile, ub_align: int, multi_buffer: int, whole=()) -> int:
+    def ub_bytes(self, tile, ub_align: int, multi_buffer: int, whole=(), wide: bool = False) -> int:
         """UB of every buffer × its depth, plus the scratch (``whole``: the dims the tile covers)."""
         total = sum(b.nbytes(tile, ub_align) * b.depth(multi_buffer, whole) for b in self.buffers)
-        return total + self.scratch_bytes(tile, ub_align)
+        return total + self.scratch_bytes(tile, ub_align, wide)
 
-    def scratch_bytes(self, tile, ub_align: int) -> int:
-        """The kernel's scratch buffer: the largest need of one op (0: none)."""
-        return max((self._op_scratch(op, tile, ub_align) for op in self.ops), default=0)
+    def scratch_bytes(self, tile, ub_align: int, wide: bool = False) -> int:
+        """The kernel's scratch buffer: the largest need of one op (0: none); ``wide``: row reductions fold into
+        up to WIDE_FOLD_PARTIALS partials."""
+        return max((self._op_scratch(op, tile, ub_align, wide) for op in self.ops), default=0)
 
-    def _op_scratch(self, op, tile, ub_align: int) -> int:
+    def _op_scratch(self, op, tile, ub_align: int, wide: bool = False) -> int:
         align = lambda n: -(-n // ub_align) * ub_align  # noqa: E731
         fun = op.attributes.get("fun")
         if (op.name == "hfusion.elemwise_unary" and fun in MATH_TEMPS) or \
@@ -226,7 +229,7 @@ class BufferPlan:
         src = self.of_value[op.operands[0]]
         shape = src.shape(tile, ub_align)
         dims = [src.mask[i] for i in op.attributes["dims"]]  # the reduced domain dims
-        return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"])
+        return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"], wide)
 
 
 def element_broadcast(dst_shape, src_shape) -> bool:
@@ -273,7 +276,7 @@ def reduce_stages(shape, dims) -> list[list[int]]:
     return out
 
 
-def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum") -> int:
+def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum", wide: bool = False) -> int:
     """Scratch a reduction of a buffer of ``shape`` over ``dims`` needs (as codegen.reduce emits it): its
     intermediate stages (:func:`reduce_stages`, all but the result) and the largest need of one stage — a last-dim
     reduction of rows longer than one repeat folds ``min(rows, SCRATCH_ROWS)`` rows of 256 B; a reduction of a
@@ -298,7 +301,7 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum")
                 levels += align(n * es)
             need = max(need, levels)
         elif d == len(cur) - 1 and cur[d] > lanes:
-            g, k = row_fold_shape(_prod(cur[:-1]), -(-cur[d] // lanes))
+            g, k = row_fold_shape(_prod(cur[:-1]), -(-cur[d] // lanes), wide)
             need = max(need, g * k * REPEAT_BYTES)
         cur = stage
     return total + need

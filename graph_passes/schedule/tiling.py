@@ -39,7 +39,9 @@ import sympy
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES
 from .buffers import BufferPlan, plan_buffers
+from .cost import kernel_time, values_estimate
 from .kernel_info import KernelInfo
+from .pipeline import Stages, compute_order, pipelined_ub_bytes, split_stages
 
 NON_LAST_REDUCE_INNER = 512  # last-dim tile cap (elements) when a non-last dim is reduced
 
@@ -58,6 +60,8 @@ class Schedule:
     block_dim_override: int = 0
     scratch_bytes: int = 0  # the kernel's scratch buffer (part of ub_bytes)
     serial_dims: list = None  # parallel dims whose tiles are looped inside a work item (not work items)
+    stages: Stages | None = None  # software-pipelined work items (pipeline.py); the scratch has a part per stage
+    wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
@@ -79,6 +83,9 @@ class Schedule:
             attrs["block_dim"] = self.block_dim_override  # one core: work items would share GM blocks
         if self.scratch_bytes:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
+        if self.stages is not None:
+            attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (pipeline.py)
+            attrs["stage_split"] = self.stages.split
         return attrs
 
 
@@ -89,7 +96,7 @@ def _granule(info: KernelInfo, ub_align: int) -> int:
 
 
 def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0,
-                tile_elems: int = 0) -> Schedule:
+                tile_elems: int = 0, row_pipeline: bool = True) -> Schedule:
     rank = info.rank
     uppers = []
     for d in range(rank):
@@ -167,10 +174,58 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, keep)
     plan = plan_buffers(info, looped)
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
-    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, _whole_dims(tile, uppers)),
-                    {},
-                    block_dim_override=1 if one_core else 0,
-                    scratch_bytes=plan.scratch_bytes(tile, target.ub_align), serial_dims=serial)
+    whole = _whole_dims(tile, uppers)
+    # Note: the tile chosen, a larger scratch where UB has room for it folds long rows in one step fewer.
+    wide = not requested and plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, True) <= target.ub_bytes
+    sched = Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, wide), {},
+                     block_dim_override=1 if one_core else 0,
+                     scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide)
+    if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info, uppers):
+        return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
+    return sched
+
+
+PIPELINE_CANDIDATES = 8  # row counts the pipelined schedule tries, from the largest that fits UB down
+
+
+def _static_rows(info: KernelInfo, uppers) -> bool:
+    """A row kernel with static shapes: rank 2, the last dim reduced whole (one pass), the rows its work items."""
+    return (info.rank == 2 and tuple(info.reduce_dims) == (1,) and info.parallel_dims == [0]
+            and all(as_expr(n).is_Integer for n in info.domain))
+
+
+def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer: int, cap_elems, step: int,
+                         uppers) -> Schedule:
+    """The lockstep schedule ``sched`` or, when the estimate (cost.py) says it is faster, the software-pipelined
+    one (pipeline.py) with the best row count that fits UB (its carried buffers and scratch count twice)."""
+    plan, tile = sched.plan, sched.tile
+    order = compute_order(info, plan)
+    best = kernel_time(info, plan, tile, target, values_estimate(order, plan, tile, target, sched.wide))
+    choice = sched
+    tried = 0
+    for rows in range(tile[0] - tile[0] % step or step, 0, -step):
+        cand = [rows, tile[1]]
+        if cap_elems is not None and _prod(cand) > cap_elems:
+            continue
+        whole = _whole_dims(cand, uppers)
+        for wide in (True, False):
+            stages = split_stages(info, plan, cand, target, wide)
+            if stages is None:
+                return choice
+            ub = pipelined_ub_bytes(plan, stages, cand, target.ub_align, multi_buffer, whole, wide)
+            if ub <= target.ub_bytes:
+                break
+        else:
+            continue
+        t = kernel_time(info, plan, cand, target, stages.first + stages.second, stages)
+        if t < best:
+            best = t
+            choice = Schedule(cand, False, plan, ub, {}, serial_dims=[], stages=stages, wide=wide,
+                              scratch_bytes=2 * plan.scratch_bytes(cand, target.ub_align, wide))
+        tried += 1
+        if tried == PIPELINE_CANDIDATES:
+            break
+    return choice
 
 
 def _blocks_shared(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> bool:

@@ -46,6 +46,7 @@ class AutoSchedule(ModulePass):
     max_tile_elems: int = 0  # cap on the elements of one tile (0: UB capacity only); the plan-memory retry ladder
     tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic, capacity-driven)
     block_dim: int = 0  # cores to use (0: all vector cores of the target)
+    row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         if self.multi_buffer < 1:
@@ -74,7 +75,7 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
         return False
     try:
         sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems,
-                            options.tile_elems)
+                            options.tile_elems, options.row_pipeline)
     except ScheduleError as e:
         raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
     func.attributes.pop("schedule_unsupported", None)

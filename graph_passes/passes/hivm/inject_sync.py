@@ -13,7 +13,9 @@ conflict on memory (:mod:`graph_passes.analysis.memory_deps`: RAW, WAR, WAW on o
 - loop-carried (``A`` in iteration ``i``, ``B`` at or before ``A`` in iteration ``i + d``): one set→wait per loop
   and pipe pair, set after the latest source, wait before the earliest sink; ``d`` ids rotate with the loop's
   iteration number ``%k`` (d > 1 when the dependence only hits the same copy of a multi-buffered buffer every d
-  iterations); each id is pre-armed by a ``set_flag`` before the loop and drained by a ``wait_flag`` after it.
+  iterations); each id is pre-armed by a ``set_flag`` as early as possible — after the previous loop of the block,
+  or at its start, so that the first iterations wait for no earlier op — and drained by a ``wait_flag`` as late as
+  possible (before the next loop of the block, or its end).
 - inside a loop that rotates multi-buffered copies (depth n), forward flags rotate over n ids too (selector
   ``%k``), so a pipe that runs an iteration ahead never sets an id the consumer has not waited for yet.
 
@@ -356,9 +358,29 @@ class _KernelSync:
             return -1, len(block.ops)
         if f.block is block and f.carried is None:
             return self.idx(f.set_at) - 1, self.idx(f.wait_at)
-        inner = f.carried if f.carried is not None and f.carried.parent is block else f.set_at
-        t = self._top(inner, block)
+        if f.carried is not None and f.carried.parent is block:  # from its pre-arms to its drains
+            return self.idx(self._prearm_at(f.carried)), self.idx(self._drain_at(f.carried))
+        t = self._top(f.set_at, block)
         return t, t
+
+    def _prearm_at(self, loop: Operation) -> Operation:
+        """Where a loop's pre-arms go: right after the previous loop of its block (or at the block's start), so
+        that the first iterations' producers wait for nothing before them — a loop-invariant load or a peeled first
+        work item does not hold back the loop's first DMA."""
+        ops = loop.parent.ops
+        i = ops.index(loop)
+        while i > 0 and ops[i - 1].name != "scf.for":
+            i -= 1
+        return ops[i]
+
+    def _drain_at(self, loop: Operation) -> Operation:
+        """Where a loop's drains go: before the next loop of its block (or its terminator), so that the ops after
+        the loop (a peeled last work item) do not wait for its last iterations' consumers."""
+        ops = loop.parent.ops
+        i = ops.index(loop) + 1
+        while i < len(ops) - 1 and ops[i].name != "scf.for":
+            i += 1
+        return ops[i]
 
     def _allocate_ids(self) -> None:
         """Ids per pipe pair; an id is reused after a quiesce point (PIPE_ALL barrier) between two flags' segments.
@@ -426,8 +448,8 @@ class _KernelSync:
             add(f.wait_at, WAIT, WaitFlagOp(sel, [], dict(attrs), [], f.wait_at.loc))
             for i in f.ids:
                 one = {"src_pipe": f.src, "dst_pipe": f.dst, "event_ids": [i]}
-                add(f.carried, PREARM, SetFlagOp([], [], dict(one), [], f.carried.loc))
-                add(_after(f.carried), DRAIN, WaitFlagOp([], [], dict(one), [], f.carried.loc))
+                add(self._prearm_at(f.carried), PREARM, SetFlagOp([], [], dict(one), [], f.carried.loc))
+                add(self._drain_at(f.carried), DRAIN, WaitFlagOp([], [], dict(one), [], f.carried.loc))
         for at in barrier_at:
             add(at, BARRIER, PipeBarrierOp([], [], {"pipe": "PIPE_V"}, [], at.loc))
         for at in quiesce_at:

@@ -1,0 +1,111 @@
+"""The loop body of a software-pipelined kernel (graph_passes/schedule/pipeline.py): its two stages' vector steps
+interleaved, one ``pipe_barrier V`` per pair of steps.
+
+The body holds stage 0 of work item t and stage 1 of work item t − block_dim (ops tagged ``stage``), which touch
+different buffers (carried values have a copy per stage) and different halves of the scratch. Each stage is
+emitted on its own, then cut into *levels* at its top-level vector barriers (inject-sync's between dependent ops,
+and the ones inside an op's idiom); the program runs level i of both stages between two barriers::
+
+    (the body's other ops: iteration number, copy selects)
+    pipe_barrier V                           # orders this iteration after the previous one
+    stage 1 level 0;  stage 0 level 0
+    pipe_barrier V
+    stage 1 level 1;  stage 0 level 1
+    …
+
+Every step of a stage still follows its predecessors' barrier, so each stage runs in its own order; the two
+stages' steps share start-ups. Stage 1 goes first in a level: stage 0's first level waits for the tile load.
+A sync op belongs to the stage of the op it orders: a ``set_flag`` to the op before it, a ``wait_flag`` or barrier
+to the op after it.
+"""
+
+from __future__ import annotations
+
+from simulator.isa.sync import PipeBarrier
+from simulator.program import walk
+
+from .errors import CodegenError
+
+SYNC_BEFORE = ("hivm.wait_flag", "hivm.pipe_barrier")  # order the op after them
+
+
+def is_pipelined(block) -> bool:
+    return any("stage" in op.attributes for op in block.ops)
+
+
+def _stages(block) -> list:
+    """The stage (0, 1) of each op of the body, None for the ops emitted before both stages."""
+    ops = block.ops
+    out = [op.attributes.get("stage") for op in ops]
+    for i, op in enumerate(ops):
+        if out[i] is not None:
+            continue
+        if op.name == "hivm.set_flag":
+            prev = [out[j] for j in range(i - 1, -1, -1) if "stage" in ops[j].attributes]
+            out[i] = prev[0] if prev else None
+        elif op.name in SYNC_BEFORE:
+            nxt = [ops[j].attributes["stage"] for j in range(i + 1, len(ops)) if "stage" in ops[j].attributes]
+            out[i] = nxt[0] if nxt else None
+    return out
+
+
+def _levels(items: list) -> tuple[list[list], list]:
+    """Items cut at their top-level V (or ALL) barriers: the levels, and the barrier after each but the last. A
+    first level with nothing on the vector pipe joins the next (the barrier opening the loop body orders it)."""
+    levels, seps = [[]], []
+    for it in items:
+        if isinstance(it, PipeBarrier) and it.barrier_pipe in ("V", "ALL"):
+            seps.append(it)
+            levels.append([])
+        else:
+            levels[-1].append(it)
+    if seps and seps[0].barrier_pipe == "V" and not any(ins.pipe == "V" for ins in walk(levels[0])):
+        levels[:2] = [levels[0] + levels[1]]
+        seps.pop(0)
+    return levels, seps
+
+
+
+def _flag_ids(ops) -> set:
+    """(src pipe, dst pipe, event id) of every id the flag ops among ``ops`` may use."""
+    return {(op.attributes["src_pipe"], op.attributes["dst_pipe"], i) for op in ops
+            if op.name in ("hivm.set_flag", "hivm.wait_flag") for i in op.attributes["event_ids"]}
+
+
+def emit_pipelined_body(L, loop, block) -> None:
+    stage_of = _stages(block)
+    shared = _flag_ids([op for op, s in zip(block.ops, stage_of) if s == 0]) & \
+        _flag_ids([op for op, s in zip(block.ops, stage_of) if s == 1])
+    if shared:
+        raise CodegenError(loop, f"the two stages of a pipelined loop share flag ids {sorted(shared)}: interleaving "
+                                 "their steps would reorder their sets and waits")
+    for op, s in zip(block.ops, stage_of):
+        if s is None and op.name in ("hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier"):
+            raise CodegenError(op, "a sync op of a pipelined loop body orders no op of either stage")
+        if s is None:
+            L.op(op)
+    whole = L.scratch_region
+    captured = []
+    for s in (0, 1):
+        if whole is not None:
+            L.scratch_region = (whole[0] + s * whole[1], whole[1])
+        L.b._stack.append([])
+        L.b.scratch_dirty = True
+        try:
+            for op, st in zip(block.ops, stage_of):
+                if st == s:
+                    L.op(op)
+        finally:
+            captured.append(L.b._stack.pop())
+    L.scratch_region = whole
+    (lv0, sep0), (lv1, sep1) = _levels(captured[0]), _levels(captured[1])
+    L.b.pipe_barrier("V")
+    for i in range(max(len(lv0), len(lv1))):
+        if i:
+            seps = [sep[i - 1] for sep in (sep0, sep1) if i - 1 < len(sep)]
+            L.b.pipe_barrier("ALL" if any(b.barrier_pipe == "ALL" for b in seps) else "V")
+        for lv in (lv1, lv0):
+            for it in lv[i] if i < len(lv) else ():
+                L.b.emit(it)
+    L.b.scratch_dirty = True
+

@@ -1,0 +1,94 @@
+"""The work items of a software-pipelined row kernel (graph_passes/schedule/pipeline.py), prologue and epilogue
+peeled so that every op of the loop runs in every iteration::
+
+    stage 0 of work item bid                        (copies a: load into x_a, carried values into c_a)
+    scf.for %t = %bid + %block_dim to %n_tiles step %block_dim {
+      %k = (t - (bid + block_dim)) floordiv block_dim
+      %c_new = hivm.multi_buffer_select %k, %c_b, %c_a   # stage 0 writes the copy the previous iteration did not
+      %c_old = hivm.multi_buffer_select %k, %c_a, %c_b   # stage 1 reads the one it wrote
+      stage 0 of work item t                           (ops tagged stage = 0)
+      stage 1 of work item t - block_dim                (ops tagged stage = 1)
+    }
+    %m = (n_tiles - 1 - bid) floordiv block_dim        # iterations the loop ran
+    stage 1 of work item bid + m * block_dim          (copies hivm.multi_buffer_select %m, a, b)
+
+Buffers with two copies: the carried ones (written in stage 0, read in stage 1) and, at multi-buffer depth >= 2,
+the loaded and stored ones (the next load and the previous store overlap the compute). hivm-inject-sync orders
+everything as written; codegen interleaves the two stages' vector steps inside the loop (docs/codegen.md).
+"""
+
+from __future__ import annotations
+
+from ..dialects import hivm
+from ..ir.types import MemRefType
+from ..schedule.pipeline import carried_buffers, compute_order
+
+
+class Pipelined:
+    def __init__(self, lowering, multi_buffer: int):
+        L = self.L = lowering
+        self.order = compute_order(L.info, L.plan)
+        self.split = L.stage_split
+        self.carried = carried_buffers(L.info, L.plan, self.order, self.split)
+        invariant = {b.index for b in L.plan.buffers if b.loaded and all(f"tiles{d}" not in L.tiling for d in b.mask)}
+        io = {b.index for b in L.plan.buffers if (b.loaded or b.stored) and b.index not in invariant}
+        self.doubled = self.carried | (io if multi_buffer > 1 else set())
+        self.copies: dict = {}  # buffer index -> (copy a, copy b)
+
+    def alloc_copies(self, buf, shape) -> None:
+        """Two copies of a buffer (``multi_buffer = 1``: hivm-mark-multi-buffer leaves them alone)."""
+        pair = []
+        for tag in ("a", "b"):
+            alloc = self.L.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)], multi_buffer=1)
+            alloc.result.name_hint = f"ub{buf.index}_{tag}"
+            pair.append(alloc.result)
+        self.copies[buf.index] = tuple(pair)
+
+    def _selects(self, counter, first: int, hint: str) -> dict:
+        """``multi_buffer_select counter`` over each pair, copy ``first`` at counter 0."""
+        out = {}
+        for i, pair in self.copies.items():
+            sel = self.L.op(hivm.MultiBufferSelectOp, [counter, pair[first], pair[1 - first]], [pair[0].type])
+            sel.result.name_hint = f"ub{i}_{hint}"
+            out[i] = sel.result
+        return out
+
+    def _stage(self, s: int, tile, bufs: dict) -> None:
+        """Stage ``s`` of work item ``tile`` with the copies ``bufs``."""
+        L, info = self.L, self.L.info
+        L.dims = {0: L.tile_of(0, tile), 1: (L.const(0), L.params["n1"])}
+        L.stage_bufs = bufs
+        if s == 0:
+            L.ready = set(L.hoisted)
+            L.load_stage(info.results)
+            for v in self.order[: self.split]:
+                L.emit(v)
+            self.done = set(L.ready)
+            return
+        L.ready = set(self.done)
+        for out, res in zip(info.outputs, info.results):
+            L.emit(res)
+            L.store(res, out)
+
+    def loop(self, bid) -> None:
+        L = self.L
+        n_tiles, step = L.params["n_tiles"], L.params["block_dim"]
+        first = {i: pair[0] for i, pair in self.copies.items()}
+        self._stage(0, bid, first)
+
+        start = L.arith("addi", bid, step, "t_start")
+        loop = L.open_loop(start, n_tiles, step, "t")
+        t = loop.body.args[0]
+        k = L.arith("floordivsi", L.arith("subi", t, start), step, "k")
+        new, old = self._selects(k, 1, "new"), self._selects(k, 0, "old")
+        L.stage_tag = 0
+        self._stage(0, t, new)
+        L.stage_tag = 1
+        self._stage(1, L.arith("subi", t, step, "t_prev"), old)
+        L.stage_tag = None
+        L.close_loop(loop)
+
+        m = L.arith("floordivsi", L.arith("subi", L.arith("subi", n_tiles, L.const(1)), bid), step, "m")
+        last = L.arith("addi", bid, L.arith("muli", m, step), "t_last")
+        self._stage(1, last, self._selects(m, 0, "last"))
+        L.stage_bufs = {}

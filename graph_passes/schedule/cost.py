@@ -1,0 +1,127 @@
+"""Estimated cost of a vector kernel's work items, used to choose between schedules (graph_passes/schedule/tiling.py).
+
+An estimate, not a simulation: per op, the vector repeats its instructions take (``codegen`` emits one repeat per
+256 B of a row, ``lanes`` = 256 B / the widest element) times the cycles of its instruction class, and the number
+of *levels* — dependent steps, each separated from the previous by a ``pipe_barrier V`` and paying the vector
+start-up (head + tail) again. The figures are the target's (``TargetSpec.vector_repeat_cycles``,
+``vector_startup_cycles``: the same cited numbers the simulator's presets use)::
+
+    elementwise op       rows · ceil(cols / lanes) repeats × class cycles, 1 level
+                         (+ 1 level and a vbrcb per 8 rows for a column operand read in place)
+    last-dim reduction   rows of more than one repeat fold their chunks into K partials (row_fold_shape), halve
+                         them to one and reduce it: (chunks − 1) binary repeats + 1 reduce repeat per row,
+                         1 + ceil((chunks − 2K) / K) + log2(K) + 1 levels
+
+A work item of ``L`` levels and ``W`` repeat cycles takes about ``W + L × start-up`` on the vector pipe.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ir.types import DTYPE_BYTES, TensorType
+from .buffers import REPEAT_BYTES, BufferPlan, row_fold_shape
+
+TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
+SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
+COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor": 1, "ceil": 1}
+
+
+@dataclass
+class Estimate:
+    cycles: float = 0.0  # vector repeat cycles
+    levels: int = 0  # dependent steps (each pays the vector start-up)
+
+    def __add__(self, other: "Estimate") -> "Estimate":
+        return Estimate(self.cycles + other.cycles, self.levels + other.levels)
+
+    def time(self, target) -> float:
+        """Vector pipe cycles: the repeats plus one start-up per level."""
+        return self.cycles + self.levels * target.vector_startup_cycles
+
+
+def _rows_cols(shape) -> tuple[int, int]:
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    return rows, shape[-1]
+
+
+def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estimate:
+    """The vector cost of computing ``op`` over one work item of ``tile`` (see the module docstring)."""
+    align = target.ub_align
+    v = op.result
+    buf = plan.of_value.get(v)
+    if buf is None:
+        return Estimate()
+    tensors = [x for x in op.operands if isinstance(x.type, TensorType)] + [v]
+    widest = max(DTYPE_BYTES[x.type.dtype] for x in tensors)
+    lanes = REPEAT_BYTES // widest
+    name, fun = op.name, op.attributes.get("fun")
+    cyc = lambda cls: target.repeat_cycles(cls)  # noqa: E731
+    if name == "hfusion.reduce":
+        src = plan.of_value[op.operands[0]]
+        rows, cols = _rows_cols(src.shape(tile, align))
+        chunks = -(-cols // (REPEAT_BYTES // DTYPE_BYTES[src.dtype]))
+        dims = [src.mask[i] for i in op.attributes["dims"]]
+        if dims != [len(tile) - 1] or chunks <= 1:
+            return Estimate(rows * chunks * cyc("binary"), 2)
+        g, k = row_fold_shape(rows, chunks, wide)
+        levels = 1 + -(-max(0, chunks - 2 * k) // k) + int(math.log2(k)) + 1
+        return Estimate(rows * ((chunks - 1) * cyc("binary") + cyc("reduce")), levels * -(-rows // g))
+    rows, cols = _rows_cols(buf.shape(tile, align))
+    reps = rows * -(-cols // lanes)
+    if name == "hfusion.elemwise_unary":
+        if fun in TRANSCENDENTAL:
+            return Estimate(reps * cyc("transcendental"), 1)
+        steps = COMPOSITE_STEPS.get(fun, 1)
+        return Estimate(reps * steps * cyc("binary"), steps)
+    if name == "hfusion.elemwise_binary":
+        scalar = any(not isinstance(x.type, TensorType) for x in op.operands)
+        column = [x for x in op.operands if x in plan.inlined and list(x.op.attributes["dims"]) == [1]]
+        cls = ("div_f16" if v.type.dtype == "f16" else "div_f32") if fun == "div" else \
+            ("scalar" if scalar else "binary")
+        if column:  # vbrcb the column into scratch (8 rows per repeat), then the op reads it in place
+            return Estimate(reps * cyc(cls) + -(-rows // 8) * cyc("scalar"), 2)
+        return Estimate(reps * cyc(cls), 1)
+    if name == "hfusion.elemwise_ternary":
+        return Estimate(2 * reps * cyc("binary"), 2)
+    if name == "hfusion.cast":
+        return Estimate(reps * cyc("cast"), 1)
+    if name in ("hfusion.broadcast", "hfusion.fill", "hfusion.arange"):
+        return Estimate(reps * cyc("scalar"), 2 if name == "hfusion.broadcast" else 1)
+    return Estimate(reps * cyc("binary"), 1)
+
+
+def values_estimate(values, plan: BufferPlan, tile, target, wide: bool = False) -> Estimate:
+    """The summed estimate of computing ``values`` (tensor values of the body) in one work item."""
+    total = Estimate()
+    for v in values:
+        total = total + op_estimate(v.op, plan, tile, target, wide)
+    return total
+
+
+def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=None) -> float:
+    """Estimated cycles of a static-shape kernel on its busiest core: the first work item's load (the cores with
+    the most work items load first, sharing DDR), the work items — each the longer of its vector time and its
+    share of DDR when every core streams — and the last store. ``stages`` (pipeline.Stages): the software-
+    pipelined loop, whose iterations run one work item's stage 0 beside the previous one's stage 1."""
+    n_tiles = 1
+    for d in info.parallel_dims:
+        n_tiles *= -(-int(info.domain[d]) // int(tile[d]))
+    cores = min(target.vector_cores, n_tiles)
+    per_core = -(-n_tiles // cores)
+    heavy = n_tiles - (per_core - 1) * cores
+    whole = {d for d in range(info.rank) if int(tile[d]) >= int(info.domain[d])}
+    align = target.ub_align
+    bytes_in = sum(b.nbytes(tile, align) for b in plan.buffers if b.loaded and not set(b.mask) <= whole)
+    bytes_out = sum(b.nbytes(tile, align) for b in plan.buffers if b.stored)
+    ddr = target.ddr_bytes_per_cycle
+    dma = (bytes_in + bytes_out) * cores / ddr
+    fill, drain = heavy * bytes_in / ddr, bytes_out / target.ub_to_gm_bytes_per_cycle
+    if stages is None:
+        return fill + per_core * max(work.time(target), dma) + drain
+    a, b = stages.first, stages.second
+    body = a.cycles + b.cycles + stages.levels * target.vector_startup_cycles
+    return fill + a.time(target) + (per_core - 1) * max(body, dma) + b.time(target) + drain
