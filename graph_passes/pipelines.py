@@ -90,11 +90,15 @@ def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
     return ",".join(stages)
 
 
+def stage_values(opts: PipelineOptions) -> dict:
+    """The options the stage strings of HFUSION_SCHEDULE and HIVM interpolate."""
+    return {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "tile_elems": opts.tile_elems,
+            "sync_mode": opts.sync_mode, "row_pipeline": str(opts.row_pipeline).lower()}
+
+
 def lowering_pipeline(opts: PipelineOptions) -> str:
     """From scheduling down to synchronised HIVM."""
-    values = {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "tile_elems": opts.tile_elems,
-              "sync_mode": opts.sync_mode, "row_pipeline": str(opts.row_pipeline).lower()}
-    return ",".join(s % values for s in HFUSION_SCHEDULE + HIVM)
+    return ",".join(s % stage_values(opts) for s in HFUSION_SCHEDULE + HIVM)
 
 
 def default_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:

@@ -115,7 +115,7 @@ def check_stages(fn, inputs, options: dict | None = None, tol_scale: float = 1.0
     and after auto-schedule, then the simulator after codegen, each against eager; fails naming the first stage
     whose result differs. Returns the stage names checked."""
     from graph_passes.passes import PassContext, PassManager
-    from graph_passes.pipelines import HFUSION_SCHEDULE, hfusion_pipeline
+    from graph_passes.pipelines import HFUSION_SCHEDULE, hfusion_pipeline, stage_values
     from torch_npu_backend import NpuOptions, compile_graph
     from torch_npu_backend.importer import import_graph
     from torch_npu_backend.interpreter import interpret
@@ -141,8 +141,7 @@ def check_stages(fn, inputs, options: dict | None = None, tol_scale: float = 1.0
     run_interpreter("import")
     ctx = PassContext()
     popts = opts.pipeline_options()
-    values = {"multi_buffer": popts.multi_buffer, "max_tile_elems": popts.max_tile_elems, "tile_elems": popts.tile_elems}
-    for p in _split_pipeline(hfusion_pipeline(popts)) + [s % values for s in HFUSION_SCHEDULE]:
+    for p in _split_pipeline(hfusion_pipeline(popts)) + [s % stage_values(popts) for s in HFUSION_SCHEDULE]:
         PassManager.from_pipeline(p, verify=True).run(module, ctx)
         run_interpreter(p)
     graph = compile_graph(gm, inputs, opts)

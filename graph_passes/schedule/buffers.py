@@ -173,8 +173,25 @@ class BufferPlan:
 
     def ub_bytes(self, tile, ub_align: int, multi_buffer: int, whole=(), wide: bool = False) -> int:
         """UB of every buffer × its depth, plus the scratch (``whole``: the dims the tile covers)."""
-        total = sum(b.nbytes(tile, ub_align) * b.depth(multi_buffer, whole) for b in self.buffers)
-        return total + self.scratch_bytes(tile, ub_align, wide)
+        return self.ub_peak(tile, ub_align, {b.index: b.depth(multi_buffer, whole) for b in self.buffers}, whole,
+                            self.scratch_bytes(tile, ub_align, wide))
+
+    def ub_peak(self, tile, ub_align: int, copies: dict, whole, scratch: int) -> int:
+        """UB of the buffers (``copies``: buffer index -> copies) and the scratch at the busiest point: a
+        loop-invariant load that only hoisted values read is dead before the work-item loop starts, so it shares
+        UB with the loop's buffers (hivm-plan-memory's lifetimes let it: it is placed over them)."""
+        size = {b.index: b.nbytes(tile, ub_align) * copies[b.index] for b in self.buffers}
+        early = {b.index for b in self.buffers if self._dead_before_loop(b, whole)}
+        hoisted = {self.of_value[v].index for v in self.hoisted}
+        loop = sum(n for i, n in size.items() if i not in early) + scratch
+        before = sum(size[i] for i in early | hoisted)
+        return max(loop, before)
+
+    def _dead_before_loop(self, b: Buffer, whole) -> bool:
+        if not (b.loaded and not b.stored and set(b.mask) <= set(whole)) or not b.values:
+            return False
+        hoisted = set(map(id, self.hoisted))
+        return all(u.op.results and id(u.op.result) in hoisted for v in b.values for u in v.uses)
 
     def scratch_bytes(self, tile, ub_align: int, wide: bool = False) -> int:
         """The kernel's scratch buffer: the largest need of one op (0: none); ``wide``: row reductions fold into

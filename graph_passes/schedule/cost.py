@@ -106,7 +106,9 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     """Estimated cycles of a static-shape kernel on its busiest core: the first work item's load (the cores with
     the most work items load first, sharing DDR), the work items — each the longer of its vector time and its
     share of DDR when every core streams — and the last store. ``stages`` (pipeline.Stages): the software-
-    pipelined loop, whose iterations run one work item's stage 0 beside the previous one's stage 1."""
+    pipelined loop, whose iterations run one work item's stage 0 beside the previous one's stage 1. The
+    loaded and stored buffers' copies do not change the estimate: with one copy, a work item's load still overlaps
+    the previous one's compute after its first reader, its store the next one's before its last writer."""
     n_tiles = 1
     for d in info.parallel_dims:
         n_tiles *= -(-int(info.domain[d]) // int(tile[d]))

@@ -78,33 +78,29 @@ def carried_buffers(info: KernelInfo, plan: BufferPlan, order: list, split: int)
     return (first & read) - hoisted
 
 
-def split_stages(info: KernelInfo, plan: BufferPlan, tile, target, wide: bool = False) -> Stages | None:
-    """The two stages of a work item with the most even levels (the fewest carried bytes on a tie), every result
-    in stage 1 and no loaded or stored buffer carried (the next load or this store would race the other stage);
-    None when there is no such split."""
+def split_stages(info: KernelInfo, plan: BufferPlan, tile, target, wide: bool = False) -> list[Stages]:
+    """The ways to cut a work item in two stages, best first: the most even levels, then the fewest carried bytes.
+    Every result is in stage 1, and no loaded or stored buffer is carried (the next load or this store would race
+    the other stage). Empty when there is no such cut."""
     order = compute_order(info, plan)
     est = [op_estimate(v.op, plan, tile, target, wide) for v in order]
     first_result = min((order.index(r) for r in info.results if r in order), default=0)
     moved = {b.index for b in plan.buffers if b.loaded or b.stored}
-    best = None
+    out = []
     for s in range(1, first_result + 1):
         a, b = sum(est[:s], Estimate()), sum(est[s:], Estimate())
         carried = carried_buffers(info, plan, order, s)
         if carried & moved:
             continue  # stage 0 would refill the copy the previous stage 1 still reads (or stores): a cross-stage flag
         size = sum(plan.buffers[i].nbytes(tile, target.ub_align) for i in carried)
-        key = (max(a.levels, b.levels), size)
-        if best is None or key < best[0]:
-            best = (key, Stages(order, s, carried, a, b))
-    return None if best is None else best[1]
+        out.append(((max(a.levels, b.levels), size), Stages(order, s, carried, a, b)))
+    return [st for _, st in sorted(out, key=lambda e: e[0])]
 
 
 def pipelined_ub_bytes(plan: BufferPlan, stages: Stages, tile, ub_align: int, multi_buffer: int, whole,
                        wide: bool = False) -> int:
     """UB of the pipelined kernel: carried buffers twice, per-tile loaded/stored ones twice at multi-buffer depth
     >= 2, the rest once, and a scratch half per stage."""
-    total = 0
-    for b in plan.buffers:
-        copies = 2 if b.index in stages.carried else min(2, b.depth(multi_buffer, whole))
-        total += b.nbytes(tile, ub_align) * copies
-    return total + 2 * plan.scratch_bytes(tile, ub_align, wide)
+    copies = {b.index: 2 if b.index in stages.carried else min(2, b.depth(multi_buffer, whole))
+              for b in plan.buffers}
+    return plan.ub_peak(tile, ub_align, copies, whole, 2 * plan.scratch_bytes(tile, ub_align, wide))

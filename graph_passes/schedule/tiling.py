@@ -62,6 +62,7 @@ class Schedule:
     serial_dims: list = None  # parallel dims whose tiles are looped inside a work item (not work items)
     stages: Stages | None = None  # software-pipelined work items (pipeline.py); the scratch has a part per stage
     wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
+    io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
@@ -72,7 +73,7 @@ class Schedule:
             "reduce_dims": list(info.reduce_dims),
             "reduce_looped": self.reduce_looped,
             "passes": (n_reduces + 1) if self.reduce_looped else 1,
-            "multi_buffer": multi_buffer,
+            "multi_buffer": multi_buffer if self.io_copies is None else self.io_copies,
             "buffers": len(self.plan.buffers),
             "ub_bytes": self.ub_bytes,
             "distribution": "cyclic",
@@ -208,20 +209,23 @@ def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer
         if cap_elems is not None and _prod(cand) > cap_elems:
             continue
         whole = _whole_dims(cand, uppers)
-        for wide in (True, False):
-            stages = split_stages(info, plan, cand, target, wide)
-            if stages is None:
-                return choice
-            ub = pipelined_ub_bytes(plan, stages, cand, target.ub_align, multi_buffer, whole, wide)
-            if ub <= target.ub_bytes:
-                break
-        else:
+        fitted = False
+        for io in sorted({min(multi_buffer, 2), 1}, reverse=True):  # one copy of the loaded/stored buffers may let
+            fits = [(st, wide, ub) for wide in (True, False)           # more rows fit; the estimate decides
+                    for st in split_stages(info, plan, cand, target, wide)
+                    for ub in [pipelined_ub_bytes(plan, st, cand, target.ub_align, io, whole, wide)]
+                    if ub <= target.ub_bytes]
+            if not fits:
+                continue
+            stages, wide, ub = min(fits, key=lambda f: (f[0].levels, not f[1]))
+            fitted = True
+            t = kernel_time(info, plan, cand, target, stages.first + stages.second, stages)
+            if t < best:
+                best = t
+                choice = Schedule(cand, False, plan, ub, {}, serial_dims=[], stages=stages, wide=wide,
+                                  scratch_bytes=2 * plan.scratch_bytes(cand, target.ub_align, wide), io_copies=io)
+        if not fitted:
             continue
-        t = kernel_time(info, plan, cand, target, stages.first + stages.second, stages)
-        if t < best:
-            best = t
-            choice = Schedule(cand, False, plan, ub, {}, serial_dims=[], stages=stages, wide=wide,
-                              scratch_bytes=2 * plan.scratch_bytes(cand, target.ub_align, wide))
         tried += 1
         if tried == PIPELINE_CANDIDATES:
             break
