@@ -191,10 +191,10 @@ class KernelLowering:
             alloc.result.name_hint = "scratch"
 
         self.hoisted: set = set()
-        self.hoist_invariant_loads()
         if stages is not None:
-            stages.loop(bid)
+            stages.loop(bid)  # hoists the invariant loads itself
         else:
+            self.hoist_invariant_loads()
             loop = self.open_loop(bid, self.params["n_tiles"], self.params["block_dim"], "t")
             self.work_item(loop.body.args[0])
             self.close_loop(loop)

@@ -60,21 +60,43 @@ class Pipelined:
         L.stage_bufs = bufs
         if s == 0:
             L.ready = set(L.hoisted)
-            L.load_stage(info.results)
+            L.load_stage(self.order[: self.split])  # stage 1 reads no per-tile load (none is carried)
             for v in self.order[: self.split]:
                 L.emit(v)
             self.done = set(L.ready)
             return
-        L.ready = set(self.done)
+        L.ready = self.done | L.hoisted
         for out, res in zip(info.outputs, info.results):
             L.emit(res)
             L.store(res, out)
+
+    def _first_stage_reads_invariants(self) -> bool:
+        """Whether stage 0 reads a loop-invariant load or a hoisted value (through an inlined broadcast too)."""
+        L, info = self.L, self.L.info
+        early = set(map(id, L.plan.hoisted)) | {id(v) for v in list(info.inputs) + list(info.views)
+                                                if v in info.masks and L.invariant(v)}
+        for v in self.order[: self.split]:
+            for x in v.op.operands:
+                while x in L.plan.inlined:
+                    x = x.op.operands[0]
+                if id(x) in early:
+                    return True
+        return False
 
     def loop(self, bid) -> None:
         L = self.L
         n_tiles, step = L.params["n_tiles"], L.params["block_dim"]
         first = {i: pair[0] for i, pair in self.copies.items()}
+        # Note: the loop-invariant loads (a norm's weight) go after the first work item's stage 0 when it does not
+        # read them: its load is then the core's first DMA and its compute does not wait for theirs.
+        late = not self._first_stage_reads_invariants()
+        if not late:
+            L.hoist_invariant_loads()
         self._stage(0, bid, first)
+        if late:
+            saved = L.dims
+            L.hoist_invariant_loads()
+            L.dims = saved
 
         start = L.arith("addi", bid, step, "t_start")
         loop = L.open_loop(start, n_tiles, step, "t")
