@@ -14,7 +14,8 @@ elsewhere; its last dim is padded to the UB alignment (32 B) so that every row s
 
 *Scratch*: one more buffer per kernel, ``hivm.alloc {scratch = true}``, the temporary UB of the code generator's
 multi-instruction idioms (docs/codegen.md), shared by every op (they run one after the other on PIPE_V), so its
-size is the largest need of one op (:func:`scratch_bytes`):
+size is the largest need of one op (:func:`scratch_bytes`; a software-pipelined kernel has one such part per stage,
+pipeline.py):
 
 - a last-dim reduction of rows longer than one vector repeat: ``K`` 256-B partials per row for a group of
   ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to one);

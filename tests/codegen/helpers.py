@@ -9,7 +9,7 @@ from graph_passes.ir.parser import parse_module
 from graph_passes.passes import PASS_REGISTRY, PassManager
 
 
-def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0):
+def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0, row_pipeline: bool = True):
     """Tensor-level module text → synchronised HIVM through ``graph_passes.pipelines.default_pipeline``.
 
     Note: while ``hivm-infer-core-type`` / ``hivm-infer-mem-scope`` are not registered yet, their effect on vector
@@ -19,7 +19,8 @@ def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0):
     from graph_passes.pipelines import PipelineOptions, default_pipeline
 
     module = parse_module(text)
-    pipeline = default_pipeline(PipelineOptions(multi_buffer=multi_buffer, max_tile_elems=max_tile_elems))
+    pipeline = default_pipeline(PipelineOptions(multi_buffer=multi_buffer, max_tile_elems=max_tile_elems,
+                                                row_pipeline=row_pipeline))
     missing = [p for p in ("hivm-infer-core-type", "hivm-infer-mem-scope") if p not in PASS_REGISTRY]
     if not missing:
         PassManager.from_pipeline(pipeline, verify=True).run(module)

@@ -11,6 +11,7 @@ from graph_passes.ir.sizes import evaluate
 from graph_passes.passes import PassManager
 from graph_passes.schedule.buffers import plan_buffers
 from graph_passes.schedule.kernel_info import analyze_kernel
+from graph_passes.schedule.pipeline import split_stages
 from graph_passes.target import target_spec
 from tests.passes import vector_kernels as vk
 
@@ -141,3 +142,48 @@ def test_transpose_kernel_gets_the_movement_schedule():
     # output rows of 8 f32 are whole 32-B blocks: one row per work item, 16 of them over 16 cores
     assert sched["kind"] == "MOVEMENT" and sched["tile_r0"] == [1, 8] and tiling["block_dim"] == 16
     assert ctx.counter("hfusion-auto-schedule", "kernels-movement") == 1
+
+
+def test_row_kernel_software_pipelined_when_the_estimate_favours_it():
+    """softmax over 256 rows of 4096 f16: the estimate (graph_passes/schedule/cost.py) prefers running stage 0 of
+    one work item beside stage 1 of the previous; its carried f32 buffer counts twice in UB. row-pipeline=false
+    keeps the lockstep schedule."""
+    m = vk.softmax_f16()
+    kernel, sched, tiling, _ = schedule(m)
+    assert sched["pipelined"] and sched["tile"][1] == 4096
+    info = analyze_kernel(kernel, m.size_vars())
+    plan = plan_buffers(info, False)
+    (stages,) = [st for st in split_stages(info, plan, sched["tile"], TARGET, True)
+                 + split_stages(info, plan, sched["tile"], TARGET, False) if st.split == sched["stage_split"]][:1]
+    carried = [plan.buffers[i] for i in stages.carried]
+    assert [b.dtype for b in carried] == ["f32"] and not any(b.loaded or b.stored for b in carried)
+    assert abs(stages.first.levels - stages.second.levels) <= 3  # the split evens the stages' dependent steps
+    assert sched["ub_bytes"] <= TARGET.ub_bytes
+    _, lock, _, _ = schedule(vk.softmax_f16(), "{row-pipeline=false}")
+    assert not lock.get("pipelined") and "stage_split" not in lock
+
+
+def test_no_stage_cut_carries_a_stored_buffer():
+    """f32 softmax computes its result in place over exp(x − max): every cut before the quotient would carry the
+    buffer the store reads (stage 0 of the next work item would refill the copy being stored), and the row sums are
+    a result (stores come last): no cut, the lockstep schedule."""
+    m = vk.softmax(rows=256, cols=4096, symbols="")
+    kernel, sched, _, _ = schedule(m)
+    info = analyze_kernel(kernel, m.size_vars())
+    assert split_stages(info, plan_buffers(info, False), sched["tile"], TARGET) == []
+    assert not sched.get("pipelined")
+
+
+def test_invariant_load_read_only_by_hoisted_values_shares_ub():
+    """A weight row loaded in f16 and cast to f32 once per core: its f16 buffer is dead before the work-item loop,
+    so the schedule counts the UB peak (hivm-plan-memory places it over the loop's buffers), not the sum."""
+    m = vk.scaled_rows_f16()
+    kernel, sched, _, _ = schedule(m)
+    info = analyze_kernel(kernel, m.size_vars())
+    plan = plan_buffers(info, False)
+    tile, whole = sched["tile"], {1}
+    early = [b for b in plan.buffers if plan._dead_before_loop(b, whole)]
+    assert [b.dtype for b in early] == ["f16"] and early[0].mask == (1,)
+    total = sum(b.nbytes(tile, TARGET.ub_align) * b.depth(2, whole) for b in plan.buffers)
+    assert plan.ub_bytes(tile, TARGET.ub_align, 2, whole) == total + plan.scratch_bytes(tile, TARGET.ub_align) - \
+        early[0].nbytes(tile, TARGET.ub_align)

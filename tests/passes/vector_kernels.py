@@ -106,3 +106,38 @@ def norm_affine(rows="s0", cols=256, dtype="f32", symbols="s0 = [1, 100000]"):
     args = [("x", t), ("w", tb), ("b", tb), ("s", tb), ("h", tb)]
     return module(args, body, [("%y4", t)], "LAST_AXIS_PBR",
                   [("a", t), ("aw", tb), ("ab", tb), ("as", tb), ("ah", tb)], symbols)
+
+
+def softmax_f16(rows=256, cols=4096, symbols=""):
+    """LAST_AXIS_PBR: torch.softmax of f16 rows as imported (in f32: cast, max on f16, …, product, cast back)."""
+    h, f, hr, fr = f"tensor<{rows}x{cols}xf16>", f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf16>", f"tensor<{rows}xf32>"
+    body = f"""    %xf = hfusion.cast %x {{round_mode = "rint"}} : ({h}) -> {f}
+    %m = hfusion.reduce %x {{kind = "max", dims = [1]}} : ({h}) -> {hr}
+    %mf = hfusion.cast %m {{round_mode = "rint"}} : ({hr}) -> {fr}
+    %mb = hfusion.broadcast %mf {{dims = [1]}} : ({fr}) -> {f}
+    %d = hfusion.elemwise_binary %xf, %mb {{fun = "sub"}} : ({f}, {f}) -> {f}
+    %e = hfusion.elemwise_unary %d {{fun = "exp"}} : ({f}) -> {f}
+    %s = hfusion.reduce %e {{kind = "sum", dims = [1]}} : ({f}) -> {fr}
+    %r = hfusion.elemwise_unary %s {{fun = "reciprocal"}} : ({fr}) -> {fr}
+    %rb = hfusion.broadcast %r {{dims = [1]}} : ({fr}) -> {f}
+    %p = hfusion.elemwise_binary %e, %rb {{fun = "mul"}} : ({f}, {f}) -> {f}
+    %y = hfusion.cast %p {{round_mode = "rint"}} : ({f}) -> {h}"""
+    return module([("x", h)], body, [("%y", h)], "LAST_AXIS_PBR", [("a", h)], symbols)
+
+
+def scaled_rows_f16(rows=256, cols=4096, symbols=""):
+    """LAST_AXIS_PBR: f16 rows minus their mean, times an f16 weight row cast to f32 once per core (a hoisted
+    value): the weight's f16 load is dead once the work-item loop starts."""
+    h, f, fr, hv, fv = (f"tensor<{rows}x{cols}xf16>", f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>",
+                        f"tensor<{cols}xf16>", f"tensor<{cols}xf32>")
+    body = f"""    %inv = arith.constant {{value = {1 / cols}}} : () -> f32
+    %xf = hfusion.cast %x {{round_mode = "rint"}} : ({h}) -> {f}
+    %s = hfusion.reduce %xf {{kind = "sum", dims = [1]}} : ({f}) -> {fr}
+    %mean = hfusion.elemwise_binary %s, %inv {{fun = "mul"}} : ({fr}, f32) -> {fr}
+    %mb = hfusion.broadcast %mean {{dims = [1]}} : ({fr}) -> {f}
+    %d = hfusion.elemwise_binary %xf, %mb {{fun = "sub"}} : ({f}, {f}) -> {f}
+    %wf = hfusion.cast %w {{round_mode = "rint"}} : ({hv}) -> {fv}
+    %wb = hfusion.broadcast %wf {{dims = [0]}} : ({fv}) -> {f}
+    %p = hfusion.elemwise_binary %d, %wb {{fun = "mul"}} : ({f}, {f}) -> {f}
+    %y = hfusion.cast %p {{round_mode = "rint"}} : ({f}) -> {h}"""
+    return module([("x", h), ("w", hv)], body, [("%y", h)], "LAST_AXIS_PBR", [("a", h), ("aw", hv)], symbols)
