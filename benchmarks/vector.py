@@ -4,7 +4,8 @@
 
 Per workload, size and dtype: simulated µs, roofline µs, efficiency (roofline / simulated), GM bytes, and the
 kernels launched fused vs unfused (``fusion=False``: one kernel per op, simulated µs summed). Targets: elementwise
-and broadcast at 16M elements ≥ 85% of the bandwidth roofline; softmax and norms ≥ 70%. A table, not a timed test.
+and broadcast at 16M elements ≥ 85% of the bandwidth roofline; softmax and norms ≥ 70% at every size (rows below
+a target are flagged and listed). A table, not a timed test.
 
 Inputs are rows of ``COLS`` = 4096 (256 rows at 1M elements, 4096 at 16M); norms and softmax reduce each row. The
 roofline (simulator/report.py) is max(DDR bytes — first-touch reads + writes — / chip DDR bandwidth, vector repeat
@@ -57,6 +58,9 @@ WORKLOADS = {
 }  # fmt: skip
 
 
+SIXTEEN_M_TARGETS = ("elementwise chain", "broadcast add")  # their targets are for 16M; the others' for every size
+
+
 def _t(n, dtype):
     return torch.randn(n // COLS, COLS, dtype=dtype)
 
@@ -94,7 +98,7 @@ def main(argv=None) -> int:
                 eff = fused.total_roofline_us() / fused.total_us() if fused.total_us() else 0.0
                 interp = len(fused.interpreted())
                 note = f"{interp} interpreted" if interp else ""
-                if size == "16M" and eff < target:
+                if (size == "16M" or name not in SIXTEEN_M_TARGETS) and eff < target:
                     misses.append(f"{name} {size} {dt}: {eff:.1%} < {target:.0%}")
                     note = (note + "; " if note else "") + f"below {target:.0%}"
                 rows.append([name, size, dt, f"{fused.total_us():,.1f}", f"{fused.total_roofline_us():,.1f}",

@@ -13,9 +13,9 @@ conflict on memory (:mod:`graph_passes.analysis.memory_deps`: RAW, WAR, WAW on o
 - loop-carried (``A`` in iteration ``i``, ``B`` at or before ``A`` in iteration ``i + d``): one set→wait per loop
   and pipe pair, set after the latest source, wait before the earliest sink; ``d`` ids rotate with the loop's
   iteration number ``%k`` (d > 1 when the dependence only hits the same copy of a multi-buffered buffer every d
-  iterations); each id is pre-armed by a ``set_flag`` as early as possible — after the previous loop of the block,
-  or at its start, so that the first iterations wait for no earlier op — and drained by a ``wait_flag`` as late as
-  possible (before the next loop of the block, or its end).
+  iterations); each id is pre-armed by a ``set_flag`` as early as possible — before the first pipe op after the
+  previous loop of the block (or of the block), so that the first iterations wait for no earlier op — and drained by
+  a ``wait_flag`` as late as possible (before the next loop of the block, or its end).
 - inside a loop that rotates multi-buffered copies (depth n), forward flags rotate over n ids too (selector
   ``%k``), so a pipe that runs an iteration ahead never sets an id the consumer has not waited for yet.
 
@@ -364,13 +364,15 @@ class _KernelSync:
         return t, t
 
     def _prearm_at(self, loop: Operation) -> Operation:
-        """Where a loop's pre-arms go: right after the previous loop of its block (or at the block's start), so
-        that the first iterations' producers wait for nothing before them — a loop-invariant load or a peeled first
-        work item does not hold back the loop's first DMA."""
+        """Where a loop's pre-arms go: before the first pipe op after the previous loop of its block (or from the
+        block's start), so that the first iterations' producers wait for nothing before them — a loop-invariant load
+        or a peeled first work item does not hold back the loop's first DMA."""
         ops = loop.parent.ops
         i = ops.index(loop)
         while i > 0 and ops[i - 1].name != "scf.for":
             i -= 1
+        while ops[i] is not loop and not (isinstance(ops[i], HIVMOp) and ops[i].pipe):
+            i += 1  # past allocs, constants and index arithmetic: the dump keeps them first
         return ops[i]
 
     def _drain_at(self, loop: Operation) -> Operation:
