@@ -104,8 +104,8 @@ def values_estimate(values, plan: BufferPlan, tile, target, wide: bool = False) 
 
 def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=None) -> float:
     """Estimated cycles of a static-shape kernel on its busiest core: the first work item's load (the cores with
-    the most work items load first, sharing DDR), the work items — each the longer of its vector time and its
-    share of DDR when every core streams — and the last store. ``stages`` (pipeline.Stages): the software-
+    the most work items load first, sharing DDR), the work items — their vector time, or their share of DDR when
+    every core streams if that is longer — and the last store. ``stages`` (pipeline.Stages): the software-
     pipelined loop, whose iterations run one work item's stage 0 beside the previous one's stage 1. The
     loaded and stored buffers' copies do not change the estimate: with one copy, a work item's load still overlaps
     the previous one's compute after its first reader, its store the next one's before its last writer."""
@@ -126,4 +126,4 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
         return fill + per_core * max(work.time(target), dma) + drain
     a, b = stages.first, stages.second
     body = a.cycles + b.cycles + stages.levels * target.vector_startup_cycles
-    return fill + a.time(target) + (per_core - 1) * max(body, dma) + b.time(target) + drain
+    return fill + max(a.time(target) + (per_core - 1) * body + b.time(target), per_core * dma) + drain

@@ -187,3 +187,19 @@ def test_invariant_load_read_only_by_hoisted_values_shares_ub():
     total = sum(b.nbytes(tile, TARGET.ub_align) * b.depth(2, whole) for b in plan.buffers)
     assert plan.ub_bytes(tile, TARGET.ub_align, 2, whole) == total + plan.scratch_bytes(tile, TARGET.ub_align) - \
         early[0].nbytes(tile, TARGET.ub_align)
+
+
+def test_pipelined_estimate_keeps_the_ddr_bound():
+    """The estimate of a pipelined kernel never beats its work items' share of DDR (the first and last stage move
+    their tiles too): a memory-bound row kernel gains nothing from pipelining on paper either."""
+    from graph_passes.schedule.cost import Estimate, kernel_time
+
+    m = vk.softmax_f16()
+    kernel, sched, _, _ = schedule(m)
+    info = analyze_kernel(kernel, m.size_vars())
+    plan = plan_buffers(info, False)
+    stages = split_stages(info, plan, [2, 4096], TARGET)[0]
+    free = Estimate(0, 0)  # no vector work at all: only DDR bounds it
+    stages.first, stages.second = free, free
+    lock = kernel_time(info, plan, [2, 4096], TARGET, free)
+    assert kernel_time(info, plan, [2, 4096], TARGET, free, stages) >= lock - 1e-6
