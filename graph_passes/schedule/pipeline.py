@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..ir.types import TensorType
 from .buffers import BufferPlan
-from .cost import Estimate, op_estimate
+from .cost import Estimate, kernel_time, op_estimate
 from .kernel_info import KernelInfo
 
 
@@ -104,3 +104,44 @@ def pipelined_ub_bytes(plan: BufferPlan, stages: Stages, tile, ub_align: int, mu
     copies = {b.index: 2 if b.index in stages.carried else min(2, b.depth(multi_buffer, whole))
               for b in plan.buffers}
     return plan.ub_peak(tile, ub_align, copies, whole, 2 * plan.scratch_bytes(tile, ub_align, wide))
+
+
+CANDIDATE_ROWS = 8  # row counts tried, from the lockstep tile's down, that fit UB
+
+
+@dataclass
+class Candidate:
+    tile: list
+    stages: Stages
+    wide: bool  # wide row folds (buffers.row_fold_shape)
+    io_copies: int  # copies of the loaded and stored buffers
+    ub_bytes: int
+    time: float  # the estimate (cost.kernel_time)
+
+
+def pipelined_candidates(info: KernelInfo, plan: BufferPlan, tile, target, multi_buffer: int, step: int, cap_elems,
+                         whole_dims) -> list[Candidate]:
+    """Pipelined schedules of a static row kernel whose lockstep tile is ``tile``: for row counts from it down (a
+    multiple of ``step``, at most ``cap_elems`` elements), the copies of the loaded and stored buffers (two when
+    the multi-buffer option asks for them, or one when that lets more rows fit) and the stage cut with the fewest
+    levels that fits UB — wide folds first."""
+    out, tried = [], 0
+    for rows in range(tile[0] - tile[0] % step or step, 0, -step):
+        cand = [rows, tile[1]]
+        if cap_elems is not None and rows * tile[1] > cap_elems:
+            continue
+        whole = whole_dims(cand)
+        found = []
+        for io in sorted({min(multi_buffer, 2), 1}, reverse=True):
+            fits = [(st, wide, ub) for wide in (True, False) for st in split_stages(info, plan, cand, target, wide)
+                    for ub in [pipelined_ub_bytes(plan, st, cand, target.ub_align, io, whole, wide)]
+                    if ub <= target.ub_bytes]
+            if fits:
+                st, wide, ub = min(fits, key=lambda f: (f[0].levels, not f[1]))
+                time = kernel_time(info, plan, cand, target, st.first + st.second, st)
+                found.append(Candidate(cand, st, wide, io, ub, time))
+        out += found
+        tried += bool(found)
+        if tried == CANDIDATE_ROWS:
+            break
+    return out

@@ -41,7 +41,7 @@ from ..ir.types import DTYPE_BYTES
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, values_estimate
 from .kernel_info import KernelInfo
-from .pipeline import Stages, compute_order, pipelined_ub_bytes, split_stages
+from .pipeline import Stages, compute_order, pipelined_candidates
 
 NON_LAST_REDUCE_INNER = 512  # last-dim tile cap (elements) when a non-last dim is reduced
 
@@ -186,9 +186,6 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     return sched
 
 
-PIPELINE_CANDIDATES = 8  # row counts the pipelined schedule tries, from the largest that fits UB down
-
-
 def _static_rows(info: KernelInfo, uppers) -> bool:
     """A row kernel with static shapes: rank 2, the last dim reduced whole (one pass), the rows its work items."""
     return (info.rank == 2 and tuple(info.reduce_dims) == (1,) and info.parallel_dims == [0]
@@ -197,39 +194,19 @@ def _static_rows(info: KernelInfo, uppers) -> bool:
 
 def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer: int, cap_elems, step: int,
                          uppers) -> Schedule:
-    """The lockstep schedule ``sched`` or, when the estimate (cost.py) says it is faster, the software-pipelined
-    one (pipeline.py) with the best row count that fits UB (its carried buffers and scratch count twice)."""
+    """The lockstep schedule ``sched`` or, when the estimate (cost.py) says it is faster, the best software-
+    pipelined one (pipeline.py)."""
     plan, tile = sched.plan, sched.tile
-    order = compute_order(info, plan)
-    best = kernel_time(info, plan, tile, target, values_estimate(order, plan, tile, target, sched.wide))
-    choice = sched
-    tried = 0
-    for rows in range(tile[0] - tile[0] % step or step, 0, -step):
-        cand = [rows, tile[1]]
-        if cap_elems is not None and _prod(cand) > cap_elems:
-            continue
-        whole = _whole_dims(cand, uppers)
-        fitted = False
-        for io in sorted({min(multi_buffer, 2), 1}, reverse=True):  # one copy of the loaded/stored buffers may let
-            fits = [(st, wide, ub) for wide in (True, False)           # more rows fit; the estimate decides
-                    for st in split_stages(info, plan, cand, target, wide)
-                    for ub in [pipelined_ub_bytes(plan, st, cand, target.ub_align, io, whole, wide)]
-                    if ub <= target.ub_bytes]
-            if not fits:
-                continue
-            stages, wide, ub = min(fits, key=lambda f: (f[0].levels, not f[1]))
-            fitted = True
-            t = kernel_time(info, plan, cand, target, stages.first + stages.second, stages)
-            if t < best:
-                best = t
-                choice = Schedule(cand, False, plan, ub, {}, serial_dims=[], stages=stages, wide=wide,
-                                  scratch_bytes=2 * plan.scratch_bytes(cand, target.ub_align, wide), io_copies=io)
-        if not fitted:
-            continue
-        tried += 1
-        if tried == PIPELINE_CANDIDATES:
-            break
-    return choice
+    lockstep = kernel_time(info, plan, tile, target, values_estimate(compute_order(info, plan), plan, tile, target,
+                                                                     sched.wide))
+    cands = pipelined_candidates(info, plan, tile, target, multi_buffer, step, cap_elems,
+                                 lambda t: _whole_dims(t, uppers))
+    best = min(cands, key=lambda c: c.time, default=None)
+    if best is None or best.time >= lockstep:
+        return sched
+    return Schedule(best.tile, False, plan, best.ub_bytes, {}, serial_dims=[], stages=best.stages, wide=best.wide,
+                    scratch_bytes=2 * plan.scratch_bytes(best.tile, target.ub_align, best.wide),
+                    io_copies=best.io_copies)
 
 
 def _blocks_shared(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> bool:
