@@ -13,13 +13,20 @@ cycles / vector cores): f16 softmax and norms compute in f32 (as eager does), so
 bounds them. Figures at 1M on ascend910b1 (sim µs / roofline µs / efficiency)::
 
     elementwise chain  f16  4.8 / 4.4  93.1%     f32  8.9 / 8.9  99.0%
-    broadcast add      f16  3.2 / 3.0  92.7%     f32  6.2 / 5.9  95.6%
-    softmax            f16  4.4 / 3.0  66.7%     f32  6.0 / 5.9  98.6%     (was 11.2 µs 30.0%, 10.8 µs 54.6%)
-    layer norm         f16  6.2 / 3.5  56.2%     f32  6.3 / 5.9  93.6%     (was 29.7 µs 21.0%, 28.0 µs 21.2%)
-    rms norm           f16  3.2 / 3.0  93.5%     f32  6.2 / 5.9  96.1%     (was 6.2 µs 47.8%, 9.9 µs 59.8%)
+    broadcast add      f16  3.2 / 3.0  92.5%     f32  6.2 / 5.9  95.6%
+    softmax            f16  4.0 / 3.0  72.9%     f32  6.0 / 5.9  98.4%     (was 4.4 µs 66.7%; 11.2 µs 30.0% before)
+    layer norm         f16  5.6 / 3.5  62.8%     f32  6.3 / 5.9  94.2%     (was 6.2 µs 56.2%; 29.7 µs 21.0% before)
+    rms norm           f16  3.2 / 3.0  93.5%     f32  6.2 / 5.9  96.1%
 
-f16 softmax and layer norm at 1M: 256 rows over 48 cores (6 rows on the busiest core, 5.3 on average), about 30
-dependent vector steps per tile each paying the pipe's start-up, and a first load no compute overlaps.
+and at 16M f16: softmax 47.7 / 47.2 µs 98.9% (was 51.2 µs 92.3%), layer norm 67.6 / 53.9 µs 79.7% (was 75.5 µs
+71.4%). f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one work item beside stage
+1 of the previous, their dependent vector steps paired so each pair pays one start-up.
+
+Layer norm f16 at 1M stays below 70%: its roofline is the chip's *average* vector work — 5.33 rows per core of
+~1170 repeat cycles (two f32 row folds, five full-row binary ops, two casts) plus the weight casts — while the busiest
+core has 6 rows (12.5% more; a row is not split across cores), and two rows per work item still take ~18
+dependent steps of 30 cycles when pipelined (27 per work item in lockstep), next to the first tile's load and the
+last one's store: 6 × 1170 + 286 cycles of repeats take 5.6 µs with them, against 3.5 µs of roofline.
 """
 
 from __future__ import annotations
