@@ -1,0 +1,26 @@
+"""The passes' target specs (graph_passes/target.py) restate the simulator presets' figures they need, since
+graph_passes may not import the simulator: every restated figure must equal the preset's, for every chip."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph_passes.target import TARGETS
+from simulator.presets import PRESETS
+
+
+def test_the_same_chips():
+    assert set(TARGETS) == set(PRESETS)
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_target_spec_restates_the_preset(name):
+    target, chip = TARGETS[name], PRESETS[name]
+    for field in ("aic_cores", "aiv_cores", "coupled", "ub_bytes", "l1_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes"):
+        assert getattr(target, field) == getattr(chip, field), field
+    assert target.vector_bytes_per_repeat == chip.vector_repeat_bytes
+    assert dict(target.vector_repeat_cycles) == chip.vector.per_repeat
+    assert target.vector_startup_cycles == chip.vector.startup
+    assert target.ddr_bytes_per_cycle_per_core == chip.ddr_bpc_per_core
+    assert target.ddr_bytes_per_cycle == chip.ddr_bpc_chip
+    assert target.ub_to_gm_bytes_per_cycle == chip.ub_to_gm_bpc
