@@ -42,10 +42,7 @@ class Estimate:
 
 
 def _rows_cols(shape) -> tuple[int, int]:
-    rows = 1
-    for s in shape[:-1]:
-        rows *= s
-    return rows, shape[-1]
+    return math.prod(shape[:-1]), shape[-1]
 
 
 def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estimate:
