@@ -41,11 +41,10 @@ def _stages(block) -> list:
         if out[i] is not None:
             continue
         if op.name == "hivm.set_flag":
-            prev = [out[j] for j in range(i - 1, -1, -1) if "stage" in ops[j].attributes]
-            out[i] = prev[0] if prev else None
+            out[i] = next((out[j] for j in range(i - 1, -1, -1) if "stage" in ops[j].attributes), None)
         elif op.name in SYNC_BEFORE:
-            nxt = [ops[j].attributes["stage"] for j in range(i + 1, len(ops)) if "stage" in ops[j].attributes]
-            out[i] = nxt[0] if nxt else None
+            out[i] = next((ops[j].attributes["stage"] for j in range(i + 1, len(ops)) if "stage" in ops[j].attributes),
+                          None)
     return out
 
 
@@ -63,7 +62,6 @@ def _levels(items: list) -> tuple[list[list], list]:
         levels[:2] = [levels[0] + levels[1]]
         seps.pop(0)
     return levels, seps
-
 
 
 def _flag_ids(ops) -> set:
