@@ -27,8 +27,12 @@ def np_dtype(name: str) -> np.dtype:
         raise ProgramError(f"unknown dtype {name!r}; known: {sorted(DTYPES)}") from None
 
 
+_ITEMSIZE = {k: v.itemsize for k, v in DTYPES.items()}
+
+
 def itemsize(name: str) -> int:
-    return np_dtype(name).itemsize
+    size = _ITEMSIZE.get(name)
+    return size if size is not None else np_dtype(name).itemsize  # np_dtype names the unknown dtype
 
 
 def dtype_name(dt) -> str:

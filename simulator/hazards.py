@@ -21,6 +21,7 @@ from .errors import RaceError
 
 G = 32  # granule bytes
 NP = 7  # pipes per core in the stream numbering
+_NEVER = np.iinfo(np.int64).max  # a clock entry that orders every access
 
 
 def granules(starts: np.ndarray, length: int) -> np.ndarray:
@@ -80,8 +81,11 @@ class HazardChecker:
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):
         sh = self.local[(core.index, scope)]
-        wp = sh.w_pipe[g]
-        bad = (wp >= 0) & (lvc[np.maximum(wp, 0)] < sh.w_seq[g])
+        # no writer (pipe -1) indexes the sentinel past the core's pipes, which no sequence number exceeds
+        ext = np.empty(NP + 1, np.int64)
+        ext[:NP] = lvc
+        ext[NP] = _NEVER
+        bad = ext[sh.w_pipe[g]] < sh.w_seq[g]
         if bad.any():
             self._race(ins, scope, core, g, bad, sh.w_gid[g], "reads" if not write else "overwrites",
                        "writes")

@@ -44,6 +44,16 @@ def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=8192)
+def block_span(repeat: int, nbytes: int, blk: int, rep: int) -> tuple[int, int, bool]:
+    """(lowest block offset, end of the highest block, whether the blocks are one run [0, 32·n)) of
+    :func:`block_offsets`: every offset is a multiple of 32, so an operand's blocks are 32-B aligned exactly
+    when its address is."""
+    offs = block_offsets(repeat, nbytes, blk, rep)
+    run = bool((offs == np.arange(offs.size) * 32).all())
+    return int(offs.min()), int(offs.max()) + 32, run
+
+
 def _check_repeat(ins, chip_max=255):
     if not (1 <= ins.repeat <= chip_max):
         raise ProgramError(f"{ins.describe()}: repeat={ins.repeat} must be in 1..{chip_max}")
@@ -105,10 +115,15 @@ class _Vec(Instr):
             self.mask = self.lanes
         _check_repeat(self, core.chip.max_repeat)
         ub = core.local("UB", self)
+        size = ub.size
         for w, addr, dt, blk, rep in self.operands_spec():
+            nbytes = self.mask * itemsize(dt)
+            lo, hi, _ = block_span(self.repeat, nbytes, blk, rep)
+            aligned = addr % 32 == 0 or self._unaligned_ok(w)
+            if 0 <= addr < size and addr + lo >= 0 and addr + hi <= size and aligned:
+                continue  # the common case, decided from the cached span; the checks below name the fault
             ub.check(self.describe(), np.asarray([addr]), 1)
-            es = itemsize(dt)
-            offs = block_offsets(self.repeat, self.mask * es, blk, rep)
+            offs = block_offsets(self.repeat, nbytes, blk, rep)
             ub.check(self.describe(), addr + offs, 32, align=32 if not self._unaligned_ok(w) else 1)
 
     def _unaligned_ok(self, w):
@@ -117,8 +132,12 @@ class _Vec(Instr):
     def accesses(self, core):
         out = []
         for w, addr, dt, blk, rep in self.operands_spec():
-            offs = block_offsets(self.repeat, self.mask * itemsize(dt), blk, rep)
-            out.append(Access("UB", w, addr + offs, 32))
+            nbytes = self.mask * itemsize(dt)
+            lo, hi, run = block_span(self.repeat, nbytes, blk, rep)
+            if run:  # one run of blocks: one burst (the same 32-B granules, checked as a slice)
+                out.append(Access("UB", w, np.array([addr]), hi))
+            else:
+                out.append(Access("UB", w, addr + block_offsets(self.repeat, nbytes, blk, rep), 32))
         return out
 
     def _idx(self, addr, dt, blk, rep):
