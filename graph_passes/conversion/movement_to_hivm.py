@@ -1,15 +1,20 @@
 """Lower one scheduled data-movement kernel (transposes, strided slices, concats) to a HIVM function.
 
-The schedule (:mod:`graph_passes.schedule.movement`) gives each result a tile and its pieces; per result, per work
-item (a tile of dim 0, cyclic over the cores), per piece meeting those rows, per tile of the other dims::
+The schedule (:mod:`graph_passes.schedule.movement`) gives each result a tile and its pieces, the tiling the tile
+count of each work dim (``r{r}_tiles{d}``, :mod:`graph_passes.schedule.movement_split`); per result, per work item
+(a tile along every work dim, flattened, cyclic over the cores), per piece meeting it, per tile of the other dims::
 
     for t in range(block_idx, tiles_r, block_dim):
-        r0 = t·T0;  r1 = min(r0 + T0, N0)
+        (i_d …) = t unflattened over the work dims (the innermost fastest)
+        lo_d = i_d·T_d;  hi_d = min(lo_d + T_d, N_d)
         for each piece p (box off/size in the result, source view of an argument or a constant):
-            for s in range(max(r0, off0), min(r1, off0 + size0), T0):        # the rows of p in [r0, r1): 0 or 1 trip
-                for j_d in range(0, size_d, T_d) (d ≥ 1):
-                    hivm.load  arg → buf  at src.off + (s - off0, j…)·steps along src.dims   (or hivm.vfill buf)
-                    hivm.store buf → out  at (s, off_d + j_d …)
+            for s_d in range(max(lo_d, off_d), min(hi_d, off_d + size_d), T_d):  # work dims: 0 or 1 trip
+                for j_d in range(0, size_d, T_d):                               # the other dims
+                    hivm.load  arg → buf  at src.off + (s - off, j…)·steps along src.dims   (or hivm.vfill buf)
+                    hivm.store buf → out  at (s…, off_d + j_d …)
+
+A piece spanning a work dim needs no loop there (its rows are the work item's); an extent is a constant when every
+tile of its dim is whole (codegen drops a dim of extent 1 and merges whole dims into longer bursts).
 
 A piece whose innermost dim is contiguous in its argument uses a row buffer (``memref<T0x…xT'>``, last dim padded
 to 32 B); a 2-byte piece whose last two dims are the argument's swapped loads source rows into ``[…, T', 16]``,
@@ -89,14 +94,25 @@ class MovementLowering(KernelLowering):
                      strides=[strides[order.index(k)] for k in range(m, len(src))], clamp=self.tiles[r][-1])
 
     def result(self, r: int, bid, bufs: dict) -> None:
-        info, tile = self.info, self.tiles[r]
-        shape = info.shapes[r]
+        """The work loop of result ``r``: work item t is one tile along each work dim (``r{r}_tiles{d}`` in the
+        tiling, row-major over them: the innermost work dim varies fastest)."""
+        info, tile, shape = self.info, self.tiles[r], self.info.shapes[r]
         loop = self.open_loop(bid, self.size(self.tiling[f"r{r}_tiles"]), self.params["block_dim"], "t")
-        r0 = self.arith("muli", loop.body.args[0], self.const(tile[0]), "r0")
-        r1 = self.arith("minsi", self.arith("addi", r0, self.const(tile[0])), self.size(shape[0]), "r1")
+        work = [d for d in range(len(shape)) if f"r{r}_tiles{d}" in self.tiling]
+        bounds, rest = {}, loop.body.args[0]
+        for k, d in enumerate(reversed(work)):  # the innermost work dim varies fastest
+            count = self.size(self.tiling[f"r{r}_tiles{d}"])
+            index = rest
+            if k < len(work) - 1:
+                index = self.arith("remsi", rest, count, f"i{d}")
+                rest = self.arith("floordivsi", rest, count, f"i{work[-k - 2]}" if k == len(work) - 2 else None)
+            lo = index if tile[d] == 1 else self.arith("muli", index, self.const(tile[d]), f"r{d}_lo")
+            whole = _divides(tile[d], shape[d]) and all(_spans(p, d, shape) for p in info.pieces[r])
+            bounds[d] = (lo, None if whole else  # a partial tile or piece: its rows end at the dim's end
+                         self.arith("minsi", self.add(lo, self.const(tile[d])), self.size(shape[d]), f"r{d}_hi"))
         for i, p in enumerate(info.pieces[r]):
             with self.located(p.src.arg if p.src.arg is not None else info.results[r]):
-                self.piece(r, i, p, r0, r1, bufs)
+                self.piece(r, i, p, bounds, bufs)
         self.close_loop(loop)
 
     def constant(self, v) -> int | None:
@@ -113,28 +129,39 @@ class MovementLowering(KernelLowering):
         ca = self.constant(a)
         return self.const(ca * k) if ca is not None else a if k == 1 else self.arith("muli", a, self.const(k))
 
-    def piece(self, r: int, i: int, p, r0, r1, bufs: dict) -> None:
-        tile, rank = self.tiles[r], len(self.info.shapes[r])
-        end = as_expr(p.off[0]) + as_expr(p.size[0])
-        lo = r0 if _zero(p.off[0]) else self.arith("maxsi", r0, self.size(p.off[0]), "lo")
-        hi = r1 if end == as_expr(self.info.shapes[r][0]) else self.arith("minsi", r1, self.size(end), "hi")
-        rows = self.open_loop(lo, hi, self.const(tile[0]), "s")
-        s = rows.body.args[0]
-        index = [s if _zero(p.off[0]) else self.arith("subi", s, self.size(p.off[0]), "i0")]
-        extents = [self.arith("subi", hi, s, "len0")]
-        loops = [rows]
-        for d in range(1, rank):
-            if as_expr(p.size[d]).is_Integer and int(p.size[d]) <= tile[d]:
+    def piece(self, r: int, i: int, p, bounds: dict, bufs: dict) -> None:
+        """Copy the part of piece ``p`` inside the work item: along a work dim d its rows ``bounds[d]`` (a loop of
+        0 or 1 trips when the piece covers part of the dim), along the other dims tile by tile."""
+        tile, shape, rank = self.tiles[r], self.info.shapes[r], len(self.info.shapes[r])
+        index, extents, loops = [], [], []
+        for d in range(rank):
+            off, size, end = as_expr(p.off[d]), as_expr(p.size[d]), as_expr(p.off[d]) + as_expr(p.size[d])
+            if d in bounds and _spans(p, d, shape):  # the piece spans the work item's rows
+                lo, hi = bounds[d]
+                index.append(lo)
+                extents.append(self.const(tile[d]) if _divides(tile[d], shape[d]) else
+                               self.arith("subi", hi, lo, f"len{d}"))
+            elif d in bounds:
+                lo, hi = bounds[d]
+                lo = lo if _zero(off) else self.arith("maxsi", lo, self.size(off), f"lo{d}")
+                hi = hi if end == as_expr(shape[d]) else self.arith("minsi", hi, self.size(end), f"hi{d}")
+                loop = self.open_loop(lo, hi, self.const(tile[d]), f"s{d}")
+                loops.append(loop)
+                s = loop.body.args[0]
+                index.append(self.arith("subi", s, self.size(off), f"i{d}") if not _zero(off) else s)
+                extents.append(self.arith("subi", hi, s, f"len{d}"))
+            elif size.is_Integer and int(size) <= tile[d]:
                 index.append(self.const(0))
-                extents.append(self.size(p.size[d]))
-                continue
-            loop = self.open_loop(self.const(0), self.size(p.size[d]), self.const(tile[d]), f"j{d}")
-            loops.append(loop)
-            j = loop.body.args[0]
-            index.append(j)
-            extents.append(self.arith("minsi", self.arith("subi", self.size(p.size[d]), j), self.const(tile[d]),
-                                      f"len{d}"))
-        out_off = [s] + [self.add(self.size(p.off[d]), index[d]) for d in range(1, rank)]
+                extents.append(self.size(size))
+            else:
+                loop = self.open_loop(self.const(0), self.size(size), self.const(tile[d]), f"j{d}")
+                loops.append(loop)
+                j = loop.body.args[0]
+                index.append(j)
+                extents.append(self.const(tile[d]) if _divides(tile[d], size) else
+                               self.arith("minsi", self.arith("subi", self.size(size), j), self.const(tile[d]),
+                                          f"len{d}"))
+        out_off = [self.add(self.size(p.off[d]), index[d]) for d in range(rank)]
         src, kind, out = p.src, piece_kind(p, tile), self.args[self.info.outputs[r]]
         if src.arg is None:
             self.vec(hivm.VFillOp, [bufs["rows"], *extents], value=src.value)
@@ -178,6 +205,17 @@ class MovementLowering(KernelLowering):
     def store(self, buf, out, offsets, extents, **attrs) -> None:
         self.counts["stores"] += 1
         self.create(hivm.StoreOp, [buf, out, *offsets, *extents], [], **attrs)
+
+
+def _spans(p, d: int, shape: list) -> bool:
+    """Piece ``p`` covers the whole of dim ``d``."""
+    return _zero(p.off[d]) and as_expr(p.off[d]) + as_expr(p.size[d]) == as_expr(shape[d])
+
+
+def _divides(t: int, n) -> bool:
+    """Every tile of ``t`` along a dim of ``n`` is whole (``n`` a multiple of ``t``; any ``n`` when ``t`` is 1)."""
+    n = as_expr(n)
+    return t == 1 or (n.is_Integer and int(n) % t == 0)
 
 
 def _zero(e) -> bool:

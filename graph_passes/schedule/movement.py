@@ -13,12 +13,13 @@ burst per row); a permuted one moves its source's rows and is permuted in UB (2-
 ``vtranspose``, others by a gather: :func:`piece_kind`); otherwise (strided or selected columns) one element per
 burst, one element per 32-B block in UB.
 
-Work split: the work items of a result are tiles of its dim 0 (whole 32-B GM blocks each, as docs/schedule.md's
-rule for vector kernels), cyclic over the cores; inside a work item every piece that meets those rows is copied,
-its other dims tiled serially, so two cores never write one GM block::
+Work split (:mod:`.movement_split`): the work items of a result are tiles of its *work dims* — the dims split
+only where every core's GM writes stay whole 32-B blocks apart, as docs/schedule.md's rule for vector kernels —
+flattened, cyclic over the cores; inside a work item every piece that meets it is copied, its other dims tiled
+serially, so two cores never write one GM block::
 
-    for t in range(block_idx, tiles_r, block_dim):          # rows [t·T0, min(t·T0 + T0, N0)) of result r
-        for each piece p:  rows ∩ p's rows, tile by tile of the other dims:  load (or vfill), store
+    for t in range(block_idx, tiles_r, block_dim):      # t → one tile [lo_d, hi_d) along each work dim d of result r
+        for each piece p:  its part of the work item, tile by tile of the other dims:  load (or vfill), store
 
 Kernels with anything else (compute ops, a slice of a concat …) are not movement kernels: :class:`Unsupported`.
 """
@@ -35,9 +36,9 @@ from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
 from .movement_reshape import reshape_pieces
+from .movement_split import BLOCK, block_step, spread, static_items, work_dims, work_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
-BLOCK = 32  # bytes: UB alignment, GM write granule, one element per block in a gather buffer
 
 
 @dataclass
@@ -294,30 +295,18 @@ def ub_bytes(info: MovementInfo, tiles: list, multi_buffer: int) -> int:
     return sum(result_bytes(info, r, t, multi_buffer) for r, t in enumerate(tiles))
 
 
-def _row_step(info: MovementInfo, r: int) -> int:
-    """Rows of dim 0 per work item that make its GM footprint whole 32-B blocks (only the integer factor of a
-    symbolic row length is known to divide its bytes)."""
-    n = sympy.Integer(DTYPE_BYTES[info.results[r].type.dtype])
-    for s in info.shapes[r][1:]:
-        n = n * as_expr(s)
-    coeff = n if n.is_Integer else sympy.expand(n).as_coeff_Mul()[0]
-    coeff = abs(int(coeff)) if sympy.Integer(coeff) == coeff else 1
-    return BLOCK // math.gcd(coeff, BLOCK)
-
-
 def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: int, multi_buffer: int,
                  max_tile_elems: int = 0) -> list[list[int]]:
     """Per result, the tile of its dims: the inner dims from the innermost outwards as large as the result's share
-    of UB allows, dim 0 a multiple of the whole-block row step; static shapes spread dim 0 over the cores. A dim
-    along which a ``permute`` piece's source rows run starts at a 32-B run of elements (before the others grow),
-    and when it is dim 0 the row step is a multiple of the run too, unless the rows are too few to feed every core
-    with whole runs (then parallelism wins: a small transpose is latency-bound)."""
+    of UB allows, dim 0 a multiple of the whole-block row step; then static dims are shrunk until the work items
+    (:mod:`.movement_split`) fill the cores. A dim along which a ``permute`` piece's source rows run starts at a
+    32-B run of elements (before the others grow), and a new tile of it is a multiple of the run too, unless whole
+    runs give too few work items to feed every core (then parallelism wins: a small transpose is latency-bound)."""
     share = ub_capacity // max(1, len(info.results))
     tiles = []
     for r, shape in enumerate(info.shapes):
         rank = len(shape)
-        uppers = [sizes.upper_bound(s) for s in shape]
-        uppers = [u if u is not None and u < 2**40 else 2**31 for u in uppers]
+        uppers = _uppers(shape, sizes)
         es = DTYPE_BYTES[info.results[r].type.dtype]
 
         def fits(t):
@@ -340,11 +329,10 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
             if d == rank - 1 and t < uppers[d] and rank > 1:
                 t = max(t // g * g, min(t, g))
             tile[d] = t
-        step = _row_step(info, r)
-        n0 = as_expr(shape[0])
-        if 0 in runs and not (n0.is_Integer and int(n0) < cores * g):  # runs along dim 0, rows enough for the cores
-            step = math.lcm(step, g)
-        if tile[0] < uppers[0]:
+        steps = [block_step(shape, es, d) for d in range(rank)]
+        whole_runs = [math.lcm(s, g) if d in runs else s for d, s in enumerate(steps)]
+        if tile[0] < uppers[0]:  # dim 0 is always split (its slabs are the whole result)
+            step = whole_runs[0]
             if tile[0] >= step:
                 tile[0] = tile[0] // step * step
             else:
@@ -352,11 +340,19 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
                 while not fits(tile) and any(t > 1 for t in tile[1:]):
                     d = max(range(1, rank), key=lambda k: tile[k])
                     tile[d] = max(1, tile[d] // 2)
-        if n0.is_Integer and -(-int(n0) // tile[0]) < cores:
-            want = -(-int(n0) // cores)
-            tile[0] = min(tile[0], max(step, -(-want // step) * step))
-        tiles.append(tile)
+        spread_tile = spread(shape, es, tile, uppers, cores, whole_runs, fits)
+        if runs and static_items(shape, es, spread_tile, uppers) < cores:
+            broken = spread(shape, es, tile, uppers, cores, steps, fits)
+            if static_items(shape, es, broken, uppers) > static_items(shape, es, spread_tile, uppers):
+                spread_tile = broken
+        tiles.append(spread_tile)
     return tiles
+
+
+def _uppers(shape: list, sizes: SizeVars) -> list[int]:
+    """Upper bounds of a result's dims (2**31 for an unbounded one)."""
+    uppers = [sizes.upper_bound(s) for s in shape]
+    return [u if u is not None and u < 2**40 else 2**31 for u in uppers]
 
 
 def _with(tile, d, t):
@@ -365,9 +361,10 @@ def _with(tile, d, t):
     return out
 
 
-def tiling_params(info: MovementInfo, tiles: list, cores: int) -> dict:
+def tiling_params(info: MovementInfo, tiles: list, cores: int, sizes: SizeVars) -> dict:
     """The ``tiling`` attribute: every symbolic size the lowering uses (result dims, piece boxes, source offsets),
-    the work items per result (``r{r}_tiles``) and ``block_dim``."""
+    the tile count of each work dim d of result r (``r{r}_tiles{d}``; the lowering splits exactly these dims), the
+    work items per result (``r{r}_tiles``, their product) and ``block_dim``."""
     out: dict = {}
 
     def add(name, e):
@@ -386,7 +383,10 @@ def tiling_params(info: MovementInfo, tiles: list, cores: int) -> dict:
                 add(f"r{r}_p{i}_end{d}", as_expr(o) + as_expr(s))
             for g, o in enumerate(p.src.offsets):
                 add(f"r{r}_p{i}_src{g}", o)
-        count = sympy.ceiling(as_expr(shape[0]) / tiles[r][0])
+        dims = work_dims(shape, DTYPE_BYTES[info.results[r].type.dtype], tiles[r], _uppers(shape, sizes))
+        for d in dims:
+            out[f"r{r}_tiles{d}"] = sympy.ceiling(as_expr(shape[d]) / tiles[r][d])
+        count = work_items(shape, tiles[r], dims)
         counts.append(count)
         out[f"r{r}_tiles"] = _norm(count)
     out["block_dim"] = _norm(sympy.Min(cores, sympy.Max(*counts)) if len(counts) > 1 else sympy.Min(cores, counts[0]))

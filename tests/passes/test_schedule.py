@@ -144,6 +144,45 @@ def test_transpose_kernel_gets_the_movement_schedule():
     assert ctx.counter("hfusion-auto-schedule", "kernels-movement") == 1
 
 
+def _permute_kernel(src: str, perm: list[int], dst: str, symbols: str = ""):
+    body = f"""    %r = hfusion.transpose %x {{perm = {perm}}} : ({src}) -> {dst}"""
+    return vk.module([("x", src)], body, [("%r", dst)], "PURE_ELEMWISE", [("a", src)], symbols=symbols)
+
+
+def test_movement_work_items_are_tiles_of_several_dims():
+    """The attention head split of one sequence, [1, 512, 12, 64] f32 -> [1, 12, 512, 64]: dim 0 alone would be
+    one work item. The work items are tiles of dims 1 and 2 (whole rows of 64 f32: 32-B blocks apart), 12 × 4 = 48
+    of [1, 1, 128, 64], one per core."""
+    kernel, sched, tiling, _ = schedule(_permute_kernel("tensor<1x512x12x64xf32>", [0, 2, 1, 3],
+                                                        "tensor<1x12x512x64xf32>"))
+    assert sched["kind"] == "MOVEMENT" and sched["tile_r0"] == [1, 1, 128, 64]
+    assert {k: v for k, v in tiling.items() if k.startswith("r0_tiles")} == {"r0_tiles1": 12, "r0_tiles2": 4,
+                                                                             "r0_tiles": 48}
+    assert tiling["block_dim"] == 48 and sched["ub_bytes"] <= TARGET.ub_bytes
+
+
+def test_movement_keeps_a_dim_whose_slabs_share_gm_blocks_inside_the_work_item():
+    """[5, 4, 24] f16 -> [4, 5, 24]: one index of dim 0 is 5 rows of 48 B = 240 B, not whole 32-B blocks, so two
+    cores holding tiles of dim 1 in neighbouring slabs would write one block: dim 1 is never split. Dim 0 is split
+    in pairs of slabs (480 B), the only whole-block tiles: 2 work items, however few for the cores."""
+    kernel, sched, tiling, _ = schedule(_permute_kernel("tensor<5x4x24xf16>", [1, 0, 2], "tensor<4x5x24xf16>"))
+    assert sched["tile_r0"][0] == 2 and sched["tile_r0"][1:] == [5, 24]
+    assert tiling["r0_tiles0"] == 2 and tiling["r0_tiles"] == 2 and "r0_tiles1" not in tiling
+
+
+@pytest.mark.parametrize("s0", [1, 3])
+def test_movement_symbolic_work_items(s0):
+    """[s0, 512, 12, 64] f32 -> [s0, 12, 512, 64]: the work items are tiles of dims 0, 1 and 2 and their count a
+    size expression; a result with a symbolic work dim keeps the tile UB gave it (not spread over the cores)."""
+    kernel, sched, tiling, _ = schedule(_permute_kernel("tensor<s0x512x12x64xf32>", [0, 2, 1, 3],
+                                                        "tensor<s0x12x512x64xf32>", "s0 = [1, 64]"))
+    tile = sched["tile_r0"]
+    assert tile[0] == 1 and tile[1] == 1 and tile[2] < 512 and tile[3] == 64
+    items = s0 * 12 * math.ceil(512 / tile[2])
+    assert evaluate(tiling["r0_tiles"], {"s0": s0}) == items
+    assert evaluate(tiling["block_dim"], {"s0": s0}) == min(48, items)
+
+
 def test_row_kernel_software_pipelined_when_the_estimate_favours_it():
     """softmax over 256 rows of 4096 f16: the estimate (graph_passes/schedule/cost.py) prefers running stage 0 of
     one work item beside stage 1 of the previous; its carried f32 buffer counts twice in UB. row-pipeline=false

@@ -90,9 +90,10 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
 def schedule_movement_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
     """A data-movement kernel (transposes, strided slices, concats): pieces copied tile by tile
     (graph_passes/schedule/movement.py). False when ``func`` is not one."""
+    cores = options.block_dim if options.block_dim > 0 else target.vector_cores
     try:
         info = analyze_movement(func, sizes)
-        tiles = choose_tiles(info, sizes, target.ub_bytes, target.vector_cores, options.multi_buffer,
+        tiles = choose_tiles(info, sizes, target.ub_bytes, cores, options.multi_buffer,
                              options.max_tile_elems or options.tile_elems)
     except Unsupported:
         return False
@@ -101,8 +102,7 @@ def schedule_movement_kernel(func: Operation, sizes, target, options: AutoSchedu
                                    "multi_buffer": options.multi_buffer,
                                    "ub_bytes": movement_ub_bytes(info, tiles, options.multi_buffer),
                                    "distribution": "cyclic"}
-    cores = options.block_dim if options.block_dim > 0 else target.vector_cores
-    func.attributes["tiling"] = movement_tiling(info, tiles, cores)
+    func.attributes["tiling"] = movement_tiling(info, tiles, cores, sizes)
     ctx.count("kernels-scheduled")
     ctx.count("kernels-movement")
     return True

@@ -13,9 +13,9 @@
 // CHECK-NEXT:    [[TABLE:%[a-z0-9_]+]] = hivm.alloc : () -> memref<6x8x8xi32>
 // CHECK-NEXT:    hivm.vindex [[TABLE]] {clamp = 8, strides = [32, 4, 128]} : memref<6x8x8xi32>
 // CHECK-NEXT:    scf.for %bid,
-// CHECK:           hivm.load %k, [[SRC]], %s, %c0, %c0, %c0, [[LEN:%[a-z0-9_]+]], %c8, %c4, %c8 {dims = [0, 1, 2, 3], steps = [1, 1, 1, 1]}
+// CHECK:           hivm.load %k, [[SRC]], %r0_lo, %c0, %c0, %c0, [[LEN:%[a-z0-9_]+]], %c8, %c4, %c8 {dims = [0, 1, 2, 3], steps = [1, 1, 1, 1]}
 // CHECK-NEXT:      hivm.vpermute [[SRC]], [[TABLE]], [[ROWS]], [[LEN]], %c4, %c8, %c8 :
-// CHECK-NEXT:      hivm.store [[ROWS]], %out, %s, %c0, %c0, %c0, [[LEN]], %c4, %c8, %c8 :
+// CHECK-NEXT:      hivm.store [[ROWS]], %out, %r0_lo, %c0, %c0, %c0, [[LEN]], %c4, %c8, %c8 :
 module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
   func.func @main_fused_0(%k: tensor<s0x8x4x8xf32>, %out: tensor<s0x4x8x8xf32>) -> (tensor<s0x4x8x8xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [1]} {
     %t = hfusion.transpose %k {perm = [0, 2, 3, 1]} : (tensor<s0x8x4x8xf32>) -> tensor<s0x4x8x8xf32>

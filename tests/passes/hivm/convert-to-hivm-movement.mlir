@@ -1,44 +1,48 @@
 // RUN: npu-opt %s -p hfusion-auto-schedule,convert-to-hivm | filecheck %s
 
 // Data-movement kernels (graph_passes/schedule/movement.py): an f16 transpose, and a concat of an argument, a
-// strided slice and a fill. Each result's work items are tiles of its dim 0 (whole 32-B GM blocks: 16 rows of s0 f16
-// elements), cyclic over the cores; each piece meeting a work item's rows is loaded through a permuted, strided
-// view of its argument (hivm.load {dims, steps}) and stored at its offset in the result.
+// strided slice and a fill. Each result's work items are tiles of its work dims (here dim 0 only: whole 32-B GM
+// blocks, 16 rows of s0 f16 elements; rows of s0 elements are not known to be whole blocks, so dim 1 stays inside
+// the work item), cyclic over the cores; each piece meeting a work item's rows is loaded through a permuted,
+// strided view of its argument (hivm.load {dims, steps}) and stored at its offset in the result.
 
 // The f16 transpose: output rows are input columns, so its last two dims are the input's swapped. Source rows
-// (16 elements each: the tile of dim 0 is 16) are loaded into [1472, 16], hivm.vtranspose turns them into the
-// result's rows [16, 1472] (16x16 blocks through the kernel's scratch), rows are stored; the columns are tiled
-// serially inside the work item.
+// (16 elements each: the tile of dim 0 is 16, and 128 rows are whole tiles: a static extent) are loaded into
+// [1472, 16], hivm.vtranspose turns them into the result's rows [16, 1472] (16x16 blocks through the kernel's
+// scratch), rows are stored; the columns are tiled serially inside the work item.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, [[N1:%r0_n1]]: index, %r0_tiles: index)
+// CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, [[N1:%r0_n1]]: index, %r0_tiles: index, %r0_tiles0: index)
 // CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [16, 1472], ub_bytes = 196608}
-// CHECK-SAME:    tiling = {block_dim = 8, r0_n1 = s0, r0_tiles = 8}
+// CHECK-SAME:    tiling = {block_dim = 8, r0_n1 = s0, r0_tiles = 8, r0_tiles0 = 8}
 // CHECK:         [[SRC:%[a-z0-9_]+]] = hivm.alloc : () -> memref<1472x16xf16>
 // CHECK:         [[DST:%[a-z0-9_]+]] = hivm.alloc : () -> memref<16x1472xf16>
 // CHECK:         hivm.alloc {scratch = true} : () -> memref<8192xi8>
 // CHECK:         scf.for %bid, %c8, %block_dim ({
-// CHECK:           scf.for [[R0:%[a-z0-9_]+]], [[R1:%[a-z0-9_]+]], %c16 ({
-// CHECK-NEXT:      ^bb0([[S:%[a-z0-9_]+]]: index):
-// CHECK-NEXT:        [[LEN0:%[a-z0-9_]+]] = arith.subi [[R1]], [[S]]
-// CHECK-NEXT:        scf.for %c0, [[N1]], %c1472 ({
-// CHECK-NEXT:        ^bb0([[J:%[a-z0-9_]+]]: index):
-// CHECK:               hivm.load %x, [[SRC]], [[J]], [[S]], [[LEN1:%[a-z0-9_]+]], [[LEN0]] {dims = [0, 1], steps = [1, 1]}
-// CHECK-NEXT:          hivm.vtranspose [[SRC]], [[DST]], [[LEN0]], [[LEN1]] {perm = [1, 0]}
-// CHECK-NEXT:          hivm.store [[DST]], %out, [[S]], [[J]], [[LEN0]], [[LEN1]] :
+// CHECK-NEXT:    ^bb0(%t: index):
+// CHECK-NEXT:      [[R0:%[a-z0-9_]+]] = arith.muli %t, %c16
+// CHECK-NEXT:      scf.for %c0, [[N1]], %c1472 ({
+// CHECK-NEXT:      ^bb0([[J:%[a-z0-9_]+]]: index):
+// CHECK:             hivm.load %x, [[SRC]], [[J]], [[R0]], [[LEN1:%[a-z0-9_]+]], %c16 {dims = [0, 1], steps = [1, 1]}
+// CHECK-NEXT:        hivm.vtranspose [[SRC]], [[DST]], %c16, [[LEN1]] {perm = [1, 0]}
+// CHECK-NEXT:        hivm.store [[DST]], %out, [[R0]], [[J]], %c16, [[LEN1]] :
 
 // The concat along dim 1: %a's rows are contiguous (a row buffer padded to 24 f32), the stride-2 slice of %b
-// moves one element per block, the zeros are a vfill; each is stored at its column offset 0, 8, 16.
+// moves one element per block, the zeros are a vfill; each is stored at its column offset 0, 8, 16. The last work
+// item's rows end at s0.
 // CHECK-LABEL: func.func @main_fused_1(
-// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/132))), r0_n0 = s0, r0_tiles = (ceiling(s0/132))}
+// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/132))), r0_n0 = s0, r0_tiles = (ceiling(s0/132)), r0_tiles0 = (ceiling(s0/132))}
 // CHECK-DAG:     [[ROWS:%[a-z0-9_]+]] = hivm.alloc : () -> memref<132x24xf32>
 // CHECK-DAG:     [[GATHER:%[a-z0-9_]+]] = hivm.alloc : () -> memref<132x20x8xf32>
-// CHECK:         scf.for %bid, %r0_tiles, %block_dim ({
-// CHECK:           hivm.load %a, [[ROWS]], [[S0:%[a-z0-9_]+]], %c0, [[L0:%[a-z0-9_]+]], %c8 {dims = [0, 1], steps = [1, 1]}
-// CHECK-NEXT:      hivm.store [[ROWS]], %out, [[S0]], %c0, [[L0]], %c8 :
-// CHECK:           hivm.load %b, [[GATHER]], [[S1:%[a-z0-9_]+]], %c1, [[L1:%[a-z0-9_]+]], %c8, %c1 {dims = [0, 1, -1], steps = [1, 2, 1]}
-// CHECK-NEXT:      hivm.store [[GATHER]], %out, [[S1]], %c8, [[L1]], %c8, %c1 {dims = [0, 1, -1]}
+// CHECK:         scf.for %bid, %r0_tiles0, %block_dim ({
+// CHECK:           [[LO:%r0_lo]] = arith.muli %t, %c132
+// CHECK:           [[HI:%r0_hi]] = arith.minsi {{%[a-z0-9_]+}}, %r0_n0
+// CHECK-NEXT:      [[L0:%[a-z0-9_]+]] = arith.subi [[HI]], [[LO]]
+// CHECK-NEXT:      hivm.load %a, [[ROWS]], [[LO]], %c0, [[L0]], %c8 {dims = [0, 1], steps = [1, 1]}
+// CHECK-NEXT:      hivm.store [[ROWS]], %out, [[LO]], %c0, [[L0]], %c8 :
+// CHECK:           hivm.load %b, [[GATHER]], [[LO]], %c1, [[L1:%[a-z0-9_]+]], %c8, %c1 {dims = [0, 1, -1], steps = [1, 2, 1]}
+// CHECK-NEXT:      hivm.store [[GATHER]], %out, [[LO]], %c8, [[L1]], %c8, %c1 {dims = [0, 1, -1]}
 // CHECK:           hivm.vfill [[ROWS]], [[L2:%[a-z0-9_]+]], %c4 {value = 0.0}
-// CHECK-NEXT:      hivm.store [[ROWS]], %out, {{%[a-z0-9_]+}}, %c16, [[L2]], %c4 :
+// CHECK-NEXT:      hivm.store [[ROWS]], %out, [[LO]], %c16, [[L2]], %c4 :
 // CHECK:       func.func @main(
 // CHECK:         hivm.launch %x, %e {callee = "main_fused_0"}
 // CHECK:         hivm.launch %a, %b, %f {callee = "main_fused_1"}

@@ -1,0 +1,117 @@
+"""Work items of a data-movement kernel's result: tiles of several of its dims, flattened, cyclic over the cores.
+
+A result of shape ``N`` in tiles ``T`` is split along its *work dims* (:func:`work_dims`); each work item is one
+tile along every work dim and the whole of every other dim (looped tile by tile inside the work item)::
+
+    work items = Π_{d in work dims} ceil(N_d / T_d)       t = flattened (i_d …) over the work dims, row-major
+
+Two cores never write the same 32-B GM block (the GM write granule): a work item's GM footprint is a union of
+contiguous runs, each starting at ``Σ_e i_e·S_e`` (``S_e = Π_{j>e} N_j`` elements, ``es`` bytes each) and ending at
+the next tile boundary of its innermost work dim ``d`` or at the end of ``d``'s slab. So dim ``d`` may be a work dim
+only when
+
+- (tiles) ``T_d·S_d·es`` is whole blocks: ``T_d`` is a multiple of :func:`block_step` (the row step), and
+- (slabs) one index of the dims outside ``d`` — ``N_d·S_d·es`` bytes — is whole blocks, or every dim outside
+  ``d`` is 1 (:func:`slabs_whole`): the last, partial tile of ``d`` ends where the next slab starts, and the
+  outer dims' offsets are multiples of a slab.
+
+Symbolic sizes count only through the integer factor they are known to have (``4*s0`` f32 rows: 16 B).
+
+For static dims the tiles are shrunk (:func:`spread`), outermost dim first, until there are work items for every
+core: along each dim the tile is the multiple of its step that gives the busiest core the fewest elements
+(``ceil(items / cores) × Π T``, the larger tile on a tie), among those that keep at most twice as many work items
+as cores — a ``[1, 12, 512, 64]`` result in tiles ``[1, 1, 384, 64]`` becomes 48 work items of ``[1, 1, 128, 64]``.
+Symbolic dims keep the tile UB gave them (their tile count is a size expression in the ``tiling`` attribute), and a
+result with a symbolic work dim is not spread: its work items are not known, as many as ``s0`` may give.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import sympy
+
+from ..ir.sizes import as_expr
+
+BLOCK = 32  # bytes: UB alignment, GM write granule, one element per block in a gather buffer
+SPREAD_ITEMS = 2  # spread considers up to this many work items per core
+
+
+def _content(e) -> int:
+    """The largest integer known to divide the size expression ``e`` (``256*s0 + 768``: 256)."""
+    c = sympy.expand(as_expr(e)).as_content_primitive()[0]
+    return abs(int(c)) if c.is_Integer and c != 0 else 1
+
+
+def _inner(shape: list, d: int):
+    """S_d: elements of one index of dim ``d`` (the product of the dims inside it)."""
+    return sympy.Mul(*[as_expr(n) for n in shape[d + 1:]])
+
+
+def block_step(shape: list, es: int, d: int) -> int:
+    """The multiple of ``T_d`` that makes a tile of dim ``d`` whole 32-B GM blocks."""
+    return BLOCK // math.gcd(_content(_inner(shape, d) * es), BLOCK)
+
+
+def slabs_whole(shape: list, es: int, d: int) -> bool:
+    """One index of the dims outside ``d`` is whole 32-B blocks, or there is no such index but the first."""
+    if all(as_expr(n) == 1 for n in shape[:d]):
+        return True
+    return _content(as_expr(shape[d]) * _inner(shape, d) * es) % BLOCK == 0
+
+
+def work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> list[int]:
+    """The dims split across work items: the tile may not cover the dim (``uppers``: the dims' upper bounds) and
+    splitting keeps every core's GM writes whole 32-B blocks (module docstring). The others are looped inside the
+    work item."""
+    return [d for d in range(len(shape)) if tile[d] < uppers[d] and tile[d] % block_step(shape, es, d) == 0
+            and slabs_whole(shape, es, d)]
+
+
+def work_items(shape: list, tile: list[int], dims: list[int]):
+    """The work items' count (a size expression): the product of the work dims' tile counts."""
+    return sympy.Mul(*[sympy.ceiling(as_expr(shape[d]) / tile[d]) for d in dims])
+
+
+def static_items(shape: list, es: int, tile: list[int], uppers: list[int]) -> int:
+    """The work items, counting one tile per symbolic work dim."""
+    return math.prod(-(-int(shape[d]) // tile[d]) for d in work_dims(shape, es, tile, uppers)
+                     if as_expr(shape[d]).is_Integer)
+
+
+def spread(shape: list, es: int, tile: list[int], uppers: list[int], cores: int, steps: list[int],
+           fits: Callable[[list[int]], bool]) -> list[int]:
+    """``tile`` with its static dims shrunk, outermost first, until the work items fill ``cores`` (module
+    docstring). ``steps[d]``: the multiple a new tile of dim d must be (at least :func:`block_step`); a tile that
+    does not ``fits`` is never chosen. A tile with a symbolic work dim is kept: its work items are not known."""
+    tile = list(tile)
+    if any(not as_expr(shape[d]).is_Integer for d in work_dims(shape, es, tile, uppers)):
+        return tile
+    count = lambda t: static_items(shape, es, t, uppers)  # noqa: E731
+
+    def busiest(t) -> int:
+        return -(-count(t) // cores) * math.prod(t)
+
+    for d in range(len(shape)):
+        if count(tile) >= cores:
+            break
+        n = as_expr(shape[d])
+        if not n.is_Integer or not slabs_whole(shape, es, d):
+            continue
+        n, step = int(n), steps[d]
+        others = count(_with(tile, d, n))
+        best = tile
+        for c in range(2, min(-(-n // step), -(-SPREAD_ITEMS * cores // others)) + 1):
+            t = -(-(-(-n // c)) // step) * step  # the smallest multiple of step with at most c tiles
+            trial = _with(tile, d, t)
+            if t < best[d] and fits(trial) and busiest(trial) < busiest(best):
+                best = trial
+        tile = best
+    return tile
+
+
+def _with(tile, d, t):
+    out = list(tile)
+    out[d] = t
+    return out
