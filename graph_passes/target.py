@@ -37,6 +37,12 @@ class TargetSpec:
     vector_startup_cycles: int = 30  # [PTO: calibration rows, head + tail]
     ddr_bytes_per_cycle_per_core: int = 32  # [CANN-INI ddr_rate]
     ub_to_gm_bytes_per_cycle: int = 64  # [CANN-INI ub_to_ddr_rate]
+    # A core's GM port and the per-transfer curve (fuse-ops weighs one-core kernels with them): reads through one
+    # core's port at l2_read_rate; a GM transfer of B bytes takes (half + B) / peak (PTO's fit on a 910B3).
+    gm_port_read_bytes_per_cycle: int = 110  # [CANN-INI l2_read_rate]
+    dma_peak_gib_s: float = 247.0  # [PTO]
+    dma_half_bytes: int = int(30.6 * KIB)  # [PTO]
+    clock_mhz: int = 1850  # [CANN-INI cube_freq]
 
     @property
     def vector_cores(self) -> int:
@@ -47,6 +53,11 @@ class TargetSpec:
     def ddr_bytes_per_cycle(self) -> int:
         """Chip DDR bandwidth in bytes per cycle (derived: ddr_rate x AI cores)."""
         return self.ddr_bytes_per_cycle_per_core * self.aic_cores
+
+    @property
+    def dma_latency_cycles(self) -> float:
+        """The fixed part of one GM transfer, half / peak, in cycles at this chip's clock (derived)."""
+        return self.dma_half_bytes / (self.dma_peak_gib_s * (1 << 30) / (self.clock_mhz * 1e6))
 
     def repeat_cycles(self, cls: str) -> int:
         return dict(self.vector_repeat_cycles)[cls]
@@ -62,8 +73,10 @@ class TargetSpec:
 
 TARGETS = {
     "ascend910b1": TargetSpec("ascend910b1", 24, 48, False, 192 * KIB, 512 * KIB, 64 * KIB, 64 * KIB, 128 * KIB),
-    "ascend910b4": TargetSpec("ascend910b4", 20, 40, False, 192 * KIB, 512 * KIB, 64 * KIB, 64 * KIB, 128 * KIB),
-    "ascend910a": TargetSpec("ascend910a", 32, 0, True, 256 * KIB, 1024 * KIB, 64 * KIB, 64 * KIB, 256 * KIB),
+    "ascend910b4": TargetSpec("ascend910b4", 20, 40, False, 192 * KIB, 512 * KIB, 64 * KIB, 64 * KIB, 128 * KIB,
+                              clock_mhz=1500),
+    "ascend910a": TargetSpec("ascend910a", 32, 0, True, 256 * KIB, 1024 * KIB, 64 * KIB, 64 * KIB, 256 * KIB,
+                             clock_mhz=1000),
 }
 DEFAULT_TARGET = "ascend910b1"
 

@@ -8,7 +8,11 @@ Legality (:meth:`FusionGraph.can_fuse`) is separate from benefit (:meth:`FusionG
   other (the outlined kernel could then not be placed anywhere in the host block).
 - ``score(a, b)``: bytes of GM traffic the merge saves, at every shape symbol's lower bound: a value passed from
   one group to the other is no longer read back (and no longer written when nothing else uses it); an input
-  both groups read is read once.
+  both groups read is read once. Except when exactly one of the groups reduces every element
+  (:func:`runs_on_one_core`): the merged kernel has one work item, so the other group's work would move onto one
+  core. That merge is weighed by time, in bytes through one core's GM port (:meth:`FusionGraph.one_core_saving`),
+  so the per-row part of a loss (the gather of each row's target logit, the ignore_index masks) stays a
+  multi-core kernel writing an ``[N]`` vector and only the final sums run on one core.
 
 The driver is Inductor's: candidate pairs (producer→consumer edges, and pairs of groups reading one value —
 horizontal fusion) in a heap by score; the best legal pair merges; scores are re-checked lazily when popped.
@@ -24,6 +28,7 @@ from dataclasses import dataclass, field
 from ..ir.core import Cube, Operation, Value
 from ..ir.sizes import SizeVars
 from ..ir.types import ShapedType
+from ..target import TargetSpec, target_spec
 from .fusion_kind import IMPORTANT, FusionKind, OpPattern, group_kind, op_pattern
 
 PARTICIPATING = IMPORTANT | {OpPattern.RESHAPE}  # ops that may go into a kernel (a reshape only beside others)
@@ -62,6 +67,13 @@ class Group:
         return any(op.has_trait(Cube) for op in self.ops)
 
 
+def runs_on_one_core(ops: list[Operation], sizes: SizeVars) -> bool:
+    """Does a kernel of ``ops`` reduce every element of its domain (a reduction to one element from more)? Such a
+    kernel has one work item: the schedule runs it on one core (docs/schedule.md, "Work split")."""
+    return any(op.name == "hfusion.reduce" and sizes.statically_known_equal(op.results[0].type.numel(), 1)
+               and not sizes.statically_known_equal(op.operands[0].type.numel(), 1) for op in ops)
+
+
 def value_bytes(v: Value, sizes: SizeVars) -> int:
     """Bytes of a tensor value at its symbols' lower bounds (0 for scalars)."""
     t = v.type
@@ -72,8 +84,10 @@ def value_bytes(v: Value, sizes: SizeVars) -> int:
 
 
 class FusionGraph:
-    def __init__(self, ops: list[Operation], sizes: SizeVars, max_horizontal: int = -1):
+    def __init__(self, ops: list[Operation], sizes: SizeVars, max_horizontal: int = -1,
+                 target: TargetSpec | None = None):
         self.sizes = sizes
+        self.target = target or target_spec(None)
         self.max_horizontal = max_horizontal
         self.position = {op: i for i, op in enumerate(ops)}
         self.group_of: dict[Operation, Group] = {}
@@ -123,6 +137,9 @@ class FusionGraph:
 
     # -- benefit ----------------------------------------------------------------------------------------------
     def score(self, a: Group, b: Group) -> int:
+        one_a, one_b = runs_on_one_core(a.ops, self.sizes), runs_on_one_core(b.ops, self.sizes)
+        if one_a != one_b:
+            return self.one_core_saving(a if one_a else b, b if one_a else a)
         members = set(a.ops) | set(b.ops)
         saved = 0
         for src, dst in ((a, b), (b, a)):
@@ -136,6 +153,35 @@ class FusionGraph:
         a_inputs = self._inputs(a)
         saved += sum(value_bytes(v, self.sizes) for v in self._inputs(b) if v in a_inputs)
         return saved
+
+    def one_core_saving(self, serial: Group, par: Group) -> int:
+        """Time saved by merging ``par`` into ``serial``, a group that runs on one core, in bytes through one
+        core's GM port (``gm_port_read_bytes_per_cycle``), sizes at the symbols' lower bounds; <= 0: keep apart.
+
+        Merged, the one core also moves what ``par`` alone reads (``own``) and writes for others (``out``).
+        Apart, ``par`` is a kernel over every core moving its inputs, the values it takes from ``serial`` and its
+        results at the chip's rate (``min(DDR, cores × port)``), the one-core kernel reads back what ``par``
+        hands it (``handed``), and the extra kernel costs at least one load's and one store's fixed transfer
+        latency (``TargetSpec.dma_latency_cycles``). Only bytes are weighed, not vector work (which would favour
+        keeping apart further).
+
+        Note: AscendNPU-IR fuses by pattern alone and spreads a full reduction over cores only with atomic
+        stores (``enableMultiCoreReduce``, off under deterministic computing, one reduction directly stored);
+        here both reductions of a loss and the ops after them need the combined value, so keeping the per-row
+        work apart is what gives it the cores.
+        """
+        t, size = self.target, lambda vs: sum(value_bytes(v, self.sizes) for v in vs)
+        serial_ops, par_ops = set(serial.ops), set(par.ops)
+        par_in, serial_in = self._inputs(par), self._inputs(serial)
+        own = [v for v in par_in if v not in serial_in and getattr(v, "op", None) not in serial_ops]
+        taken = [v for v in par_in if v not in own]
+        handed = [r for op in par.ops for r in op.results if any(u in serial_ops for u in r.users)]
+        out = [r for op in par.ops for r in op.results if any(u not in par_ops | serial_ops for u in r.users)]
+        port = t.gm_port_read_bytes_per_cycle
+        chip = min(t.ddr_bytes_per_cycle, t.vector_cores * port)
+        apart = (size(own) + size(taken) + size(set(handed) | set(out))) * port / chip + size(handed) \
+            + 2 * t.dma_latency_cycles * port
+        return int(apart - size(own) - size(out))
 
     def _inputs(self, g: Group) -> set[Value]:
         ops = set(g.ops)

@@ -182,7 +182,10 @@ class KernelLowering:
                 if stages is not None and buf.index in stages.doubled:
                     stages.alloc_copies(buf, shape)
                     continue
-                alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
+                # one copy chosen by the schedule (io_copies): hivm-mark-multi-buffer leaves the buffer alone
+                single = {"multi_buffer": 1} if self.multi_buffer == 1 and (buf.loaded or buf.stored) \
+                    and stages is None else {}
+                alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)], **single)
             alloc.result.name_hint = f"ub{buf.index}"
             self.bufs[buf.index] = alloc.result
         if self.scratch:  # the code generator's temporary UB (docs/codegen.md), planned like any buffer

@@ -181,6 +181,14 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     sched = Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, wide), {},
                      block_dim_override=1 if one_core else 0,
                      scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide)
+    if one_core and not requested and multi_buffer > 1:
+        # Note: a whole-block step of rows does not fit with two copies of the loaded and stored buffers (a
+        # gather's source rows, 32 rows for a bool result); with one copy the work items may still spread over
+        # the cores, whose loads then overlap each other's compute instead of their own.
+        single = choose_tile(info, sizes, target, 1, max_tile_elems, tile_elems, row_pipeline)
+        if not single.block_dim_override:
+            single.io_copies = 1
+            return single
     if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info, uppers):
         return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
     return sched

@@ -24,3 +24,7 @@ def test_target_spec_restates_the_preset(name):
     assert target.ddr_bytes_per_cycle_per_core == chip.ddr_bpc_per_core
     assert target.ddr_bytes_per_cycle == chip.ddr_bpc_chip
     assert target.ub_to_gm_bytes_per_cycle == chip.ub_to_gm_bpc
+    assert target.gm_port_read_bytes_per_cycle == chip.l2_read_bpc
+    assert target.dma_peak_gib_s == chip.dma_peak_gib_s
+    assert target.dma_half_bytes == chip.dma_half_bytes
+    assert target.clock_mhz == chip.clock_mhz

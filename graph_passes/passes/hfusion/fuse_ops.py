@@ -40,6 +40,7 @@ from ...dialects.tensor import EmptyOp
 from ...ir.core import Block, Constant, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
+from ...target import module_target
 from .. import ModulePass, PassContext, register_pass
 
 
@@ -64,7 +65,7 @@ class FuseOps(ModulePass):
 
     def fuse_function(self, module: Operation, host: Operation, sizes: SizeVars, ctx: PassContext) -> None:
         block = host.body
-        graph = FusionGraph(list(block.ops), sizes, self.max_horizontal_fusion_size)
+        graph = FusionGraph(list(block.ops), sizes, self.max_horizontal_fusion_size, module_target(module))
         groups = graph.run() if self.fuse else graph.groups()
         minimum = 1 if self.outline_single_op else 2
         kernels: list[tuple[Group, list[Operation], list[Value]]] = []
