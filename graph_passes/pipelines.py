@@ -21,6 +21,10 @@ HFUSION_PREPARE = [
     # and rounds once (sum/prod, sigmoid/tanh/silu/gelu_tanh, floor/ceil). AscendNPU-IR runs LegalizeBF16 in its
     # pre-processing, after canonicalization and before decomposition and fusion, so the casts fuse into kernels.
     "hfusion-legalize-bf16",
+    # an i32/i64 sum of bools (or i8/i16 values) whose every partial sum is exact in f32 runs as an f32 sum and one
+    # cast (the vector unit reduces f16/f32 only; an integer sum is a scalar loop): a loss's count of non-ignored
+    # rows. Before legalize-casts, which composes the bool -> f32 cast it adds.
+    "hfusion-legalize-int-sums",
     # casts with no vconv (f16 <-> bf16, int -> bf16, i64 <-> f16 …) become exact sequences of casts that have one,
     # as AscendNPU-IR's NormalizeCastLoweringOp composes them (Normalize.cpp), but never by double rounding.
     "hfusion-legalize-casts",

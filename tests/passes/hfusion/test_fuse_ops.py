@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from graph_passes.analysis.fusion_groups import FusionGraph
 from graph_passes.ir.parser import parse_module
 
 from . import cases
+from torch_npu_backend.interpreter import interpret
+
 from .helpers import assert_same_values, run
 
 FUSE = "hfusion-fuse-ops"
@@ -169,3 +172,67 @@ def test_same_values(case):
 @pytest.mark.parametrize("case", ["CYCLE", "HORIZONTAL", "MISMATCHED_REDUCES"])
 def test_same_values_legality_cases(case):
     assert_same_values(globals()[case], FUSE, {})
+
+
+# cross_entropy after its log-softmax: per row the target's log-probability (a gather), the ignore_index masks; then
+# two sums of every row, divided. A kernel holding those sums has one work item (one core).
+LOSS = """module {
+  func.func @main(%logp: tensor<NxCxf32>, %t: tensor<Nx1xi64>) -> (tensor<f32>) {
+    %ignore = arith.constant {value = -100} : () -> i64
+    %ne = hfusion.compare %t, %ignore {predicate = "ne"} : (tensor<Nx1xi64>, i64) -> tensor<Nx1xi1>
+    %z = hfusion.fill {value = 0} : () -> tensor<i64>
+    %zb = hfusion.broadcast %z {dims = [0, 1]} : (tensor<i64>) -> tensor<Nx1xi64>
+    %w = hfusion.select %ne, %t, %zb : (tensor<Nx1xi1>, tensor<Nx1xi64>, tensor<Nx1xi64>) -> tensor<Nx1xi64>
+    %g = hfusion.gather %logp, %w {dim = 1} : (tensor<NxCxf32>, tensor<Nx1xi64>) -> tensor<Nx1xf32>
+    %n = hfusion.elemwise_unary %g {fun = "neg"} : (tensor<Nx1xf32>) -> tensor<Nx1xf32>
+    %f = hfusion.fill {value = 0.0} : () -> tensor<f32>
+    %fb = hfusion.broadcast %f {dims = [0, 1]} : (tensor<f32>) -> tensor<Nx1xf32>
+    %loss = hfusion.select %ne, %n, %fb : (tensor<Nx1xi1>, tensor<Nx1xf32>, tensor<Nx1xf32>) -> tensor<Nx1xf32>
+    %one = arith.constant {value = 1.0} : () -> f32
+    %zero = arith.constant {value = 0.0} : () -> f32
+    %cnt = hfusion.select %ne, %one, %zero : (tensor<Nx1xi1>, f32, f32) -> tensor<Nx1xf32>
+    %sc = hfusion.reduce %cnt {dims = [0, 1], kind = "sum"} : (tensor<Nx1xf32>) -> tensor<f32>
+    %sl = hfusion.reduce %loss {dims = [0, 1], kind = "sum"} : (tensor<Nx1xf32>) -> tensor<f32>
+    %d = hfusion.elemwise_binary %sl, %sc {fun = "div"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    func.return %d : tensor<f32>
+  }
+}
+"""
+
+
+def _loss(n: int, c: int) -> str:
+    return LOSS.replace("NxC", f"{n}x{c}").replace("Nx1", f"{n}x1")
+
+
+def test_per_row_work_stays_out_of_a_one_core_reduction():
+    """4096 rows of 512: merged, one core would read the whole 8 MB of log-probabilities (the gather loads whole
+    rows); apart, every core gathers its rows and the one-core kernel sums two [N] vectors."""
+    module, _ = run(_loss(4096, 512), FUSE)
+    per_row, sums = kernels(module)
+    ops = lambda k: {op.name for op in k.body.ops}  # noqa: E731
+    assert "hfusion.gather" in ops(per_row) and "hfusion.reduce" not in ops(per_row)
+    assert "hfusion.reduce" in ops(sums) and "hfusion.gather" not in ops(sums)
+    gen = torch.Generator().manual_seed(0)
+    args = [torch.randn(4096, 512, generator=gen), torch.randint(0, 512, (4096, 1), generator=gen)]
+    args[1][::3] = -100
+    torch.testing.assert_close(interpret(module, args), interpret(parse_module(_loss(4096, 512)), args))
+
+
+def test_small_loss_stays_one_kernel():
+    """8 rows of 8: the second kernel's fixed transfer latency costs more than one core moving 300 bytes."""
+    module, _ = run(_loss(8, 8), FUSE)
+    assert len(kernels(module)) == 1
+
+
+def test_one_core_saving_weighs_bytes_through_one_port():
+    module = parse_module(_loss(4096, 512))
+    main = module.lookup("main")
+    graph = FusionGraph(list(main.body.ops), module.size_vars())
+    by_name = {op.name: graph.group_of[op] for op in main.body.ops if op in graph.group_of}
+    gather, neg = by_name["hfusion.gather"], by_name["hfusion.elemwise_unary"]
+    graph.merge(gather, neg)
+    reduce_loss = graph.group_of[[op for op in main.body.ops if op.name == "hfusion.reduce"][1]]
+    select = graph.group_of[reduce_loss.ops[0].operands[0].op]
+    assert graph.score(select, reduce_loss) > 0  # a select of an [N] vector: cheaper merged
+    graph.merge(select, reduce_loss)
+    assert graph.score(gather, select) < 0  # the gather's 8 MB would move through one core's port
