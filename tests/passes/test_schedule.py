@@ -242,3 +242,40 @@ def test_pipelined_estimate_keeps_the_ddr_bound():
     stages.first, stages.second = free, free
     lock = kernel_time(info, plan, [2, 4096], TARGET, free)
     assert kernel_time(info, plan, [2, 4096], TARGET, free, stages) >= lock - 1e-6
+
+
+# A loss's per-row kernel: 512 rows of 1000 f32 log-probabilities gathered at each row's target, the mask returned as
+# bools (1 B a row: work items of whole 32-row steps). Two copies of 32 source rows (2 x 128 000 B) exceed UB.
+PER_ROW_GATHER = """module attributes {target = "ascend910b1"} {
+  func.func @main_fused_0(%t: tensor<512x1xi64>, %logp: tensor<512x1000xf32>, %out0: tensor<512x1xi8>,
+                          %out1: tensor<512x1xf32>) -> (tensor<512x1xi8>, tensor<512x1xf32>)
+      attributes {fusion_kind = "ANY_PB", kernel, output_args = [2, 3]} {
+    %ignore = arith.constant {value = -100} : () -> i64
+    %ne = hfusion.compare %t, %ignore {predicate = "ne"} : (tensor<512x1xi64>, i64) -> tensor<512x1xi1>
+    %one = arith.constant {value = 1.0} : () -> f16
+    %zero = arith.constant {value = 0.0} : () -> f16
+    %h = hfusion.select %ne, %one, %zero : (tensor<512x1xi1>, f16, f16) -> tensor<512x1xf16>
+    %b = hfusion.cast %h : (tensor<512x1xf16>) -> tensor<512x1xi8>
+    %z = hfusion.fill {value = 0} : () -> tensor<i64>
+    %zb = hfusion.broadcast %z {dims = [0, 1]} : (tensor<i64>) -> tensor<512x1xi64>
+    %w = hfusion.select %ne, %t, %zb : (tensor<512x1xi1>, tensor<512x1xi64>, tensor<512x1xi64>) -> tensor<512x1xi64>
+    %g = hfusion.gather %logp, %w {dim = 1} : (tensor<512x1000xf32>, tensor<512x1xi64>) -> tensor<512x1xf32>
+    %n = hfusion.elemwise_unary %g {fun = "neg"} : (tensor<512x1xf32>) -> tensor<512x1xf32>
+    func.return %b, %n : tensor<512x1xi8>, tensor<512x1xf32>
+  }
+}
+"""
+
+
+def test_one_copy_of_the_io_buffers_when_that_spreads_the_work_items():
+    from graph_passes.ir.parser import parse_module
+
+    m = parse_module(PER_ROW_GATHER)
+    kernel, sched, tiling, _ = schedule(m)
+    assert sched["multi_buffer"] == 1 and "block_dim" not in sched, sched  # not pinned to one core
+    assert sched["tile"][0] % 32 == 0 and tiling["block_dim"] == 512 // sched["tile"][0] > 1, (sched, tiling)
+    assert ub_bytes(m, kernel, sched) == sched["ub_bytes"] <= TARGET.ub_bytes
+    PassManager.from_pipeline("convert-to-hivm,hivm-mark-multi-buffer{depth=2}", verify=True).run(m)
+    allocs = [op for op in m.lookup("main_fused_0").walk() if op.name == "hivm.alloc" and "scratch" not in op.attributes]
+    loaded = [a for a in allocs if a.attributes.get("multi_buffer") is not None]
+    assert loaded and all(a.attributes["multi_buffer"] == 1 for a in loaded)
