@@ -26,7 +26,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..ir.core import Cube, Operation, Value
-from ..ir.sizes import SizeVars
+from ..ir.sizes import INF, SizeVars, as_expr
 from ..ir.types import ShapedType
 from ..target import TargetSpec, target_spec
 from .fusion_kind import IMPORTANT, FusionKind, OpPattern, group_kind, op_pattern
@@ -81,6 +81,20 @@ def value_bytes(v: Value, sizes: SizeVars) -> int:
         return 0
     lo = sizes.lower_bound(t.numel())
     return (lo if lo is not None else 0) * t.element_bytes
+
+
+LARGE_SYMBOL = 2**20  # an unbounded shape symbol, where the one-core weighing needs a size (see one_core_saving)
+
+
+def value_bytes_at_most(v: Value, sizes: SizeVars) -> int:
+    """Bytes of a tensor value at its symbols' upper bounds, an unbounded symbol taken as ``LARGE_SYMBOL`` (0 for
+    scalars)."""
+    t = v.type
+    if not isinstance(t, ShapedType):
+        return 0
+    numel = as_expr(t.numel())
+    at = {s: min(sizes.ranges.get(s.name, (1, INF))[1], LARGE_SYMBOL) for s in numel.free_symbols}
+    return int(numel.subs(at)) * t.element_bytes
 
 
 class FusionGraph:
@@ -156,7 +170,12 @@ class FusionGraph:
 
     def one_core_saving(self, serial: Group, par: Group) -> int:
         """Time saved by merging ``par`` into ``serial``, a group that runs on one core, in bytes through one
-        core's GM port (``gm_port_read_bytes_per_cycle``), sizes at the symbols' lower bounds; <= 0: keep apart.
+        core's GM port (``gm_port_read_bytes_per_cycle``); <= 0: keep apart.
+
+        Sizes at the symbols' upper bounds (:func:`value_bytes_at_most`), not the lower bounds the GM-bytes score
+        uses: a dynamic kernel must not be slow at the sizes it may see. Kept apart, it loses at most the extra
+        kernel's fixed latency at small sizes; merged, it loses in proportion to the size at large ones (dynamo
+        marks a batch dim dynamic after a second batch size, with the range [2, ∞)).
 
         Merged, the one core also moves what ``par`` alone reads (``own``) and writes for others (``out``).
         Apart, ``par`` is a kernel over every core moving its inputs, the values it takes from ``serial`` and its
@@ -170,7 +189,7 @@ class FusionGraph:
         here both reductions of a loss and the ops after them need the combined value, so keeping the per-row
         work apart is what gives it the cores.
         """
-        t, size = self.target, lambda vs: sum(value_bytes(v, self.sizes) for v in vs)
+        t, size = self.target, lambda vs: sum(value_bytes_at_most(v, self.sizes) for v in vs)
         serial_ops, par_ops = set(serial.ops), set(par.ops)
         par_in, serial_in = self._inputs(par), self._inputs(serial)
         own = [v for v in par_in if v not in serial_in and getattr(v, "op", None) not in serial_ops]

@@ -236,3 +236,15 @@ def test_one_core_saving_weighs_bytes_through_one_port():
     assert graph.score(select, reduce_loss) > 0  # a select of an [N] vector: cheaper merged
     graph.merge(select, reduce_loss)
     assert graph.score(gather, select) < 0  # the gather's 8 MB would move through one core's port
+
+
+def test_dynamic_rows_are_weighed_at_their_upper_bound():
+    """With rows s0 in [2, inf) the per-row part stays apart (at 2 rows a merge would be cheaper, but a dynamic
+    kernel must not be slow at the sizes it may see)."""
+    text = _loss(4096, 512).replace("4096x", "s0x").replace("module {",
+                                                           "module attributes {symbols = {s0 = [2, 9223372036854775807]}} {")
+    module, _ = run(text, FUSE)
+    assert len(kernels(module)) == 2
+    bounded = text.replace("9223372036854775807", "4")
+    module, _ = run(bounded, FUSE)
+    assert len(kernels(module)) == 1
