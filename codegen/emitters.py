@@ -30,7 +30,7 @@ EMITTERS = {
     "hivm.vbinary": on_scalar_pipe(vector_ops.emit_vbinary),
     "hivm.vcmp": on_scalar_pipe(mask_ops.emit_vcmp),
     "hivm.vsel": on_scalar_pipe(mask_ops.emit_vsel),
-    "hivm.vcast": vector_ops.emit_vcast,
+    "hivm.vcast": on_scalar_pipe(vector_ops.emit_vcast),
     "hivm.vbrc": on_scalar_pipe(broadcast.emit_vbrc),
     "hivm.vreduce": on_scalar_pipe(reduce.emit_vreduce),
     "hivm.vtranspose": transpose.emit_vtranspose,

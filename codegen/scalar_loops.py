@@ -288,7 +288,22 @@ def emit_varange(L, op) -> None:
     _nest(L, [L.index(v) for v in op.extents()], body)
 
 
-EMITTERS = {"hivm.vbinary": emit_vbinary, "hivm.vunary": emit_vunary, "hivm.vcmp": emit_vcmp,
+def emit_vcast(L, op) -> None:
+    """An i64 ↔ i32 cast of a column (graph_passes.dialects.hivm.is_column_int_cast): per element ``ld_ub`` in the
+    source type, ``st_ub`` in the destination type (wrapping to 32 bits, torch's int64 → int32 cast)."""
+    src_v, dst_v = op.buffers
+    src, dst = _ub(L, op, src_v), _ub(L, op, dst_v)
+    if sorted((src.dtype, dst.dtype)) != ["i32", "i64"]:
+        raise CodegenError(op, f"a scalar-loop cast is i64 <-> i32, got {src.dtype} -> {dst.dtype}")
+
+    def body(idx):
+        L.b.ld_ub(src.dtype, "a", _addr(src, idx))
+        L.b.st_ub(dst.dtype, "a", _addr(dst, idx))
+
+    _nest(L, _extents(L, op), body)
+
+
+EMITTERS = {"hivm.vcast": emit_vcast, "hivm.vbinary": emit_vbinary, "hivm.vunary": emit_vunary, "hivm.vcmp": emit_vcmp,
             "hivm.vsel": emit_vsel, "hivm.vfill": emit_vfill, "hivm.vbrc": emit_vbrc, "hivm.vreduce": emit_vreduce,
             "hivm.varange": emit_varange}
 

@@ -270,10 +270,26 @@ SCALAR_LOOP_DTYPES = ("i64",)  # element types the A2 vector unit cannot compute
 
 def lowers_to_scalar_loops(op: "HIVMOp") -> bool:
     """A vector op on i64 runs as a scalar loop over UB on the scalar unit (AscendNPU-IR's
-    ``ShouldLowerToScalarLoops.cpp``: an op whose element type is i64; casts are ``vconv``s and stay vector ops)."""
-    if isinstance(op, (VCastOp, VTransposeOp, VGatherOp, VIndexOp, VPermuteOp)):  # vconv has i64 forms; a transpose
-        return False  # moves bytes; a gather's i64 indices are split into words on the vector unit (docs/codegen.md)
+    ``ShouldLowerToScalarLoops.cpp``: an op whose element type is i64; casts are ``vconv``s and stay vector ops,
+    except an i64 ↔ i32 cast of a column, :func:`is_column_int_cast`)."""
+    if isinstance(op, VCastOp):
+        return is_column_int_cast(op)
+    if isinstance(op, (VTransposeOp, VGatherOp, VIndexOp, VPermuteOp)):  # a transpose moves bytes; a gather's i64
+        return False  # indices are split into words on the vector unit (docs/codegen.md)
     return any(isinstance(v.type, MemRefType) and v.type.dtype in SCALAR_LOOP_DTYPES for v in op.buffers)
+
+
+def is_column_int_cast(op: "HIVMOp") -> bool:
+    """An i64 ↔ i32 cast of a column (one element per row: last dim 1, some other dim above 1). ``vconv`` writes
+    whole 32-B rows per repeat, and the two columns' row pitches (their elements' sizes, or the padding of the
+    other operands of the kernel) need not be alike, so it runs as a scalar loop — one load and one wrapping store
+    per element, torch's cast — cheap for the column's few elements. Our choice: AscendNPU-IR keeps casts on the
+    vector unit."""
+    types = [v.type for v in op.buffers if isinstance(v.type, MemRefType)]
+    if sorted(t.dtype for t in types) != ["i32", "i64"]:
+        return False
+    shape = types[0].shape
+    return len(shape) > 1 and shape[-1] == 1 and any(d != 1 for d in shape[:-1])
 
 
 class VectorOp(HIVMOp):

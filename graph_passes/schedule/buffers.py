@@ -70,7 +70,10 @@ class Buffer:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
             shape[-1] = -(-shape[-1] // granule) * granule
         elif self.whole_repeats and self.mask:  # a column: pad its run of rows to whole repeats of any dtype (256
-            d = max(self.mask)                     # elements), the same shape for the mask and every operand
+            # elements), the same shape for the mask and every operand; the innermost spanned dim holding more than
+            # one element is padded, so that spanned dims of one element (a [R, 1] value in an [R, 1, C] domain)
+            # leave the run contiguous instead of spacing its rows 256 elements apart
+            d = max((k for k in self.mask if shape[k] > 1), default=max(self.mask))
             shape[d] = -(-shape[d] // REPEAT_BYTES) * REPEAT_BYTES
         return shape
 

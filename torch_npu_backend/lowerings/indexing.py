@@ -60,18 +60,35 @@ def embedding_dense_backward(ctx, grad_output, indices, num_weights, padding_idx
     n, d, vocab = idx.type.numel(), g.type.shape[-1], ctx.expr(num_weights)
     compute = opmath(out.dtype)
     g = ctx.cast(ctx.reshape(g, [n, d]), compute)
-    idx = ctx.cast(ctx.reshape(idx, [n]), "i64")
-    rows = ctx.emit(ArangeOp, [], TensorType((vocab,), "i64"), start=0, step=1)
-    nv = TensorType((n, vocab), "i64")
+    idx = _as_position(ctx, ctx.reshape(idx, [n]))
+    rows = ctx.emit(ArangeOp, [], TensorType((vocab,), "i32"), start=0, step=1)
+    nv = TensorType((n, vocab), "i32")
     hot = compare(ctx, "eq", _bcast(ctx, idx, nv, [1]), _bcast(ctx, rows, nv, [0]))
-    if padding_idx is not None and padding_idx >= 0:
-        keep = compare(ctx, "ne", idx, ctx.scalar(padding_idx, "i64"))
+    if padding_idx is not None and 0 <= padding_idx <= I32_MAX:
+        keep = compare(ctx, "ne", idx, ctx.scalar(padding_idx, "i32"))
         hot = binary(ctx, "logical_and", hot, _bcast(ctx, keep, nv.with_dtype("i1"), [1]))
     onehot = ctx.cast(hot, compute)
     res = ctx.emit(MatmulOp, [onehot, g], TensorType((vocab, d), compute), transpose_a=True, transpose_b=False)
     return ctx.cast(res, out.dtype)
 
 
+
+
+I32_MAX = 2**31 - 1
+
+
+def _as_position(ctx, idx):
+    """An integer index as i32 for comparing with the positions ``0..n-1`` of a dim: an i64 index is clamped to
+    ``[-1, 2^31-1]`` first (on the index tensor itself), so an index outside ``[0, n)`` still matches no position
+    and none wraps into range. The compare over the wide ``index × n`` domain then runs on the vector unit (i32
+    compares) instead of as an i64 scalar loop per element (docs/codegen.md, i64)."""
+    if idx.type.dtype == "i32":
+        return idx
+    shape = idx.type.shape
+    flat = ctx.reshape(idx, [idx.type.numel()])  # narrowed as one contiguous vector, whatever its layout
+    if flat.type.dtype == "i64":
+        flat = binary(ctx, "min", binary(ctx, "max", flat, ctx.scalar(-1, "i64")), ctx.scalar(I32_MAX, "i64"))
+    return ctx.reshape(ctx.cast(flat, "i32"), shape)
 
 
 def _bcast(ctx, v, out_type, dims):
@@ -92,9 +109,9 @@ def scatter_value(ctx, x, dim, index, value):
     if idx.type.rank != rank or any(idx.type.shape[i] != v.type.shape[i] for i in range(rank) if i != dim):
         raise ctx.error(f"index {idx.type} must match input {v.type} outside dim {dim}")
     c = v.type.shape[dim]
-    wide = TensorType(tuple(idx.type.shape) + (c,), "i64")  # [.., K (at dim), .., C (last)]
-    positions = ctx.emit(ArangeOp, [], TensorType((c,), "i64"), start=0, step=1)
-    hot = compare(ctx, "eq", _bcast(ctx, ctx.cast(idx, "i64"), wide, [rank]),
+    wide = TensorType(tuple(idx.type.shape) + (c,), "i32")  # [.., K (at dim), .., C (last)]
+    positions = ctx.emit(ArangeOp, [], TensorType((c,), "i32"), start=0, step=1)
+    hot = compare(ctx, "eq", _bcast(ctx, _as_position(ctx, idx), wide, [rank]),
                   _bcast(ctx, positions, wide, list(range(rank))))  # fmt: skip
     mask = ctx.emit(ReduceOp, [hot], TensorType(tuple(idx.type.shape[:dim] + idx.type.shape[dim + 1:]) + (c,), "i1"),
                     kind="any", dims=[dim])  # fmt: skip
