@@ -11,6 +11,9 @@ from .lowering import Buf
 from .vector import _fold, _static, column_bits, counted, flat_extent, flatten_alike, valid_rows
 from .vector_ops import _dtype, _ub, splat
 
+LANES_OF = {"bf16": "f16", "i32": "f32"}  # vsel moves these as lanes of the same width
+
+
 def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
     """Run ``body(row data addrs, row mask addr, n)`` per row (bit c of row r at byte r·pitch + c/8)."""
     shape = mask_buf.type.static_shape()
@@ -102,10 +105,11 @@ def emit_vsel(L, op) -> None:
     """A scalar true/false value is ``vdup``-ed into a 256-B scratch block read by every repeat (repeat stride 0).
 
     Note: vsel moves lanes without arithmetic, so bf16 selects as f16 lanes (AscendNPU-IR's LegalizeBF16 leaves
-    select in bf16 on A2/A3 for the same reason)."""
+    select in bf16 on A2/A3 for the same reason) and i32 as f32 lanes (CANN-INI lists vsel for f16/f32 only; the
+    lanes' bits are copied, whatever they encode)."""
     c_v, t_v, f_v, dst_v = op.buffers
     dst, cond = _ub(L, op, dst_v), _ub(L, op, c_v)
-    dtype = "f16" if dst.dtype == "bf16" else _dtype(op, dst.type, ("f16", "f32"))
+    dtype = LANES_OF.get(dst.dtype) or _dtype(op, dst.type, ("f16", "f32"))
     lanes = 256 // dst.es
     ext = [L.index(v) for v in op.indices]
     held = L.scratch_used

@@ -9,7 +9,8 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
                           dst and the vector-vector op (in place: a vdup'ed scratch block)
                           bitwise and/or/xor/not: vand/vor/vnot on i16 lanes over the bytes (codegen.bitwise)
     vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg; sigmoid, tanh, silu, gelu_tanh as
-                          in-place sequences on dst (COMPOSITE); floor/ceil as vconv f32->f32 with the round mode;
+                          in-place sequences on dst (COMPOSITE); floor/ceil/trunc as vconv f32->f32 with the round
+                          mode;
                           erf, gelu_erf, sin, cos, sign (and vbinary pow): codegen.math_ops, f32 temporaries in scratch
     vcast src, dst        vconv with the round mode
     vfill dst             vdup
@@ -232,6 +233,7 @@ COMPOSITE = {  # unary funs with no instruction: steps in place on dst ("x" = mu
                                                                 ("s", "muls", 0.5)],
     "floor": [("r", "floor")],
     "ceil": [("r", "ceil")],
+    "trunc": [("r", "trunc")],
 }
 
 
@@ -256,7 +258,7 @@ def _unary(L, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: b
     if fun in UNARY:
         return region(L, _vec(L, "v" + UNARY[fun], dtype, ["src", "dst"]), ops, ext, caps)
     steps = COMPOSITE[fun]
-    if fun in ("floor", "ceil") and dtype != "f32":
+    if fun in ("floor", "ceil", "trunc") and dtype != "f32":
         raise CodegenError(op, f"unary fun '{fun}' on {dtype}: the rounding vconv is f32 -> f32 only (CANN-INI); "
                                f"hfusion-legalize-bf16 widens f16/bf16 {fun} to f32")
     if dtype not in ("f16", "f32"):

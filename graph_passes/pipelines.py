@@ -17,6 +17,10 @@ from .ir.core import Operation
 HFUSION_PREPARE = [
     "canonicalize",  # fold identities and constants, drop dead ops
     "cse",  # merge identical pure ops
+    # floor/trunc division, remainder, fmod -> f32 quotient estimates with exact integer corrections, Dekker products
+    # for float fmod (NormalizeModOp, NormalizeDivSIandDivUIOp). Before legalize-bf16: the bf16 steps torch rounds
+    # one by one are then widened one by one.
+    "hfusion-decompose-divmod",
     # bf16 compute ops compute in f32 between casts (no bf16 vector math); so do the f16 ops torch computes in f32
     # and rounds once (sum/prod, sigmoid/tanh/silu/gelu_tanh, floor/ceil). AscendNPU-IR runs LegalizeBF16 in its
     # pre-processing, after canonicalization and before decomposition and fusion, so the casts fuse into kernels.

@@ -20,6 +20,7 @@ import sympy
 import torch
 import torch.nn.functional as F
 
+from graph_passes.dialects.hfusion import DIVMOD_FUNS
 from graph_passes.ir.core import Block, Operation, Terminator
 from graph_passes.ir.sizes import evaluate
 from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
@@ -302,7 +303,7 @@ _UNARY = {
     "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "relu": torch.relu, "gelu_erf": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
     "erf": torch.erf, "sin": torch.sin, "cos": torch.cos, "floor": torch.floor, "ceil": torch.ceil,
-    "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not, "sign": torch.sign,
+    "trunc": torch.trunc, "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not, "sign": torch.sign,
 }  # fmt: skip
 
 
@@ -343,7 +344,41 @@ _BINARY = {
 
 @rule("hfusion.elemwise_binary")
 def _binary(interp, op, a, b):
-    return _full_shape(interp, op, _BINARY[op.attributes["fun"]](a, b))
+    fun = op.attributes["fun"]
+    if fun in DIVMOD_FUNS:
+        return _division(fun, _full_shape(interp, op, a), _full_shape(interp, op, b))
+    return _full_shape(interp, op, _BINARY[fun](a, b))
+
+
+def _division(fun: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``fun`` (hfusion ``DIVMOD_FUNS``) on two tensors of one dtype, written out step by step so that no shape
+    picks another of eager's kernels (eager divides a half tensor by a one-element divisor in f32)."""
+    if a.is_floating_point():
+        if fun == "truncdiv":
+            return torch.trunc(a / b)
+        if fun == "remainder":
+            return torch.remainder(a, b)
+        mod = torch.fmod(a, b)
+        if fun == "fmod":
+            return mod
+        # ATen's div_floor_floating_vec, each step in the dtype
+        div = (a - mod) / b
+        div = torch.where((mod != 0) & ((b < 0) ^ (mod < 0)), div - 1, div)
+        floor = torch.floor(div)
+        floor = torch.where(div - floor > 0.5, floor + 1, floor)
+        basic = a / b
+        floor = torch.where(div == 0, torch.copysign(torch.zeros_like(basic), basic), floor)
+        return torch.where(b == 0, basic, floor)
+    nonzero = b != 0
+    safe = torch.where(nonzero, b, torch.ones_like(b))
+    floor = torch.div(a, safe, rounding_mode="floor")  # INT_MIN // -1 wraps to INT_MIN, as eager
+    rem = a - floor * safe
+    if fun in ("truncdiv", "fmod"):
+        toward_zero = (rem != 0) & ((a < 0) != (safe < 0))
+        floor, rem = torch.where(toward_zero, floor + 1, floor), torch.where(toward_zero, rem - safe, rem)
+    if fun in ("floordiv", "truncdiv"):
+        return torch.where(nonzero, floor, torch.zeros_like(floor))  # eager raises ZeroDivisionError
+    return torch.where(nonzero, rem, a)
 
 
 @rule("hfusion.elemwise_ternary")

@@ -7,7 +7,7 @@ implicit broadcast is a scalar operand (``f32``, ``i64`` …) of an elementwise 
 op                     meaning (``out`` is the result)
 =====================  ==========================================================================================
 elemwise_unary         out[i] = fun(x[i])
-elemwise_binary        out[i] = fun(a[i], b[i])
+elemwise_binary        out[i] = fun(a[i], b[i])                  (floordiv, truncdiv, remainder, fmod: see DIVMOD_FUNS)
 elemwise_ternary       out[i] = fun(a[i], b[i], c[i])            (fma: a*b+c; clamp: min(max(a, b), c))
 compare                out[i] = a[i] <predicate> b[i]              (i1)
 select                 out[i] = c[i] ? a[i] : b[i]
@@ -36,14 +36,28 @@ from ..ir.types import IndexType, ScalarType, TensorType
 
 UNARY_FUNS = (
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh",
-    "silu", "erf", "sin", "cos", "floor", "ceil", "logical_not", "bitwise_not", "sign",
+    "silu", "erf", "sin", "cos", "floor", "ceil", "trunc", "logical_not", "bitwise_not", "sign",
 )  # fmt: skip
 NOT_IN_PLACE_FUNS = ("silu", "gelu_tanh")
 """Unary funs whose vector sequence reads the source again after writing the destination (x · f(x)): their
 result never takes the operand's buffer (the schedule's buffer plan, hivm-plan-memory's in-place reuse)."""
+DIVMOD_FUNS = ("floordiv", "truncdiv", "remainder", "fmod")
+"""Rounding divisions, with torch's meaning in the result dtype (both operands have it):
+
+- ``floordiv`` = ``torch.div(a, b, rounding_mode="floor")``, ``truncdiv`` = ``rounding_mode="trunc"``,
+  ``remainder`` = ``torch.remainder`` (the sign of ``b``), ``fmod`` = ``torch.fmod`` (the sign of ``a``).
+- Floats: ATen's CPU kernels for two tensors (``div_floor_floating_vec``: fmod, then ``(a - mod) / b`` with its
+  fix-ups; ``trunc(a / b)``); for f16/bf16 every step of them rounds to the dtype, as eager's vectorized half
+  kernels do. (Eager computes a half division by a scalar in f32 and rounds once: the importer writes that as an
+  f32 op between casts.)
+- Integers: exact; ``INT_MIN // -1`` wraps to ``INT_MIN``. Division by zero, where eager raises
+  ZeroDivisionError, gives quotient 0 and remainder ``a`` (``a == q*b + r`` still holds; ``c10::div_floor_integer``
+  also returns 0).
+
+``hfusion-decompose-divmod`` rewrites them into ops the vector unit has."""
 BINARY_FUNS = (
     "add", "sub", "mul", "div", "max", "min", "pow", "logical_and", "logical_or", "logical_xor",
-    "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", *DIVMOD_FUNS,
 )  # fmt: skip
 TERNARY_FUNS = ("fma", "clamp")
 COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -110,6 +124,20 @@ class ElemwiseBinaryOp(ElementwiseBase):
     operand_names = ("lhs", "rhs")
     result_names = ("result",)
     attribute_schema = {"fun": StrAttr(BINARY_FUNS)}
+
+    def verify_dtypes(self, out: TensorType) -> None:
+        fun = self.attributes["fun"]
+        if fun not in DIVMOD_FUNS:
+            return
+        if out.dtype == "i1":
+            raise self.error(f"'{fun}' on i1: division rounds in a numeric dtype")
+        for i, v in enumerate(self.operands):
+            t = v.type
+            if isinstance(t, IndexType) and out.dtype.startswith("i"):
+                continue  # a size as an integer operand
+            if isinstance(t, IndexType) or t.dtype != out.dtype:
+                raise self.error(f"'{fun}' operand {i} has type {t}, the result {out.dtype}: the division rounds in "
+                                 f"one dtype (cast the operands first)")
 
 
 @register_op

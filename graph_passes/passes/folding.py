@@ -81,7 +81,7 @@ _UNARY = {
     "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x, "tanh": np.tanh,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "relu": lambda x: np.maximum(x, 0), "sin": np.sin, "cos": np.cos,
-    "floor": np.floor, "ceil": np.ceil, "logical_not": np.logical_not,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "logical_not": np.logical_not,
 }  # fmt: skip
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum,

@@ -25,7 +25,8 @@ from .buffers import REPEAT_BYTES, BufferPlan, row_fold_shape
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
 SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
-COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor": 1, "ceil": 1}
+COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor": 1, "ceil": 1,
+                   "trunc": 1}
 
 
 @dataclass

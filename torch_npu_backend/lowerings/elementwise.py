@@ -57,6 +57,58 @@ def div(ctx, a, b):
     return _arith(ctx, "div", a, b)  # true division: the result dtype (meta) is floating, operands are cast to it
 
 
+# -- rounding division ------------------------------------------------------------------------------------------
+
+ROUNDING_MODES = {"floor": "floordiv", "trunc": "truncdiv"}
+
+
+def _divides_by_scalar(ctx, b, out) -> bool:
+    """TensorIterator's ``is_scalar(2)``: the divisor is a number, a one-element tensor, or the result has one
+    element (every operand is then a scalar)."""
+    one = lambda shape: all(d == 1 for d in shape)  # noqa: E731
+    return not ctx.is_tensor(b) or one(ctx.meta(b).shape) or one(out.shape)
+
+
+def _rounding_division(ctx, fun: str, a, b):
+    """``fun`` (hfusion DIVMOD_FUNS) in the result dtype, as eager computes it (see the note below)."""
+    out = ctx.out_type()
+    if not (ctx.is_tensor(a) or ctx.is_tensor(b)):
+        raise ctx.error("both operands are scalars")
+    # Note: eager's floor and trunc division of a half/bf16 tensor by a scalar computes in f32 with the divisor's
+    # f32 value and rounds once (div_floor_kernel / div_trunc_kernel, the reduced-float is_scalar(2) path); with a
+    # tensor divisor every step rounds to the dtype (Vectorized<Half>), the meaning of the f16/bf16 op itself.
+    # remainder and fmod have no such path: eager converts a scalar to the dtype.
+    compute = out.dtype
+    if out.dtype in ("f16", "bf16") and fun in ROUNDING_MODES.values() and _divides_by_scalar(ctx, b, out):
+        compute = "f32"
+    lhs, rhs = ctx.operand(a, compute, out.shape), ctx.operand(b, compute, out.shape)
+    return ctx.cast(ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out.with_dtype(compute), fun=fun), out.dtype)
+
+
+@register_lowering(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def div_mode(ctx, a, b, *, rounding_mode=None):
+    if rounding_mode is None:
+        return div(ctx, a, b)
+    if rounding_mode not in ROUNDING_MODES:
+        raise ctx.error(f"rounding_mode={rounding_mode!r} (floor, trunc or None)")
+    return _rounding_division(ctx, ROUNDING_MODES[rounding_mode], a, b)
+
+
+@register_lowering(aten.floor_divide.default, aten.floor_divide.Scalar)
+def floor_divide(ctx, a, b):
+    return _rounding_division(ctx, "floordiv", a, b)
+
+
+@register_lowering(aten.remainder.Tensor, aten.remainder.Scalar, aten.remainder.Scalar_Tensor)
+def remainder(ctx, a, b):
+    return _rounding_division(ctx, "remainder", a, b)
+
+
+@register_lowering(aten.fmod.Tensor, aten.fmod.Scalar)
+def fmod(ctx, a, b):
+    return _rounding_division(ctx, "fmod", a, b)
+
+
 @register_lowering(aten.maximum.default)
 def maximum(ctx, a, b):
     return _arith(ctx, "max", a, b)
@@ -170,7 +222,7 @@ UNARY_ATEN = {
     "sqrt": aten.sqrt.default, "rsqrt": aten.rsqrt.default, "reciprocal": aten.reciprocal.default,
     "tanh": aten.tanh.default, "sigmoid": aten.sigmoid.default, "relu": aten.relu.default, "erf": aten.erf.default,
     "sin": aten.sin.default, "cos": aten.cos.default, "floor": aten.floor.default, "ceil": aten.ceil.default,
-    "silu": aten.silu.default, "bitwise_not": aten.bitwise_not.default, "sign": aten.sign.default,
+    "trunc": aten.trunc.default, "silu": aten.silu.default, "bitwise_not": aten.bitwise_not.default, "sign": aten.sign.default,
 }  # fmt: skip
 """hfusion unary ``fun`` → the aten op it lowers (one op each)."""
 

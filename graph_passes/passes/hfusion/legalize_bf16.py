@@ -22,7 +22,7 @@ vector unit would round every step in f16:
 - ``elemwise_unary`` ``sigmoid``, ``tanh``, ``silu``, ``gelu_tanh``: torch converts half to float, evaluates the
   formula and rounds once; the composite vector sequences (codegen ``COMPOSITE``) in f16 round every step (gelu's
   tanh form was 0.0014 off eager);
-- ``elemwise_unary`` ``floor``, ``ceil``: the vconv that rounds to an integral float exists only f32 -> f32
+- ``elemwise_unary`` ``floor``, ``ceil``, ``trunc``: the vconv that rounds to an integral float exists only f32 -> f32
   (CANN-INI); widening f16 to f32 and narrowing the integral result back are both exact.
 
 Left alone (pure data movement, exact on bf16 bits, or not vector
@@ -57,7 +57,7 @@ def _dtype(v) -> str | None:
 
 
 F16_IN_F32_REDUCE = ("sum", "prod")
-F16_IN_F32_UNARY = ("sigmoid", "tanh", "silu", "gelu_tanh", "floor", "ceil")
+F16_IN_F32_UNARY = ("sigmoid", "tanh", "silu", "gelu_tanh", "floor", "ceil", "trunc")
 
 
 def _narrow_dtype(op: Operation) -> str | None:

@@ -1,7 +1,7 @@
 """``hivm-plan-memory``: give every local buffer a byte offset in its scope (after AscendNPU-IR's PlanMemory).
 
 1. In-place reuse: an elementwise vector op may write its result into an input buffer whose last use it is
-   (same scope, shape and element size, both plain single-copy buffers whose values live only in this block;
+   (same scope, shape and element type, both plain single-copy buffers whose values live only in this block;
    not a unary fun of ``NOT_IN_PLACE_FUNS``, whose sequence reads the source after writing dst);
    the op's ``dst`` becomes that input and the dead alloc is dropped.
 2. Lifetimes (:mod:`graph_passes.analysis.liveness`): first to last use; a use inside a loop keeps the buffer live
@@ -116,8 +116,8 @@ def _try_inplace(op: Operation) -> bool:
         if src is None or src is dst:
             continue
         ts, td = src_v.type, dst_v.type
-        if ts.scope != td.scope or ts.shape != td.shape or ts.element_bytes != td.element_bytes:
-            continue
+        if ts.scope != td.scope or ts.shape != td.shape or ts.dtype != td.dtype:
+            continue  # one element type: later readers of the shared buffer see its type (an f32 -> i32 cast stays apart)
         if not _block_local(src, block, None):
             continue
         if any(block.ops.index(u) > here for u in src_v.users):
