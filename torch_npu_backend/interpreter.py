@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from typing import Callable
 
+import numpy as np
 import sympy
 import torch
 import torch.nn.functional as F
@@ -358,10 +359,14 @@ def _division(fun: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             return torch.trunc(a / b)
         if fun == "remainder":
             return torch.remainder(a, b)
-        mod = torch.fmod(a, b)
         if fun == "fmod":
-            return mod
-        # ATen's div_floor_floating_vec, each step in the dtype
+            return torch.fmod(a, b)
+        if a.dtype == torch.float32:
+            return torch.div(a, b, rounding_mode="floor")
+        # ATen's div_floor_floating_vec, each step in the dtype, from C's exact fmod (as its Sleef fmod; torch.fmod's
+        # vector loop gives NaN where a/b overflows f32)
+        with np.errstate(invalid="ignore"):
+            mod = torch.from_numpy(np.fmod(a.float().numpy(), b.float().numpy())).to(a.dtype)
         div = (a - mod) / b
         div = torch.where((mod != 0) & ((b < 0) ^ (mod < 0)), div - 1, div)
         floor = torch.floor(div)

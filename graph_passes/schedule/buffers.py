@@ -54,6 +54,8 @@ class Buffer:
     role: str = "value"  # "value" | "partial"
     fixed: dict = field(default_factory=dict)  # domain dim -> extent independent of the tile (a gathered row)
     whole_repeats: bool = False  # an operand of a column-mask compare/select: rows padded to 256 elements
+    lanes: int = 1  # an operand of a compare/select along the last dim: rows longer than this many elements are
+    #                 padded to whole repeats of it (codegen issues the last vcmp/vsel over whole repeats)
 
     def depth(self, multi_buffer: int, whole=()) -> int:
         """Copies: the multi-buffer depth when a DMA in the work-item loop feeds or drains it; one for a loaded
@@ -69,6 +71,8 @@ class Buffer:
         if rank and (rank - 1) in self.mask:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
             shape[-1] = -(-shape[-1] // granule) * granule
+            if shape[-1] > self.lanes:
+                shape[-1] = -(-shape[-1] // self.lanes) * self.lanes
         elif self.whole_repeats and self.mask:  # a column: pad its run of rows to whole repeats of any dtype (256
             # elements), the same shape for the mask and every operand; the innermost spanned dim holding more than
             # one element is padded, so that spanned dims of one element (a [R, 1] value in an [R, 1, C] domain)
@@ -359,6 +363,13 @@ def _reuse_candidates(op) -> list[Value]:
 MASK_OPS = ("hfusion.compare", "hfusion.select", "hfusion.elemwise_binary", "hfusion.elemwise_unary")
 
 
+def mask_op_lanes(op) -> int:
+    """Elements per repeat of a compare's data operands or a select's result (codegen.mask_ops): its last
+    instruction covers whole repeats, so its mask and data buffers hold whole repeats once longer than one."""
+    data = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, TensorType) and v.type.dtype != "i1"]
+    return REPEAT_BYTES // max((DTYPE_BYTES[v.type.dtype] for v in data), default=1)
+
+
 def is_column_mask_op(info: KernelInfo, op) -> bool:
     """A compare, select or bitwise op on an i1 *column* mask (spanning dims above the last only, a bit per row).
     Codegen treats such a mask and its operands as one run of elements (a bit string over the rows); an instruction
@@ -477,6 +488,11 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             for v in list(op.operands) + list(op.results):
                 if v in of_value:
                     of_value[v].whole_repeats = True
+        elif op.name in ("hfusion.compare", "hfusion.select"):
+            lanes = mask_op_lanes(op)
+            for v in list(op.operands) + list(op.results):
+                if v in of_value:
+                    of_value[v].lanes = max(of_value[v].lanes, lanes)
     ops = [op for op in info.ops
            if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
     return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers))

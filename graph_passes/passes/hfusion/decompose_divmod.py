@@ -220,8 +220,9 @@ def _split(e: _Emit, x):
     return hi, e.bin("sub", x, hi, "f32")
 
 
-def exact_fmod(e: _Emit, a, b):
-    """fmod(a, b) of f32 values: exact while |a/b| < 2^24 (module docstring)."""
+def exact_fmod(e: _Emit, a, b, nan_at_zero: bool = True):
+    """fmod(a, b) of f32 values: exact while |a/b| < 2^24 (module docstring). Without ``nan_at_zero`` the value
+    where b = 0 is left unspecified (floor division selects a/b there)."""
     f = "f32"
     q = e.bin("div", a, b, f)
     t = e.un("trunc", q, f)
@@ -244,7 +245,7 @@ def exact_fmod(e: _Emit, a, b):
     r = e.sel(e.cmp("ge", e.un("abs", q, f), K(EXACT_QUOTIENT, f)), signed_zero, r, f)  # out of range (docstring)
     r = e.sel(e.cmp("lt", e.un("abs", a, f), abs_b), a, r, f)  # fmod(a, ±inf) = a
     r = e.sel(e.cmp("eq", r, K(0.0, f)), signed_zero, r, f)
-    return e.sel(e.cmp("eq", b, K(0.0, f)), K(float("nan"), f), r, f)
+    return e.sel(e.cmp("eq", b, K(0.0, f)), K(float("nan"), f), r, f) if nan_at_zero else r
 
 
 def remainder_from_fmod(e: _Emit, mod, b):
@@ -272,7 +273,7 @@ def float_division(e: _Emit, fun: str, a, b, dtype: str):
     if fun == "truncdiv":
         return e.un("trunc", e.bin("div", a, b, dtype), dtype)
     wide_b = e.cast(b, "f32")
-    mod = exact_fmod(e, e.cast(a, "f32"), wide_b)
+    mod = exact_fmod(e, e.cast(a, "f32"), wide_b, nan_at_zero=fun != "floordiv")
     if fun == "fmod":
         return e.cast(mod, dtype)
     if fun == "remainder":
