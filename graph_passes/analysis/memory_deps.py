@@ -32,9 +32,15 @@ class Access:
     pipe: str
 
 
-def accesses(op: Operation) -> list[Access]:
-    """The buffer accesses of a HIVM pipe op, with the pipe each runs on."""
-    return [Access(resolve(v), write, pipe) for pipe, v, write in op.pipe_accesses()]
+def accesses(op: Operation, cache: dict | None = None) -> list[Access]:
+    """The buffer accesses of a HIVM pipe op, with the pipe each runs on. ``cache`` (a dict the caller keeps while
+    the IR does not change) remembers them per op: hivm-inject-sync asks about every pair of ops."""
+    if cache is not None and id(op) in cache:
+        return cache[id(op)]
+    out = [Access(resolve(v), write, pipe) for pipe, v, write in op.pipe_accesses()]
+    if cache is not None:
+        cache[id(op)] = out
+    return out
 
 
 def copy_region(c: Copy) -> tuple[object, float, float]:
@@ -49,19 +55,28 @@ def copy_region(c: Copy) -> tuple[object, float, float]:
     return ("copy", id(c.alloc), c.index), 0, size
 
 
-def _overlap(a: Copy, b: Copy) -> bool:
-    sa, la, ha = copy_region(a)
-    sb, lb, hb = copy_region(b)
-    return sa == sb and la < hb and lb < ha
+def _regions(ref: BufferRef, cache: dict | None) -> list:
+    """The :func:`copy_region` of each copy of ``ref`` (remembered in ``cache`` per ref, see :func:`accesses`)."""
+    if cache is None:
+        return [copy_region(c) for c in ref.copies]
+    key = ("regions", id(ref))
+    if key not in cache:
+        cache[key] = [copy_region(c) for c in ref.copies]
+    return cache[key]
 
 
-def _refs_overlap(a: BufferRef, b: BufferRef, shift: int | None) -> bool:
+def _overlap(ra, rb) -> bool:
+    return ra[0] == rb[0] and ra[1] < rb[2] and rb[1] < ra[2]
+
+
+def _refs_overlap(a: BufferRef, b: BufferRef, shift: int | None, cache: dict | None = None) -> bool:
     """Whether ``a`` in iteration j and ``b`` in iteration j + shift may overlap (shift None: any iterations)."""
+    ra, rb = _regions(a, cache), _regions(b, cache)
     if shift is None or a.loop is None or a.loop is not b.loop:
-        return any(_overlap(x, y) for x in a.copies for y in b.copies)
-    na, nb = len(a.copies), len(b.copies)
+        return any(_overlap(x, y) for x in ra for y in rb)
+    na, nb = len(ra), len(rb)
     period = na * nb // math.gcd(na, nb)
-    return any(_overlap(a.copies[j % na], b.copies[(j + shift) % nb]) for j in range(period))
+    return any(_overlap(ra[j % na], rb[(j + shift) % nb]) for j in range(period))
 
 
 def _shift_for(ref_loop: Operation | None, src: Operation, dst: Operation, carried, distance: int) -> int | None:
@@ -78,40 +93,41 @@ def _shift_for(ref_loop: Operation | None, src: Operation, dst: Operation, carri
     return 0 if ref_loop.is_ancestor_of(carried) else None
 
 
-def conflicts(src: Operation, dst: Operation, carried: Operation | None = None, distance: int = 0) -> set:
+def conflicts(src: Operation, dst: Operation, carried: Operation | None = None, distance: int = 0,
+              cache: dict | None = None) -> set:
     """The (pipe of ``src``, pipe of ``dst``) pairs on which ``dst`` must wait for ``src`` (RAW, WAR or WAW on
     overlapping bytes); empty when independent.
 
     ``carried`` None: both in the same iteration of every loop around both. Else ``src`` runs in iteration ``i``
     and ``dst`` in iteration ``i + distance`` of ``carried`` (same iteration of loops around ``carried``)."""
     out = set()
-    for a in accesses(src):
-        for b in accesses(dst):
+    for a in accesses(src, cache):
+        for b in accesses(dst, cache):
             if not (a.write or b.write) or (a.pipe, b.pipe) in out:
                 continue
             shift = _shift_for(a.ref.loop, src, dst, carried, distance)
             if a.ref.loop is not b.ref.loop:
                 shift = None
-            if _refs_overlap(a.ref, b.ref, shift):
+            if _refs_overlap(a.ref, b.ref, shift, cache):
                 out.add((a.pipe, b.pipe))
     return out
 
 
-def rotation_period(op: Operation, loop: Operation) -> int:
+def rotation_period(op: Operation, loop: Operation, cache: dict | None = None) -> int:
     """The least common multiple of the copy counts of ``op``'s buffers that rotate over ``loop`` (1 if none)."""
     period = 1
-    for a in accesses(op):
+    for a in accesses(op, cache):
         if a.ref.loop is loop:
             n = len(a.ref.copies)
             period = period * n // math.gcd(period, n)
     return period
 
 
-def carried_distances(src: Operation, dst: Operation, loop: Operation, limit: int) -> dict:
+def carried_distances(src: Operation, dst: Operation, loop: Operation, limit: int, cache: dict | None = None) -> dict:
     """Per conflicting pipe pair, the least d in 1..limit such that ``dst`` in iteration i + d conflicts with ``src``
     in iteration i on that pair."""
     out: dict = {}
     for d in range(1, limit + 1):
-        for pair in conflicts(src, dst, loop, d):
+        for pair in conflicts(src, dst, loop, d, cache):
             out.setdefault(pair, d)
     return out

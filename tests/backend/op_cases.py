@@ -41,6 +41,22 @@ def ints(*shape, hi=10, dtype=torch.int64, gen=None):
     return torch.randint(0, hi, shape, generator=gen).to(dtype)
 
 
+def nonzero(*shape, dtype=torch.float32, gen=None, grad=True):
+    """Divisors: magnitudes in [0.5, 2], either sign."""
+    sign = torch.randint(0, 2, shape, generator=gen) * 2 - 1
+    t = ((torch.rand(*shape, generator=gen) * 1.5 + 0.5) * sign).to(dtype)
+    return t.requires_grad_(grad and dtype.is_floating_point)
+
+
+def int_division_operands(dtype):
+    """Dividends in [-100, 100), divisors in ±[1, 7] (eager raises on a zero divisor)."""
+    def make(f, g):
+        return [torch.randint(-100, 100, (3, 8), generator=g).to(dtype),
+                (torch.randint(1, 8, (3, 8), generator=g) * (torch.randint(0, 2, (3, 8), generator=g) * 2 - 1)).to(dtype)]
+
+    return make
+
+
 def bools(*shape, gen=None):
     return torch.rand(*shape, generator=gen) > 0.5
 
@@ -101,7 +117,20 @@ CASES: list[Case] = [
     _unary_case("silu", lambda x: F.silu(x)),
     _unary_case("erf", lambda x: torch.erf(x)),
     _unary_case("sin_cos", lambda x: torch.sin(x) * torch.cos(x)),
-    _unary_case("floor_ceil", lambda x: torch.floor(x) + torch.ceil(x * 2), backward=False),
+    _unary_case("floor_ceil_trunc", lambda x: torch.floor(x) + torch.ceil(x * 2) + torch.trunc(x * 3), backward=False),
+    # -- rounding division ---------------------------------------------------------------------------------
+    # floor_divide and a remainder of a scalar by a tensor have no derivative (torch): inputs without grad
+    Case("rounding_division", lambda x, y: (x // y, torch.div(x, y, rounding_mode="trunc"), x // 0.3, 1.5 // y,
+                                            aten.div.Scalar_mode(x, -0.7, rounding_mode="trunc"), 1.5 % y),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-5, hi=5, grad=False), nonzero(3, 8, dtype=f, gen=g, grad=False)],
+         backward=False),
+    # the backward divides too: d(x % y)/dy = -(x // y), d fmod(x, y)/dy = -trunc(x / y)
+    Case("remainder_fmod", lambda x, y: x % y + torch.fmod(x, y) * 2 + x % 0.7 + torch.fmod(x, -0.3),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-5, hi=5), nonzero(3, 8, dtype=f, gen=g)]),
+    *[Case(name, lambda a, b: (a // b, torch.div(a, b, rounding_mode="trunc"), a % b, torch.fmod(a, b), (a * 3) // 4,
+                               a % -3, 7 // b, torch.fmod(a, 5)),
+           int_division_operands(dtype), backward=False, floats=False)
+      for name, dtype in (("int64_division", torch.int64), ("int32_division", torch.int32))],
     # -- comparisons, select, logic, bitwise ---------------------------------------------------------------
     Case("compare_tensor", lambda x, y: (x < y, x <= y, x > y, x >= y, x == y, x != y), _xy, backward=False),
     Case("compare_scalar", lambda x: (x < 0.5, x <= 0, x > 0.1, x >= -1, x == 1.0, x != 0), _x, backward=False),

@@ -85,18 +85,13 @@ def _rounding_division(ctx, fun: str, a, b):
     return ctx.cast(ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out.with_dtype(compute), fun=fun), out.dtype)
 
 
-@register_lowering(aten.div.Tensor_mode, aten.div.Scalar_mode)
-def div_mode(ctx, a, b, *, rounding_mode=None):
+@register_lowering(aten.div.Tensor_mode, aten.div.Scalar_mode)  # floor_divide reaches us as div.Tensor_mode (core-aten
+def div_mode(ctx, a, b, *, rounding_mode=None):                 # decomposition; it has no derivative of its own)
     if rounding_mode is None:
         return div(ctx, a, b)
     if rounding_mode not in ROUNDING_MODES:
         raise ctx.error(f"rounding_mode={rounding_mode!r} (floor, trunc or None)")
     return _rounding_division(ctx, ROUNDING_MODES[rounding_mode], a, b)
-
-
-@register_lowering(aten.floor_divide.default, aten.floor_divide.Scalar)
-def floor_divide(ctx, a, b):
-    return _rounding_division(ctx, "floordiv", a, b)
 
 
 @register_lowering(aten.remainder.Tensor, aten.remainder.Scalar, aten.remainder.Scalar_Tensor)

@@ -204,17 +204,17 @@ class _KernelSync:
 
     def _dependences(self) -> list[_Dep]:
         """Forward dependences (same iteration), then loop-carried ones (``b`` in a later iteration of a loop)."""
-        deps = []
+        deps, cache = [], {}  # the IR does not change while the dependences are collected
         for j, b in enumerate(self.ops):
             for a in self.ops[:j]:
-                for pa, pb in sorted(conflicts(a, b)):
+                for pa, pb in sorted(conflicts(a, b, cache=cache)):
                     deps.append(_Dep(a, b, pa, pb, *_anchors(a, b, self.func)))
         for loop in [op for op in self.func.walk() if op.name == "scf.for"]:
             inside = [op for op in self.ops if loop.is_ancestor_of(op)]
             period = self._loop_rotation(loop)
             for a in inside:
                 for b in inside:
-                    for (pa, pb), d in sorted(carried_distances(a, b, loop, period).items()):
+                    for (pa, pb), d in sorted(carried_distances(a, b, loop, period, cache).items()):
                         body = loop.body
                         deps.append(_Dep(a, b, pa, pb, body, self._anc(a, body), self._anc(b, body), loop, d))
         return deps
