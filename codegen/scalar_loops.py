@@ -14,7 +14,8 @@ one of the low half, which the vector unit's signed-only integer compares cannot
 loop is exact for every op with one rule, as AscendNPU-IR does on A2.
 
     vbinary a, b, dst      dst[i] = a[i] op b[i]   add sub mul max min bitwise_and/or, xor = (a|b) - (a&b) (a scalar operand:
-                           one dmov before the loop); div/rem are errors (torch's floor/trunc rules not lowered)
+                           one dmov before the loop); no division: hfusion-decompose-divmod builds it from f32
+                           estimates (vconv) and these ops
     vunary src, dst        neg, abs (wrapping: abs(INT64_MIN) = INT64_MIN, as torch), bitwise_not = -a - 1,
                            sign = (a > 0) - (a < 0)
     vcmp a, b, dst(i1)     packed bits as vcmp writes them (bit c of row r at byte r·pitch + c/8): per byte, up to 8
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext as _nothing
 
+from graph_passes.dialects.hfusion import DIVMOD_FUNS
 from graph_passes.ir.types import MemRefType
 from simulator.expr import Expr, Imm
 
@@ -122,8 +124,8 @@ def emit_vbinary(L, op) -> None:
     a_v, b_v, dst_v = op.buffers
     fun = op.attributes["fun"]
     if fun not in BINARY and fun != "bitwise_xor":
-        why = ("torch's floor/trunc division rules for int64 are not lowered" if fun in ("div", "rem", "floordiv")
-               else "no scalar instruction for it")
+        why = ("the scalar unit has no divide: hfusion-decompose-divmod rewrites divisions before fusion"
+               if fun in ("div", *DIVMOD_FUNS) else "no scalar instruction for it")
         raise CodegenError(op, f"i64 '{fun}' in a scalar loop: {why}")
     dst = _i64(L, op, dst_v)
     la, lb = _source(L, op, a_v, "a"), _source(L, op, b_v, "b")

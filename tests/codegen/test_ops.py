@@ -56,6 +56,22 @@ def test_compare_select(dt, n):
     np.testing.assert_array_equal(outs["o"], np.maximum(x, y))
 
 
+@pytest.mark.parametrize("n", [100, 4096])
+def test_select_i32_moves_bits(n):
+    """i32 selects as f32 lanes (vsel is f16/f32 only): every bit pattern survives, those that are NaNs as floats
+    (0x7fc00001, 0x7f800001, -1) included."""
+    bufs = {"x": "i32", "y": "i32", "m": "i1", "o": "i32"}
+    body = [op("hivm.vcmp", ["%u_x", "%u_y", "%u_m"], '{predicate = "gt"}', bufs),
+            op("hivm.vsel", ["%u_m", "%u_x", "%u_y", "%u_o"], "", bufs)]
+    rng = np.random.default_rng(n)
+    x, y = (rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32) for _ in range(2))
+    x[:3] = [0x7FC00001, 0x7F800001, -1]
+    y[:3] = x[:3] - 1
+    outs, ck = run(bufs, body, ["o"], ["x", "y"], {"x": x, "y": y}, n)
+    np.testing.assert_array_equal(outs["o"], np.maximum(x, y))
+    assert "vsel dtype=f32" in ck.assembly()
+
+
 @pytest.mark.parametrize("fun,ref", [("add", lambda x, s: x + s), ("sub", lambda x, s: x - s),
                                      ("mul", lambda x, s: x * s), ("div", lambda x, s: x / s),
                                      ("max", lambda x, s: np.maximum(x, s))])
