@@ -133,9 +133,9 @@ class ElemwiseBinaryOp(ElementwiseBase):
             raise self.error(f"'{fun}' on i1: division rounds in a numeric dtype")
         for i, v in enumerate(self.operands):
             t = v.type
-            if isinstance(t, IndexType) and out.dtype.startswith("i"):
-                continue  # a size as an integer operand
-            if isinstance(t, IndexType) or t.dtype != out.dtype:
+            if isinstance(t, IndexType):
+                continue  # a size (an integer, converted to the result dtype as every elementwise op converts it)
+            if t.dtype != out.dtype:
                 raise self.error(f"'{fun}' operand {i} has type {t}, the result {out.dtype}: the division rounds in "
                                  f"one dtype (cast the operands first)")
 

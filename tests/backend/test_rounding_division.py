@@ -86,3 +86,18 @@ def test_float_quotient_past_two_to_the_24():
     assert ((floor.double() - eager.double()).abs() <= eager.double().abs() * 2**-23).all()
     assert floor[0].item() == -22270682.0 and eager[0].item() == -22270684.0  # the exact floor is -22270682
     assert (rem == 0).all() and ((a % b).abs() < b.abs()).all()
+
+
+def test_divisor_is_a_dynamic_size():
+    """``x // x.shape[0]`` with dynamic shapes: the divisor is an index value at run time; one compile, two sizes."""
+    def fn(x):
+        return x // x.shape[0], torch.fmod(x, x.shape[1]), x.long() % x.shape[0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    for n in (3, 5):
+        x = torch.randn(n, 7) * 100
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(x)
+        assert all(r.executed == "simulator" for r in prof.records)
+        assert all(torch.equal(g, e) for g, e in zip(got, fn(x)))

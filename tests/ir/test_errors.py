@@ -33,6 +33,9 @@ def _verify_text(body: str):
          "hfusion.elemwise_binary", "operand 1 shape [16] differs from result shape [s0, 16]"),
         ("    %0 = hfusion.broadcast %y {dims = [0]} : (tensor<16xf32>) -> tensor<s0x8xf32>\n",
          "hfusion.broadcast", "does not match result"),
+        # a rounding division rounds in one dtype
+        ('    %0 = hfusion.elemwise_binary %x, %x {fun = "floordiv"} : (tensor<s0x16xf32>, tensor<s0x16xf32>) -> tensor<s0x16xi32>\n',
+         "hfusion.elemwise_binary", "'floordiv' operand 0 has type tensor<s0x16xf32>, the result i32"),
         # undeclared shape symbol
         ("    %0 = tensor.empty : () -> tensor<s9x16xf32>\n", "builtin.module", "undeclared shape symbol(s) s9"),
     ],
