@@ -22,7 +22,7 @@ HFUSION_PREPARE = [
     # one by one are then widened one by one.
     "hfusion-decompose-divmod",
     # bf16 compute ops compute in f32 between casts (no bf16 vector math); so do the f16 ops torch computes in f32
-    # and rounds once (sum/prod, sigmoid/tanh/silu/gelu_tanh, floor/ceil). AscendNPU-IR runs LegalizeBF16 in its
+    # and rounds once (sum/prod, sigmoid/tanh/silu/gelu_tanh, floor/ceil/trunc). AscendNPU-IR runs LegalizeBF16 in its
     # pre-processing, after canonicalization and before decomposition and fusion, so the casts fuse into kernels.
     "hfusion-legalize-bf16",
     # an i32/i64 sum of bools (or i8/i16 values) whose every partial sum is exact in f32 runs as an f32 sum and one
