@@ -60,15 +60,16 @@ def test_float_special_values(dtype):
 
 def test_half_rounding_follows_eager():
     """Large f16 quotients, where rounding matters: with a tensor divisor eager rounds every step of its formula
-    to half, with a scalar or one-element divisor it computes in f32 and rounds once; the compiled kernels do the
-    same."""
+    to half, with a scalar, one-element or expanded divisor it computes in f32 and rounds once; the compiled kernels
+    do the same."""
     gen = torch.Generator().manual_seed(0)
     a = (torch.randn(4, 96, generator=gen) * 1000).half()
     b = (torch.randn(96, generator=gen) * 0.37).half()
     one = (torch.randn(1, generator=gen) * 0.37).half()
 
     def fn(a, b, one):
-        return a // b, a // 0.37, a // one, torch.div(a, one, rounding_mode="trunc"), 7 // b, a % 0.37, a % b
+        return a // b, a // 0.37, a // one, torch.div(a, one, rounding_mode="trunc"), 7 // b, a % 0.37, a % b, \
+            a // one.expand(4, 96)  # an expanded divisor has stride 0 everywhere: eager's scalar path too
 
     got, expected = _simulated(fn, a, b, one), fn(a, b, one)
     per_step = torch.div(a.float(), b.float(), rounding_mode="floor").half()

@@ -63,10 +63,12 @@ ROUNDING_MODES = {"floor": "floordiv", "trunc": "truncdiv"}
 
 
 def _divides_by_scalar(ctx, b, out) -> bool:
-    """TensorIterator's ``is_scalar(2)``: the divisor is a number, a one-element tensor, or the result has one
-    element (every operand is then a scalar)."""
-    one = lambda shape: all(d == 1 for d in shape)  # noqa: E731
-    return not ctx.is_tensor(b) or one(ctx.meta(b).shape) or one(out.shape)
+    """TensorIterator's ``is_scalar(2)``: the divisor is a number, or a tensor whose every dim is 1 or has stride 0
+    (one element, expanded or not), or the result has one element (every operand is then a scalar)."""
+    if not ctx.is_tensor(b) or all(d == 1 for d in out.shape):
+        return True
+    strides = ctx.meta(b).stride()
+    return all(d == 1 or (isinstance(s, int) and s == 0) for d, s in zip(ctx.tensor(b).type.shape, strides))
 
 
 def _rounding_division(ctx, fun: str, a, b):
