@@ -29,6 +29,11 @@ HFUSION_PREPARE = [
     # cast (the vector unit reduces f16/f32 only; an integer sum is a scalar loop): a loss's count of non-ignored
     # rows. Before legalize-casts, which composes the bool -> f32 cast it adds.
     "hfusion-legalize-int-sums",
+    # i64 values an interval analysis proves to fit in i32 (arange index arithmetic: a causal mask's offsets) are
+    # computed in i32, on the vector unit instead of i64 scalar loops; uses that need i64 read an exact cast. After
+    # legalize-int-sums (which matches casts of bools to i64), before legalize-casts (which composes the casts it
+    # leaves) and before fusion, so kernels never see the i64 chain.
+    "hfusion-narrow-int-ranges",
     # casts with no vconv (f16 <-> bf16, int -> bf16, i64 <-> f16 …) become exact sequences of casts that have one,
     # as AscendNPU-IR's NormalizeCastLoweringOp composes them (Normalize.cpp), but never by double rounding.
     "hfusion-legalize-casts",
