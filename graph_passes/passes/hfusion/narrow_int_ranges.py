@@ -260,7 +260,11 @@ class _Narrowing:
             else:
                 i64_uses.append(use)
         if i64_uses:
-            widen = self._create("hfusion.cast", [new], op.result.type, {"round_mode": "rint"}, op, after=True)
+            # Note: the cast goes right before the first use that needs i64, so the i32 value's users keep their
+            # block order (a returned value's last: hfusion-rematerialize-layouts keeps the first user on the original
+            # of a value it copies per use, and a value only returned is not placed in the kernel's domain)
+            first = min((self._in_block(u.op) for u in i64_uses), key=self.block.ops.index)
+            widen = self._create("hfusion.cast", [new], op.result.type, {"round_mode": "rint"}, first, loc=op.loc)
             for use in i64_uses:
                 use.op.set_operand(use.index, widen)
             self.ctx.count("casts-inserted")
@@ -281,7 +285,8 @@ class _Narrowing:
 
     def _consume(self, op: Operation) -> None:
         for i, v in enumerate(op.operands):
-            op.set_operand(i, self._i32_operand(v))
+            if _scalar_constant(v) is not None:  # tensor operands read the narrowed values already
+                op.set_operand(i, self._i32_operand(v))
         if op.name == "hfusion.compare":
             self.ctx.count("compares-narrowed")
             return
@@ -299,9 +304,14 @@ class _Narrowing:
             self.constants[c] = const.result
         return self.constants[c]
 
-    def _create(self, name: str, operands, result_type, attributes, anchor: Operation, after=False,
-                hint=None) -> Value:
-        new = OP_REGISTRY[name](operands, [result_type], attributes, [], anchor.loc)
-        (self.block.insert_after if after else self.block.insert_before)(anchor, new)
+    def _in_block(self, op: Operation) -> Operation:
+        """``op`` or its ancestor in the block (a use inside a region)."""
+        while op.parent is not self.block:
+            op = op.parent_op()
+        return op
+
+    def _create(self, name: str, operands, result_type, attributes, before: Operation, hint=None, loc=None) -> Value:
+        new = OP_REGISTRY[name](operands, [result_type], attributes, [], loc or before.loc)
+        self.block.insert_before(before, new)
         new.result.name_hint = hint
         return new.result

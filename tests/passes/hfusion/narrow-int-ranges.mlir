@@ -77,7 +77,7 @@ module attributes {symbols = {s0 = [1, 4096]}} {
 
 // Ranges through casts of bools, select (the union), abs (max(x, -x): no i32 vabs), views and concat. A cast of a
 // narrowed value to f32 reads it directly, one to i32 is the value itself; the returned i64 and a sum (a reduction
-// is not in the table) read an exact cast.
+// is not in the table) read one exact cast, placed before the first of them.
 // CHECK-LABEL: func.func @through(
 // CHECK:         [[B:%[0-9a-z_]+]] = hfusion.cast %m {round_mode = "rint"} : (tensor<16xi1>) -> tensor<16xi32>
 // CHECK:         [[SEL:%[0-9a-z_]+]] = hfusion.select %m, {{%[0-9a-z_]+}}, [[B]] : {{.*}} -> tensor<16xi32>
@@ -87,8 +87,8 @@ module attributes {symbols = {s0 = [1, 4096]}} {
 // CHECK-NEXT:    [[T:%[0-9a-z_]+]] = hfusion.transpose [[R]] {perm = [1, 0]} : (tensor<4x4xi32>) -> tensor<4x4xi32>
 // CHECK-NEXT:    [[SL:%[0-9a-z_]+]] = hfusion.slice [[T]] {{.*}} : (tensor<4x4xi32>) -> tensor<2x4xi32>
 // CHECK-NEXT:    [[CAT:%[0-9a-z_]+]] = hfusion.concat [[SL]], [[SL]] {dim = 0} : (tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<4x4xi32>
-// CHECK-NEXT:    [[WIDE:%[0-9a-z_]+]] = hfusion.cast [[CAT]] {round_mode = "rint"} : (tensor<4x4xi32>) -> tensor<4x4xi64>
 // CHECK-NEXT:    [[F:%[0-9a-z_]+]] = hfusion.cast [[CAT]] {round_mode = "rint"} : (tensor<4x4xi32>) -> tensor<4x4xf32>
+// CHECK-NEXT:    [[WIDE:%[0-9a-z_]+]] = hfusion.cast [[CAT]] {round_mode = "rint"} : (tensor<4x4xi32>) -> tensor<4x4xi64>
 // CHECK-NEXT:    [[SUM:%[0-9a-z_]+]] = hfusion.reduce [[WIDE]] {dims = [0], kind = "sum"} : (tensor<4x4xi64>) -> tensor<4xi64>
 // CHECK-NEXT:    func.return [[WIDE]], [[F]], [[CAT]], [[SUM]] :
 module {
