@@ -210,7 +210,8 @@ class _Narrowing:
         self.analysis = RangeAnalysis(sizes)
         self.narrowed: set[int] = set()  # ids of ops whose result becomes i32
         self.consumers: set[int] = set()  # ids of compares and casts that read i32 operands
-        self.constants: dict[int, Value] = {}  # i64 constant value -> its i32 twin
+        self.constants: dict[int, Value] = {}  # the value of an i64 scalar constant -> its i32 twin
+        self.replaced: list[Operation] = []  # the i64 scalar constants given an i32 twin
 
     def run(self) -> None:
         ops = list(self.block.ops)
@@ -224,8 +225,8 @@ class _Narrowing:
                 self._narrow(op)
             elif id(op) in self.consumers:
                 self._consume(op)
-        for op in ops:  # the i64 constants the narrowed ops no longer read
-            if op.name == "arith.constant" and op.parent is not None and not op.result.uses:
+        for op in self.replaced:  # the i64 constants the narrowed ops no longer read
+            if not op.result.uses:
                 op.erase()
 
     # -- deciding ----------------------------------------------------------------------------------------
@@ -302,6 +303,7 @@ class _Narrowing:
             const = OP_REGISTRY["arith.constant"]([], [ScalarType("i32")], {"value": c}, [], v.op.loc)
             self.block.insert(0, const)
             self.constants[c] = const.result
+            self.replaced.append(v.op)
         return self.constants[c]
 
     def _in_block(self, op: Operation) -> Operation:
