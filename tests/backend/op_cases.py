@@ -61,6 +61,14 @@ def bools(*shape, gen=None):
     return torch.rand(*shape, generator=gen) > 0.5
 
 
+def int32_bits(*shape, gen=None):
+    """Random i32 values over the whole range, with the bit patterns a float lane would treat specially first: -1
+    and 0x7FC00001 (f32 NaNs), 1 (a subnormal), -2^31 (-0.0), 0x7F800000 (inf)."""
+    x = torch.randint(-(2**31), 2**31 - 1, shape, generator=gen, dtype=torch.int32)
+    x.view(-1)[:5] = torch.tensor([-1, 0x7FC00001, 1, -(2**31), 0x7F800000], dtype=torch.int32)
+    return x
+
+
 def _x(f, g):
     return [rand(3, 8, dtype=f, gen=g)]
 
@@ -139,6 +147,9 @@ CASES: list[Case] = [
     Case("where", lambda c, x, y: torch.where(c, x, y), lambda f, g: [bools(3, 8, gen=g), rand(3, 8, dtype=f, gen=g),
                                                                       rand(8, dtype=f, gen=g)]),
     Case("where_scalar_other", lambda x: torch.where(x > 0, x, 0.5), _x),
+    Case("where_int32", lambda c, i, j: (torch.where(c, i, j), torch.where(c, -1, j)),  # vsel moves f32 lanes' bits
+         lambda f, g: [bools(3, 8, gen=g), int32_bits(3, 8, gen=g), int32_bits(3, 8, gen=g)], backward=False,
+         floats=False),
     Case("logical", lambda a, b: (torch.logical_and(a, b), torch.logical_or(a, b), torch.logical_xor(a, b),
                                   torch.logical_not(a)),
          lambda f, g: [bools(3, 8, gen=g), ints(3, 8, hi=2, dtype=torch.int32, gen=g)], backward=False, floats=False),
