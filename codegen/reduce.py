@@ -1,20 +1,20 @@
 """``hivm.vreduce`` → vcadd/vcmax/vcmin per row (last dim), per-repeat partials level by level (a whole 1-D buffer),
-or elementwise accumulation of rows (a non-last dim); prod (no per-repeat product instruction) by a vmul tree,
-:func:`_prod_rows`; see docs/codegen.md."""
+or a tree of elementwise combines of rows (a non-last dim, :func:`_reduce_outer`); prod (no per-repeat product
+instruction) by a vmul tree, :func:`_prod_rows`; see docs/codegen.md."""
 
 from __future__ import annotations
 
-from graph_passes.schedule.buffers import reduce_stages, row_fold_shape
-from simulator.expr import Imm, emin
+from graph_passes.schedule.buffers import outer_fold_bytes, outer_fold_rows, reduce_stages, row_fold_shape
+from simulator.expr import Imm, as_expr, emax, emin
 
 from .errors import CodegenError
 from .lowering import Buf
 from .vector import MAX_REPEAT, Operand, _fold, _static, counted, region, valid_rows
-from .vector_ops import _dtype, _ub, _vec, barrier
+from .vector_ops import _dtype, _operand, _ub, _vec, barrier
 
 REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
           "prod": (None, "mul")}  # no per-repeat product: _prod_rows
-IDENTITY = {"sum": 0.0, "max": float("-inf"), "min": float("inf")}
+IDENTITY = {"sum": 0.0, "max": float("-inf"), "min": float("inf"), "prod": 1.0}
 
 
 def emit_vreduce(L, op) -> None:
@@ -29,6 +29,8 @@ def emit_vreduce(L, op) -> None:
     shape = src.type.static_shape()
     dims = sorted(op.attributes["dims"])
     dims = [d for d in dims if shape[d] > 1] or dims[:1]  # dims of one element reduce to a copy
+    if not dims:  # no dim (hfusion-flatten-ops dropped the reduced unit dims): a copy
+        return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, shape)
     if len(dims) == 1:
         return _reduce_dim(L, op, kind, dtype, src, dst, ext, dims[0])
     # several dims: one at a time (graph_passes.schedule.buffers.reduce_stages), the stages between in scratch
@@ -200,25 +202,99 @@ def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
 
 
 def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
-    """dst[a, 0, c] = ⊕_r src[a, r, c]: dst = row 0, then dst ⊕= row r for r = 1 … e_d − 1; each step is one
-    elementwise op over the region of the other dims (rows mode, leading dims beyond two looped)."""
-    _, comb = REDUCE[kind]
+    """dst[a, 0, c] = ⊕_{r < e} src[a, r, c] (e = ext[d], its capacity ``cap`` static) as a tree of pairwise
+    halves in K scratch rows T (``outer_fold_rows``: K = half the next power of two at or above cap, fewer when
+    the scratch is smaller), each step one set of instructions over all the rows it combines (one repeat per row
+    and column chunk, or one flat run when the rows are contiguous), separated by ``pipe_barrier V``::
+
+        T[r] = src[r] ⊕ src[r + K]  for r < e − K;  T[r] = src[r]  for e − K ≤ r < min(e, K);
+        T[r] = identity  for min(e, K) ≤ r < K                            (one level: disjoint rows)
+        T[r] ⊕= src[r + jK]  for j = 2 …, r < min(K, e − jK)               (only when K < cap / 2)
+        T[:h] ⊕= T[h:2h]  for h = K/2 … 2;  dst = T[0] ⊕ T[1]               (log2(K) levels)
+
+    ceil(log2(cap)) dependent steps instead of cap − 1 (K = 1, no scratch: dst itself accumulates, one step per
+    row). Summation order: eager's CPU kernel accumulates the rows of a column front to back (in cascaded partial
+    sums); here row r meets row r + K first and the partials combine pairwise, so a float sum may differ in the
+    last bits (the error bound of a pairwise sum, no larger than a sequential one's); max and min are exact."""
+    comb = "v" + REDUCE[kind][1]
     shape = src.type.static_shape()
-    strides, dstrides = src.static_strides(), dst.static_strides()
-    es = src.es
-    keep = [k for k in range(len(shape)) if k != d]
-    ext2, caps2 = [ext[k] for k in keep], [shape[k] for k in keep]
-    row = lambda r: Operand(_fold(src.addr + r * (strides[d] * es)), es,  # noqa: E731
-                            [0 if shape[k] == 1 else strides[k] for k in keep])
-    out = Operand(dst.addr, es, [0 if shape[k] == 1 else dstrides[k] for k in keep])
-    region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [row(Imm(0)), out], ext2, caps2)
+    rank, es, cap, e = len(shape), src.es, shape[d], ext[d]
+    strides = src.static_strides()
+    row_bytes = strides[d] * es  # one row: the dims inside d, padding included
+    K = outer_fold_rows(cap, _prod(shape[:d]), row_bytes, L.scratch_free())
+    on_kept = lambda st: [0 if shape[k] == 1 and k != d else st[k] for k in range(rank)]  # noqa: E731
+    out = Operand(dst.addr, es, on_kept(dst.static_strides()))
+    srcs = Operand(src.addr, es, on_kept(strides))
+    if K > 1:
+        t_strides, acc = list(strides), outer_fold_bytes(K, 1, row_bytes) // es  # K rows per slab, whole blocks
+        for k in reversed(range(d)):
+            t_strides[k], acc = acc, acc * shape[k]
+        T = Operand(Imm(L.scratch(outer_fold_bytes(K, _prod(shape[:d]), row_bytes), "a reduction over a non-last "
+                                  "dim", fence=True)), es, on_kept(t_strides))
+    else:
+        T = out  # no scratch: dst accumulates (only its row 0 is addressed)
+
+    def at(o: Operand, r) -> Operand:  # o from its row r on
+        return Operand(_fold(o.addr + r * (o.strides[d] * es)), es, o.strides)
+
+    # Note: a kept last dim of at most one repeat is processed whole, padding included (garbage in, garbage out
+    # in padding nothing reads): its rows are then one contiguous run — whole 256-B repeats instead of one repeat
+    # per row, e.g. the 32-B column tiles of a bias gradient, whose valid extent is a run-time min(n − off, 8).
+    kept_ext = list(ext)
+    if d != rank - 1 and shape[-1] * es <= 256:
+        kept_ext[-1] = Imm(shape[-1])
+
+    def step(emit, ops, count, cap_rows: int) -> None:
+        """``emit`` over ``count`` rows of the operands (each from the row it points at) and the extents of the
+        other dims (a vector instruction has at least one repeat: a dynamic count is guarded)."""
+        if _static(count) == 0:
+            return
+        extents, caps = list(kept_ext), list(shape)
+        extents[d], caps[d] = count, cap_rows
+        if _static(count) is None:
+            with L.b.if_(count > 0):
+                region(L, emit, ops, extents, caps)
+        else:
+            region(L, emit, ops, extents, caps)
+
+    binary = _vec(L, comb, dtype, ["src0", "src1", "dst"])
+    if cap == 1:  # one row: a copy
+        return step(_vec(L, "vcopy", dtype, ["src", "dst"]), [srcs, out], e, 1)
+
+    def identity(addrs, repeat, mask, reps):
+        L.b.vdup(dtype, addrs[0], Imm(IDENTITY[kind]), repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+
+    # level 0, disjoint rows of T: pairs r, r + K; single rows (no partner below e); the identity (no row)
+    pairs, upto = _min(K, _max(0, e - K)), _min(e, K)
+    step(binary, [srcs, at(srcs, Imm(K)), T], pairs, K)
+    step(_vec(L, "vcopy", dtype, ["src", "dst"]), [at(srcs, pairs), at(T, pairs)], _fold(upto - pairs), K)
+    step(identity, [at(T, upto)], _fold(K - upto), K)
     barrier(L)
-    var = L.fresh("r")
-    with L.b.loop(var, 1, ext[d], 1) as r:
-        region(L, _vec(L, "v" + comb, dtype, ["src0", "src1", "dst"]), [out, row(r), out], ext2, caps2)
+    if cap > 2 * K:  # rows from 2K on: K more per dependent step, then the last partial step
+        def whole(j):
+            step(binary, [T, at(srcs, _fold((j + 2) * K)), T], Imm(K), K)
+            barrier(L)
+
+        counted(L, "j", _max(0, e // K - 2), whole)
+        tail = _min(e % K, _max(0, e - 2 * K))  # e % K rows from (e // K)·K on, when that is >= 2K
+        if K > 1 and _static(tail) != 0:
+            step(binary, [T, at(srcs, _fold(e - e % K)), T], tail, K)
+            barrier(L)
+    h = K // 2
+    while h:  # halve: T[:h] ⊕= T[h:2h], the last step into dst
+        step(binary, [T, at(T, Imm(h)), out if h == 1 else T], Imm(h), h)
         barrier(L)
+        h //= 2
 
 
+def _min(a, b):
+    a, b = _fold(as_expr(a)), _fold(as_expr(b))
+    return Imm(min(a.value, b.value)) if isinstance(a, Imm) and isinstance(b, Imm) else emin(a, b)
+
+
+def _max(a, b):
+    a, b = _fold(as_expr(a)), _fold(as_expr(b))
+    return Imm(max(a.value, b.value)) if isinstance(a, Imm) and isinstance(b, Imm) else emax(a, b)
 
 
 def _prod_rows(L, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, e1) -> None:

@@ -20,7 +20,7 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
                           r, then vcopy with block stride 0 spreads that block over the row
     vreduce src, dst      last dim: vcadd/vcmax/vcmin, one repeat per row (rows > lanes: fold the column chunks
                           into a scratch row with vadd/vmax/vmin first); all of a 1-D buffer: vcadd levels;
-                          a non-last dim: dst = row 0, then dst ⊕= row r for each r (elementwise accumulation)
+                          a non-last dim: pairwise halves of the rows in scratch (log-depth elementwise combines)
     vcmp a, b, dst(i1)    vcmp_<pred>/vcmps_<pred>: packed bits, bit c of row r at byte r·pitch + c/8
     vsel c, a, b, dst     vsel over the same bit layout
 

@@ -19,6 +19,8 @@ pipeline.py):
 
 - a last-dim reduction of rows longer than one vector repeat: ``K`` 256-B partials per row for a group of
   ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to one);
+- a reduction over a dim that is not the last (a bias gradient's column sums): the rows of a pairwise tree fold,
+  ``K`` rows of the kept dims (:func:`outer_fold_rows`: the rows r and r + K combine into them, then they halve);
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
 - a last-dim product (any row length): a 256-B row and a 32-B block per row of a group of
   ``min(rows, SCRATCH_ROWS)`` rows (the vmul tree of ``codegen.reduce._prod_rows``);
@@ -109,6 +111,28 @@ def row_fold_shape(rows: int, chunks: int, wide: bool = False) -> tuple[int, int
     while k * 2 <= min(chunks // 2, WIDE_FOLD_PARTIALS if wide else FOLD_PARTIALS, FOLD_REPEATS // g):
         k *= 2
     return g, k
+
+
+OUTER_FOLD_BYTES = FOLD_REPEATS * REPEAT_BYTES  # a non-wide outer fold's scratch: at most 16 KiB, as a row fold's
+
+
+def outer_fold_rows(rows: int, lead: int, row_bytes: int, budget: int | None = None, ub_align: int = 32) -> int:
+    """K of a reduction over a non-last dim of ``rows`` rows, each ``row_bytes`` bytes of the dims inside it, for
+    each of ``lead`` indices of the dims outside it: codegen folds rows r and r + K into K scratch rows (rows past
+    2K in steps of K), then halves them to one, each step one set of instructions over all the rows it combines —
+    ceil(log2(rows)) dependent steps when K is half the next power of two at or above ``rows`` (the most, and what
+    ``budget`` None gives), one more per extra step of K rows when ``budget`` bytes hold fewer. K = 1 folds into
+    the destination itself (no scratch: one dependent step per row)."""
+    k = 1 << max(0, (rows - 1).bit_length() - 1)
+    while k > 1 and budget is not None and outer_fold_bytes(k, lead, row_bytes, ub_align) > budget:
+        k //= 2
+    return k
+
+
+def outer_fold_bytes(k: int, lead: int, row_bytes: int, ub_align: int = 32) -> int:
+    """Scratch of an outer fold into ``k`` rows (:func:`outer_fold_rows`): per index of the dims outside the reduced
+    one, ``k`` rows padded to whole ``ub_align`` blocks (so that every slab starts aligned); none for k = 1."""
+    return 0 if k <= 1 else lead * (-(-k * row_bytes // ub_align) * ub_align)
 
 
 def math_temps(fun: str, dtype: str, exponent=None) -> int:
@@ -304,7 +328,9 @@ def reduce_stages(shape, dims) -> list[list[int]]:
 def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum", wide: bool = False) -> int:
     """Scratch a reduction of a buffer of ``shape`` over ``dims`` needs (as codegen.reduce emits it): its
     intermediate stages (:func:`reduce_stages`, all but the result) and the largest need of one stage — a last-dim
-    reduction of rows longer than one repeat folds ``min(rows, SCRATCH_ROWS)`` rows of 256 B; a reduction of a
+    reduction of rows longer than one repeat folds ``min(rows, SCRATCH_ROWS)`` rows of 256 B; a reduction over a
+    non-last dim folds its rows into :func:`outer_fold_rows` scratch rows (the whole tree when ``wide``, else at
+    most OUTER_FOLD_BYTES of them); a reduction of a
     contiguous vector (a 1-D buffer, or a non-last dim with every other dim 1) longer than one repeat keeps the
     per-repeat partials of every level; a product over the last dim (no per-repeat product instruction) folds
     ``min(rows, SCRATCH_ROWS)`` rows of 256 B plus a 32-B block each, whatever the row's length."""
@@ -316,11 +342,12 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum",
     need, cur = 0, list(shape)
     for stage in stages:
         d = next((k for k, (a, b) in enumerate(zip(cur, stage)) if a != b), None)
-        vector = d is not None and kind != "prod" and (d != len(cur) - 1 or len(cur) == 1)
+        vector = d is not None and kind != "prod" and (d != len(cur) - 1 or len(cur) == 1) and \
+            all(n == 1 for k, n in enumerate(cur) if k != d)  # a contiguous vector
         if d == len(cur) - 1 and kind == "prod":
             need = max(need, min(_prod(cur[:-1]), SCRATCH_ROWS) * (REPEAT_BYTES + 32))
-        elif vector and cur[d] > lanes and all(n == 1 for k, n in enumerate(cur) if k != d):
-            n, levels = cur[d], 0  # a contiguous vector: per-repeat partials, level by level
+        elif vector:
+            n, levels = cur[d], 0  # per-repeat partials, level by level (none within one repeat)
             while n > lanes:
                 n = -(-n // lanes)
                 levels += align(n * es)
@@ -328,6 +355,10 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum",
         elif d == len(cur) - 1 and cur[d] > lanes:
             g, k = row_fold_shape(_prod(cur[:-1]), -(-cur[d] // lanes), wide)
             need = max(need, g * k * REPEAT_BYTES)
+        elif d is not None and d != len(cur) - 1:  # an outer fold (two rows fold straight into the result)
+            lead, row_bytes = _prod(cur[:d]), _prod(cur[d + 1:]) * es
+            k = outer_fold_rows(cur[d], lead, row_bytes, None if wide else OUTER_FOLD_BYTES, ub_align)
+            need = max(need, outer_fold_bytes(k, lead, row_bytes, ub_align))
         cur = stage
     return total + need
 

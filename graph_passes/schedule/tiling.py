@@ -16,8 +16,10 @@ its buffers × depth exceed UB, ``hivm-plan-memory`` overflows and the compile d
 multi-buffers, then halved requests; docs/memory-and-sync.md).
 
 Otherwise, for static shapes, the parallel dims are shrunk (outermost first) until there are at least
-``vector_cores`` work items, so that every core gets work; kernels that reduce a non-last dim cap the last dim at
-``NON_LAST_REDUCE_INNER`` elements, leaving room for many rows of the reduced dim in one tile.
+``vector_cores`` work items, so that every core gets work (the last dim down to 32 B); kernels that reduce a
+non-last dim cap the last dim at ``NON_LAST_REDUCE_INNER`` elements, leaving room for many rows of the reduced dim
+in one tile, and narrow it further (halving, down to 32 B) when that lets the reduced dims be covered whole (one
+pass) instead of tiled (multi-pass).
 
 Tiling parameters (``tiling`` attribute, name → size expression)::
 
@@ -134,22 +136,20 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 hi = mid - 1
         return lo
 
-    # Note: first try with the reduced dims whole (one pass); if they do not fit, tile them (multi-pass).
-    for looped in ((False, True) if info.reduce_dims else (False,)):
+    def walk(looped: bool, inner: int):
+        """The tile, dims from the innermost outwards (the last dim at most ``inner`` elements when a non-last dim
+        is reduced); None when a reduced dim must be covered whole (one pass) and is not."""
         tile = [1] * rank
-        ok = True
         for d in reversed(range(rank)):
             limit = uppers[d] if uppers[d] is not None else 2**31
             if info.reduce_dims and d == rank - 1 and d not in info.reduce_dims:
-                limit = min(limit, NON_LAST_REDUCE_INNER)
+                limit = min(limit, inner)
             t = grow(tile, d, limit, looped)
             if t == 0:
-                ok = False
-                break
+                return None
             covers = uppers[d] is not None and t >= uppers[d]
             if d in info.reduce_dims and not looped and not covers:
-                ok = False
-                break
+                return None
             if not covers and d == rank - 1:
                 step = repeat if t >= repeat else granule  # whole 256 B vector repeats when it can
                 t = max(t // step * step, min(t, granule))
@@ -158,11 +158,23 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                     # Note: fewer than a whole-block step of rows fit with the reduced last dim whole; shrinking it
                     # would tile a reduced dim in a one-pass schedule (loads of whole rows into a narrower buffer):
                     # only the multi-pass schedule may tile it.
-                    ok = False
-                    break
+                    return None
                 t = _whole_gm_blocks(tile, d, t, gm_steps[d], fits, looped, grow, repeat, granule)
             tile[d] = t
-        if ok:
+        return tile
+
+    # Note: first try with the reduced dims whole (one pass); if they do not fit, tile them (multi-pass). When a
+    # non-last dim is reduced, the one-pass attempt narrows the (parallel) last dim down to 32 B before giving up:
+    # the reduced rows of narrower columns may fit UB whole, and a multi-pass kernel re-reads GM once per pass.
+    narrowing = bool(info.reduce_dims) and rank - 1 not in info.reduce_dims and \
+        all(uppers[d] is not None for d in info.reduce_dims)  # an unbounded reduced dim is never whole
+    tile = None
+    for looped in ((False, True) if info.reduce_dims else (False,)):
+        for inner in (_inner_limits(granule) if narrowing and not looped else (NON_LAST_REDUCE_INNER,)):
+            tile = walk(looped, inner)
+            if tile is not None:
+                break
+        if tile is not None:
             break
     else:
         raise ScheduleError(
@@ -172,7 +184,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
     if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
         keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, target.ub_align)]
-        _balance(info, tile, target.vector_cores, repeat if info.reduce_dims else granule, gm_steps, keep)
+        _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
     plan = plan_buffers(info, looped)
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
     whole = _whole_dims(tile, uppers)
@@ -192,6 +204,16 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info, uppers):
         return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
     return sched
+
+
+def _inner_limits(granule: int) -> list[int]:
+    """Caps on the last-dim tile of a kernel reducing a non-last dim, widest first: NON_LAST_REDUCE_INNER, halved
+    down to one 32-B granule."""
+    out, t = [], NON_LAST_REDUCE_INNER
+    while t > granule:
+        out.append(t)
+        t //= 2
+    return out + [granule]
 
 
 def _static_rows(info: KernelInfo, uppers) -> bool:
@@ -316,8 +338,9 @@ def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_ste
     """Shrink parallel tiles (outermost dim first, not the dims in ``keep``) until there are >= ``cores`` work
     items, when possible.
 
-    The last dim is not cut below ``granule`` elements (32 B; one 256 B repeat when the kernel reduces, whose
-    column tiles are strided GM reads)."""
+    The last dim is not cut below ``granule`` elements (32 B: one GM block, so no two cores write one; a kernel
+    reducing a non-last dim may take columns of 32 B, whose rows are contiguous in UB: codegen folds them in whole
+    256-B repeats)."""
     dims = {d: int(info.domain[d]) for d in info.parallel_dims if d not in keep}
     for d in dims:
         count = {p: -(-dims[p] // tile[p]) for p in dims}

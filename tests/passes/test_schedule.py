@@ -110,6 +110,27 @@ def test_dim0_reduction_bounded_rows_one_pass():
     assert "tiles0" not in tiling
 
 
+def test_dim0_reduction_narrows_columns_for_one_pass():
+    """A layer norm's weight and bias gradients over 256×128 f32: two loaded inputs do not fit UB with every row in
+    tiles of 128 (or 64) columns, but do in 32-B columns — one pass over GM instead of three over 75-row tiles, and
+    32-B columns spread the work over 16 cores (not 2); the scratch holds the whole fold tree (128 rows of 32 B)."""
+    m = vk.norm_param_grads()
+    kernel, sched, tiling, ctx = schedule(m)
+    assert not sched["reduce_looped"] and sched["passes"] == 1
+    assert sched["tile"] == [256, 8]
+    assert tiling["block_dim"] == tiling["n_tiles"] == 16
+    assert sched["scratch_bytes"] == 128 * 32
+    assert ub_bytes(m, kernel, sched) == sched["ub_bytes"] <= TARGET.ub_bytes
+    assert ctx.counter("hfusion-auto-schedule", "reductions-multipass") == 0
+
+
+def test_dim0_reduction_spreads_32_byte_columns():
+    """A bias gradient grad.sum(0) of 256×128 f32 fits one pass in 128-column tiles; its columns then shrink to
+    one GM block (8 f32) per work item, not one vector repeat (64), so 16 cores share it."""
+    _, sched, tiling, _ = schedule(vk.column_sum(rows=256, cols=128, symbols=""))
+    assert not sched["reduce_looped"] and sched["tile"] == [256, 8] and tiling["block_dim"] == 16
+
+
 def test_schedule_is_attributes_only_interpreter_agrees():
     from torch_npu_backend.interpreter import interpret
 

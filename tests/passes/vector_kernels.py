@@ -86,6 +86,15 @@ def column_sum(rows="s0", cols=300, dtype="f32", symbols="s0 = [1, 100000]"):
     return module([("x", t)], body, [("%s", tc), ("%m", tc)], "ANY_PBR", [("a", t)], symbols)
 
 
+def norm_param_grads(rows=256, cols=128, dtype="f32", symbols=""):
+    """ANY_PBR: a layer norm's weight and bias gradients, sum over dim 0 of g · x̂ and of g (two loaded inputs)."""
+    t, tc = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{cols}x{dtype}>"
+    body = f"""    %p = hfusion.elemwise_binary %g, %xh {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %w = hfusion.reduce %p {{kind = "sum", dims = [0]}} : ({t}) -> {tc}
+    %b = hfusion.reduce %g {{kind = "sum", dims = [0]}} : ({t}) -> {tc}"""
+    return module([("g", t), ("xh", t)], body, [("%w", tc), ("%b", tc)], "ANY_PBR", [("a", t), ("c", t)], symbols)
+
+
 def norm_affine(rows="s0", cols=256, dtype="f32", symbols="s0 = [1, 100000]"):
     """LAST_AXIS_PBR: x minus its row mean, then · w + b · s + h with four broadcast parameter rows (the demo's
     LayerNorm → scale/shift shape): four loop-invariant loads and one per-tile load."""

@@ -1,0 +1,138 @@
+"""Reductions over a non-last dim (bias gradients, a layer norm's weight and bias gradients): a tree of pairwise
+halves, each level one set of instructions over all the rows it combines — ceil(log2 rows) dependent vector steps,
+not one per row — through the real pipeline on the simulator (hazard checker on), against numpy."""
+
+import math
+
+import numpy as np
+import pytest
+
+from codegen import compile_module
+from graph_passes.ir.parser import parse_module
+from graph_passes.passes import PassManager
+from graph_passes.pipelines import PipelineOptions, default_pipeline
+from graph_passes.schedule.buffers import outer_fold_bytes, outer_fold_rows, reduce_scratch_bytes
+
+from .helpers import lower, only_kernel, run_kernel
+
+REF = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+
+
+def _module(shape: str, dims: list[int], kind: str, out: str, symbols: str = "s0 = [1, 4096]") -> str:
+    return f"""module attributes {{symbols = {{{symbols}}}}} {{
+  func.func @main(%x: tensor<{shape}xf32>) -> (tensor<{out}xf32>) {{
+    %s = hfusion.reduce %x {{dims = {dims}, kind = "{kind}"}} : (tensor<{shape}xf32>) -> tensor<{out}xf32>
+    func.return %s : tensor<{out}xf32>
+  }}
+}}"""
+
+
+def _fold_levels(ck) -> int:
+    """Dependent steps of the kernel's vreduce: its runs of vector instructions between ``pipe_barrier V``s (none
+    sits in a program loop here)."""
+    levels, pending, inside = 0, False, False
+    for line in ck.assembly().splitlines():
+        s = line.strip()
+        if s.startswith("# "):
+            inside = s.startswith("# hivm.vreduce")
+        elif inside:
+            assert not s.startswith("loop"), "a fold step in a program loop: count its iterations instead"
+            if s == "pipe_barrier barrier_pipe=V":
+                levels, pending = levels + pending, False
+            elif s.startswith("v"):
+                pending = True
+    return levels + pending
+
+
+def _run(ck, x, bindings=None):
+    (out,), res = run_kernel(ck, [x], bindings or {})
+    assert res.stats.hazards_checked
+    return out, res
+
+
+def test_bias_gradient_folds_in_log_depth():
+    """grad.sum(0) of 256x128 f32 (a bias gradient): 8 dependent steps for 256 rows (each core's 32-B column tile
+    256 rows deep: 128 pairs, then halves 64 … 1), where one step per row took 255 and ~9,600 cycles."""
+    ck = only_kernel(lower(_module("256x128", [0], "sum", "128", symbols="")))
+    assert _fold_levels(ck) == math.ceil(math.log2(256))
+    x = np.random.default_rng(0).standard_normal((256, 128)).astype(np.float32)
+    out, res = _run(ck, x)
+    np.testing.assert_allclose(out.reshape(128), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+    assert res.stats.block_dim == 16  # 32-B column tiles: one GM block of the result per core
+    assert res.stats.cycles < 2500, res.stats.cycles  # 9,620 when every row was a dependent step on 2 cores
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod"])
+def test_outer_fold_dynamic_rows(kind):
+    """x.<kind>(0) over s0 rows of 40: the pairs, single rows and identity rows of the first level have counts
+    computed at run time (guarded: a vector instruction has at least one repeat); every row count from 1 to past a
+    power of two."""
+    ck = only_kernel(lower(_module("s0x40", [0], kind, "40")))
+    rng = np.random.default_rng(1)
+    for s0 in (1, 2, 3, 7, 64, 65, 300):
+        x = (rng.standard_normal((s0, 40)) * (0.1 if kind == "prod" else 1) + (1 if kind == "prod" else 0))
+        x = x.astype(np.float32)
+        out, _ = _run(ck, x, {"s0": s0})
+        np.testing.assert_allclose(out.reshape(40), REF[kind](x.astype(np.float64), axis=0), rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_outer_fold_middle_dim(kind):
+    """x.<kind>(1) of 3×s0×40: the tree's scratch rows per index of dim 0 (slabs of whole blocks)."""
+    ck = only_kernel(lower(_module("3xs0x40", [1], kind, "3x40")))
+    rng = np.random.default_rng(2)
+    for s0 in (1, 5, 33, 100):
+        x = rng.standard_normal((3, s0, 40)).astype(np.float32)
+        out, _ = _run(ck, x, {"s0": s0})
+        np.testing.assert_allclose(out.reshape(3, 40), REF[kind](x.astype(np.float64), axis=1), rtol=1e-5,
+                                   atol=1e-5)
+
+
+def test_outer_fold_multipass():
+    """A column sum whose rows do not fit UB (s0 unbounded): each tile of rows folds as a tree into the partial,
+    which accumulates."""
+    ck = only_kernel(lower(_module("s0x300", [0], "sum", "300", symbols="s0 = [1, 100000]")))
+    x = np.random.default_rng(3).standard_normal((5000, 300)).astype(np.float32)
+    out, _ = _run(ck, x, {"s0": 5000})
+    np.testing.assert_allclose(out.reshape(300), x.astype(np.float64).sum(0), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("scratch", [0, 2048])
+def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
+    """With less scratch than the whole tree (here set by hand after the schedule), the fold takes K rows that fit
+    (2048 B: 64 rows of 32 B, rows from 128 on K at a time) or, with none, accumulates in dst itself: more
+    dependent steps, the same result."""
+    text = _module("256x128", [0], "sum", "128", symbols="")
+    module = parse_module(text)
+    head, tail = default_pipeline(PipelineOptions()).split(",convert-to-hivm,")
+    PassManager.from_pipeline(head, verify=True).run(module)
+    kernel = next(op for op in module.walk() if op.name == "func.func" and op.attributes.get("kernel"))
+    sched = dict(kernel.attributes["schedule"])
+    assert sched["tile"] == [256, 8] and sched["scratch_bytes"] == outer_fold_bytes(128, 1, 32) == 4096
+    sched["scratch_bytes"] = scratch
+    if not scratch:
+        del sched["scratch_bytes"]
+    kernel.attributes["schedule"] = sched
+    PassManager.from_pipeline("convert-to-hivm," + tail, verify=True).run(module)
+    (ck,) = compile_module(module).values()
+    k = outer_fold_rows(256, 1, 32, scratch)
+    assert k == (64 if scratch else 1)
+    x = np.random.default_rng(4).standard_normal((256, 128)).astype(np.float32)
+    out, res = _run(ck, x)
+    np.testing.assert_allclose(out.reshape(128), x.astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
+    if scratch:  # level 0, two more steps of 64 rows, log2(64) halves
+        assert _fold_levels(ck) == 1 + 2 + 6
+    else:  # rows 0 and 1, then one program loop step per row
+        assert "loop j" in ck.assembly()
+
+
+def test_outer_fold_scratch_sizes():
+    """The schedule's scratch for a non-last-dim reduction: the whole tree (half the rows, rounded to a power of
+    two) when wide, at most 16 KiB of rows otherwise; none for two rows (they fold straight into dst)."""
+    assert reduce_scratch_bytes([256, 8], [0], 4, 32, wide=True) == 128 * 32
+    assert reduce_scratch_bytes([256, 128], [0], 4, 32, wide=True) == 128 * 512
+    assert reduce_scratch_bytes([256, 128], [0], 4, 32) == 32 * 512  # 16 KiB
+    assert reduce_scratch_bytes([300, 8], [0], 4, 32, wide=True) == 256 * 32  # 300 rows: K = 256
+    assert reduce_scratch_bytes([3, 5, 40], [1], 4, 32, wide=True) == 3 * 4 * 160  # per index of dim 0
+    assert reduce_scratch_bytes([2, 64], [0], 4, 32, wide=True) == 0
+    assert outer_fold_rows(300, 1, 32) == 256 and outer_fold_rows(5, 1, 32) == 4 and outer_fold_rows(2, 1, 32) == 1
