@@ -11,7 +11,6 @@ from codegen import compile_module
 from graph_passes.ir.parser import parse_module
 from graph_passes.passes import PassManager
 from graph_passes.pipelines import PipelineOptions, default_pipeline
-from graph_passes.schedule.buffers import outer_fold_bytes, outer_fold_rows, reduce_scratch_bytes
 
 from .helpers import lower, only_kernel, run_kernel
 
@@ -102,6 +101,8 @@ def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
     """With less scratch than the whole tree (here set by hand after the schedule), the fold takes K rows that fit
     (2048 B: 64 rows of 32 B, rows from 128 on K at a time) or, with none, accumulates in dst itself: more
     dependent steps, the same result."""
+    from graph_passes.schedule.buffers import outer_fold_bytes, outer_fold_rows
+
     text = _module("256x128", [0], "sum", "128", symbols="")
     module = parse_module(text)
     head, tail = default_pipeline(PipelineOptions()).split(",convert-to-hivm,")
@@ -129,6 +130,8 @@ def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
 def test_outer_fold_scratch_sizes():
     """The schedule's scratch for a non-last-dim reduction: the whole tree (half the rows, rounded to a power of
     two) when wide, at most 16 KiB of rows otherwise; none for two rows (they fold straight into dst)."""
+    from graph_passes.schedule.buffers import outer_fold_rows, reduce_scratch_bytes
+
     assert reduce_scratch_bytes([256, 8], [0], 4, 32, wide=True) == 128 * 32
     assert reduce_scratch_bytes([256, 128], [0], 4, 32, wide=True) == 128 * 512
     assert reduce_scratch_bytes([256, 128], [0], 4, 32) == 32 * 512  # 16 KiB
