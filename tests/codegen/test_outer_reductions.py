@@ -63,12 +63,12 @@ def test_bias_gradient_folds_in_log_depth():
 
 @pytest.mark.parametrize("kind", ["sum", "max", "min", "prod"])
 def test_outer_fold_dynamic_rows(kind):
-    """x.<kind>(0) over s0 rows of 40: the pairs, single rows and identity rows of the first level have counts
-    computed at run time (guarded: a vector instruction has at least one repeat); every row count from 1 to past a
-    power of two."""
+    """x.<kind>(0) over s0 rows of 40 (multi-pass in tiles of 580 rows, K = 256): the pairs, single rows and
+    identity rows of the first level, and the rows past 2K, have counts computed at run time (guarded: a vector
+    instruction has at least one repeat); row counts up to K, up to 2K and past it."""
     ck = only_kernel(lower(_module("s0x40", [0], kind, "40")))
     rng = np.random.default_rng(1)
-    for s0 in (1, 2, 3, 7, 64, 65, 300):
+    for s0 in (1, 2, 3, 7, 65, 300, 1000):
         x = (rng.standard_normal((s0, 40)) * (0.1 if kind == "prod" else 1) + (1 if kind == "prod" else 0))
         x = x.astype(np.float32)
         out, _ = _run(ck, x, {"s0": s0})
@@ -77,7 +77,8 @@ def test_outer_fold_dynamic_rows(kind):
 
 @pytest.mark.parametrize("kind", ["sum", "max"])
 def test_outer_fold_middle_dim(kind):
-    """x.<kind>(1) of 3×s0×40: the tree's scratch rows per index of dim 0 (slabs of whole blocks)."""
+    """x.<kind>(1) of 3×s0×40: the tree's scratch rows per index of dim 0 (slabs of whole blocks); 100 rows
+    take a step of K rows past 2K (K = 32)."""
     ck = only_kernel(lower(_module("3xs0x40", [1], kind, "3x40")))
     rng = np.random.default_rng(2)
     for s0 in (1, 5, 33, 100):
@@ -128,14 +129,18 @@ def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
 
 
 def test_outer_fold_scratch_sizes():
-    """The schedule's scratch for a non-last-dim reduction: the whole tree (half the rows, rounded to a power of
-    two) when wide, at most 16 KiB of rows otherwise; none for two rows (they fold straight into dst)."""
-    from graph_passes.schedule.buffers import outer_fold_rows, reduce_scratch_bytes
+    """The schedule's scratch for a non-last-dim reduction: the rows of the fold with the fewest dependent steps
+    (the smallest on a tie) when wide, at most 16 KiB of rows otherwise; none for rows that fold as fast straight
+    into dst."""
+    from graph_passes.schedule.buffers import outer_fold_levels, outer_fold_rows, reduce_scratch_bytes
 
     assert reduce_scratch_bytes([256, 8], [0], 4, 32, wide=True) == 128 * 32
     assert reduce_scratch_bytes([256, 128], [0], 4, 32, wide=True) == 128 * 512
     assert reduce_scratch_bytes([256, 128], [0], 4, 32) == 32 * 512  # 16 KiB
-    assert reduce_scratch_bytes([300, 8], [0], 4, 32, wide=True) == 256 * 32  # 300 rows: K = 256
-    assert reduce_scratch_bytes([3, 5, 40], [1], 4, 32, wide=True) == 3 * 4 * 160  # per index of dim 0
-    assert reduce_scratch_bytes([2, 64], [0], 4, 32, wide=True) == 0
-    assert outer_fold_rows(300, 1, 32) == 256 and outer_fold_rows(5, 1, 32) == 4 and outer_fold_rows(2, 1, 32) == 1
+    assert reduce_scratch_bytes([3, 5, 40], [1], 4, 32, wide=True) == 3 * 2 * 160  # per index of dim 0
+    assert reduce_scratch_bytes([3, 64], [0], 4, 32, wide=True) == 0
+    # 300 rows: 128 scratch rows take the 9 steps 256 would (rows 256-299 fold in one more step of K)
+    assert outer_fold_rows(300, 1, 32) == 128 and outer_fold_levels(300, 128) == outer_fold_levels(300, 256) == 9
+    assert outer_fold_rows(256, 1, 32) == 128 and outer_fold_levels(256, 128) == 8
+    assert outer_fold_rows(256, 1, 32, budget=2048) == 64 and outer_fold_levels(256, 64) == 9
+    assert outer_fold_rows(3, 1, 32) == 1 and outer_fold_rows(5, 1, 32) == 2
