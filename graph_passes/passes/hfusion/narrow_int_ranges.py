@@ -30,19 +30,19 @@ Anything else (a function argument, a reduction, a gather, an op the table does 
 is a *candidate* when its range lies in ``[-2^31, 2^31 - 1]`` and each of its i64 operands is a candidate: every
 intermediate is checked, so the i32 computation never wraps and equals the i64 one bit for bit.
 
-A candidate is narrowed when it computes (arange excepted: arithmetic, select, broadcast) or when a narrowed op or a
-narrowing consumer reads it: a compare whose operands are candidates or constants that fit compares in i32, a cast
-of a candidate to i32 becomes the i32 value itself, a cast to f32 / i1 (any mode) or f16 / bf16 (``rint``) reads
-the i32 value (the same value, the same rounding). A value only read as i64 stays i64: narrowing a lone arange or
-fill would only add a cast that canonicalize folds back. Narrowed ops get i32 results and i32 constants; ``abs``
-becomes ``max(x, neg(x))`` (the vector unit has no i32 ``vabs``; exact, the range excludes -2^31). Every use that
-still needs i64 (a function result, a reduction, an op not in the table) reads one exact ``cast`` i32 → i64 of the
-value. An i64 function argument is never narrowed (its values are unknown).
+A candidate is narrowed when it computes (arithmetic, select) or when a narrowed op or a narrowing consumer reads
+it: a compare whose operands are candidates or constants that fit compares in i32, a cast of a candidate to i32
+becomes the i32 value itself, a cast to f32 / i1 (any mode) or f16 / bf16 (``rint``) reads the i32 value (the same
+value, the same rounding). A value only read as i64 stays i64: narrowing a lone arange, fill or broadcast would
+only add a cast (canonicalize folds one of an arange or fill back). Narrowed ops get i32 results and i32 constants;
+``abs`` becomes ``max(x, neg(x))`` (the vector unit has no i32 ``vabs``; exact, the range excludes -2^31). Every
+use that still needs i64 (a function result, a reduction, an op not in the table) reads one exact ``cast`` i32 →
+i64 of the value. An i64 function argument is never narrowed (its values are unknown).
 
 Note: symbolic sizes use the symbol's upper bound from the module's ``symbols`` (dynamo's shape environment, e.g.
-after ``torch._check(n <= 4096)``). A symbol whose range is unbounded gives no range: its arange stays i64, nothing
-is assumed. AscendNPU-IR has no such pass (its A2 lowering runs i64 vector ops as scalar loops,
-``ShouldLowerToScalarLoops.cpp``); this one runs before fusion so kernels never see the i64 chain.
+``torch._dynamo.mark_dynamic(x, d, min=2, max=4096)``). A symbol whose range is unbounded gives no range: its
+arange stays i64, nothing is assumed. AscendNPU-IR has no such pass (its A2 lowering runs i64 vector ops as scalar
+loops, ``ShouldLowerToScalarLoops.cpp``); this one runs before fusion so kernels never see the i64 chain.
 
 Counters: ``values-narrowed`` (ops whose result became i32), ``compares-narrowed``, ``casts-narrowed`` (casts
 now reading the i32 value, or removed), ``casts-inserted`` (i32 → i64 casts for uses that need i64).
@@ -65,8 +65,9 @@ DTYPE_RANGE = {"i1": (0, 1), "i8": (-(2**7), 2**7 - 1), "ui8": (0, 255), "i16": 
 VIEWS = ("hfusion.broadcast", "hfusion.reshape", "hfusion.transpose", "hfusion.slice")
 BINARY = ("add", "sub", "mul", "max", "min")
 UNARY = ("neg", "abs")
-COMPUTES = ("hfusion.elemwise_binary", "hfusion.elemwise_unary", "hfusion.select", "hfusion.broadcast")
-"""Narrowed whenever they are candidates: their i32 form is a vector op, their i64 form a scalar loop."""
+COMPUTES = ("hfusion.elemwise_binary", "hfusion.elemwise_unary", "hfusion.select")
+"""Narrowed whenever they are candidates: their i32 form is a vector op, their i64 form a scalar loop. (Not a
+broadcast: a fill broadcast into a column for an i64 select would only gain an i32 -> i64 cast of the column.)"""
 CAST_READS_I32 = {"i32": None, "f32": None, "i1": None, "f16": "rint", "bf16": "rint"}
 """Cast destinations that read a narrowed value directly (None: any round mode; else that mode only)."""
 

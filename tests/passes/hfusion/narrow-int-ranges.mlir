@@ -28,19 +28,24 @@ module {
 // -----
 
 // Left alone: an i64 argument (its values are unknown), so the add with it and the arange only it reads; an arange
-// of s0 elements, s0 without a finite upper bound; arange(65536)² reaches 2^32 - 2^17 + 1, beyond i32.
+// of s0 elements, s0 without a finite upper bound; arange(65536)² reaches 2^32 - 2^17 + 1, beyond i32; a fill
+// broadcast into a column only read as i64 (by a select with an argument, as cross-entropy's backward has): it would
+// only gain a cast back.
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     i32
 // CHECK:         func.return
 module attributes {symbols = {s0 = [2, 9223372036854775807]}} {
-  func.func @kept(%a: tensor<8xi64>, %b: tensor<s0xi64>) -> (tensor<8xi64>, tensor<s0xi1>, tensor<65536xi64>) {
+  func.func @kept(%a: tensor<8xi64>, %b: tensor<s0xi64>, %t: tensor<8x1xi64>, %m: tensor<8x1xi1>) -> (tensor<8xi64>, tensor<s0xi1>, tensor<65536xi64>, tensor<8x1xi64>) {
     %0 = hfusion.arange {start = 0, step = 1} : () -> tensor<8xi64>
     %1 = hfusion.elemwise_binary %a, %0 {fun = "add"} : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi64>
     %2 = hfusion.arange {start = 0, step = 1} : () -> tensor<s0xi64>
     %3 = hfusion.compare %2, %b {predicate = "lt"} : (tensor<s0xi64>, tensor<s0xi64>) -> tensor<s0xi1>
     %4 = hfusion.arange {start = 0, step = 1} : () -> tensor<65536xi64>
     %5 = hfusion.elemwise_binary %4, %4 {fun = "mul"} : (tensor<65536xi64>, tensor<65536xi64>) -> tensor<65536xi64>
-    func.return %1, %3, %5 : tensor<8xi64>, tensor<s0xi1>, tensor<65536xi64>
+    %6 = hfusion.fill {value = 0} : () -> tensor<i64>
+    %7 = hfusion.broadcast %6 {dims = [0, 1]} : (tensor<i64>) -> tensor<8x1xi64>
+    %8 = hfusion.select %m, %t, %7 : (tensor<8x1xi1>, tensor<8x1xi64>, tensor<8x1xi64>) -> tensor<8x1xi64>
+    func.return %1, %3, %5, %8 : tensor<8xi64>, tensor<s0xi1>, tensor<65536xi64>, tensor<8x1xi64>
   }
 }
 
