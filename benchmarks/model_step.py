@@ -2,7 +2,7 @@
 
     /work/venv/bin/python benchmarks/model_step.py [--d 128] [--heads 4] [--seq 128] [--batch 2] [--vocab 512] [--top 15]
 
-The block (embedding, layer norm, attention with a causal mask, GELU MLP, cross-entropy) runs forward and backward
+The block (``examples/gpt_block.py``: embedding, layer norm, attention with a causal mask, GELU MLP, cross-entropy) runs forward and backward
 once, compiled, with the profile API; the loss and every gradient are compared with eager. Prints the slowest
 kernels (simulated µs, roofline µs, efficiency, block dim, where they ran, the simulator's wall seconds, the FX nodes
 they came from), then totals per fusion kind, then the step's totals. Matmuls are cube kernels, run by the reference
@@ -22,34 +22,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE] + [os.path.dirname(_HERE)]
 
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 import torch_npu_backend  # noqa: E402
-
-
-class Block(nn.Module):
-    def __init__(self, d: int, heads: int, vocab: int):
-        super().__init__()
-        self.vocab, self.heads = vocab, heads
-        self.emb = nn.Embedding(vocab, d)
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-        self.head = nn.Linear(d, vocab)
-
-    def forward(self, idx):
-        x = self.emb(idx)
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, -1)
-        q, k, v = [z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v)]
-        att = (q @ k.transpose(-1, -2)) / (d // self.heads) ** 0.5
-        causal = torch.ones(t, t, dtype=torch.bool).tril()
-        att = att.masked_fill(~causal, float("-inf")).softmax(-1)
-        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
-        x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-        return F.cross_entropy(self.head(x).view(-1, self.vocab), idx.view(-1))
+from examples.gpt_block import GPTBlock  # noqa: E402
 
 
 def _step(model, idx):
@@ -69,7 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=15)
     a = ap.parse_args(argv)
     torch.manual_seed(0)
-    model = Block(a.d, a.heads, a.vocab)
+    model = GPTBlock(a.d, a.heads, a.vocab)
     idx = torch.randint(0, a.vocab, (a.batch, a.seq))
     want_loss, want = _step(model, idx)
     compiled = torch.compile(model, backend="npu")

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 import torch_npu_backend
+from examples.gpt_block import GPTBlock
 from tests.helpers import assert_close
 
 # Kernels of the training step still interpreted, besides the matmuls (cube kernels): none. The embedding rows (a
@@ -18,29 +17,6 @@ from tests.helpers import assert_close
 NOT_CUBE_INTERPRETED = 0
 
 
-class TinyBlock(nn.Module):
-    def __init__(self, d=32, heads=4, vocab=50):
-        super().__init__()
-        self.vocab, self.heads = vocab, heads
-        self.emb = nn.Embedding(vocab, d)
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-        self.head = nn.Linear(d, vocab)
-
-    def forward(self, idx):
-        x = self.emb(idx)
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, -1)
-        q, k, v = [z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v)]
-        att = (q @ k.transpose(-1, -2)) / (d // self.heads) ** 0.5
-        causal = torch.ones(t, t, dtype=torch.bool).tril()
-        att = att.masked_fill(~causal, float("-inf")).softmax(-1)
-        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
-        x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-        return F.cross_entropy(self.head(x).view(-1, self.vocab), idx.view(-1))
-
-
 def _grads(model):
     return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
 
@@ -48,7 +24,7 @@ def _grads(model):
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_tiny_block_training_step(fresh_dynamo, dynamic):
     torch.manual_seed(0)
-    model = TinyBlock()
+    model = GPTBlock()
     compiled = torch.compile(model, backend="npu", dynamic=dynamic)
     for batch in (2, 3) if dynamic else (2,):
         idx = torch.randint(0, 50, (batch, 8))
