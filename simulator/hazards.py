@@ -70,28 +70,27 @@ class HazardChecker:
 
     def check(self, ins, stream: int, seq: int, vc: np.ndarray, accesses) -> None:
         core = ins.core
+        # the core's clocks, then a sentinel no sequence number exceeds: a granule with no writer (pipe -1) reads it
+        lvc = np.empty(NP + 1, np.int64)
+        lvc[:NP] = vc[core.index * NP: core.index * NP + NP]
+        lvc[NP] = _NEVER
         for acc in accesses:
             g = granules(np.asarray(acc.starts), acc.length)
             if acc.scope == "GM":
                 self._global(ins, stream, seq, vc, g, acc.write)
             else:
-                self._local(ins, core, acc.scope, stream % NP, seq, vc[core.index * NP: core.index * NP + NP], g,
-                            acc.write)
+                self._local(ins, core, acc.scope, stream % NP, seq, lvc, g, acc.write)
 
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):
         sh = self.local[(core.index, scope)]
-        # no writer (pipe -1) indexes the sentinel past the core's pipes, which no sequence number exceeds
-        ext = np.empty(NP + 1, np.int64)
-        ext[:NP] = lvc
-        ext[NP] = _NEVER
-        bad = ext[sh.w_pipe[g]] < sh.w_seq[g]
+        bad = lvc[sh.w_pipe[g]] < sh.w_seq[g]  # lvc: the core's NP clocks and the no-writer sentinel (check)
         if bad.any():
             self._race(ins, scope, core, g, bad, sh.w_gid[g], "reads" if not write else "overwrites",
                        "writes")
         if write:
             r = sh.r_seq[g]
-            badr = r > lvc[None, :]
+            badr = r > lvc[None, :NP]
             if badr.any():
                 rows = badr.any(axis=1)
                 col = int(np.argmax(badr[rows][0]))
