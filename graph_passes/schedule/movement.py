@@ -36,7 +36,7 @@ from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
 from .movement_reshape import reshape_pieces
-from .movement_split import BLOCK, block_step, spread, static_items, work_dims, work_items
+from .movement_split import BLOCK, _with, block_step, spread, static_items, work_dims, work_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 
@@ -353,12 +353,6 @@ def _uppers(shape: list, sizes: SizeVars) -> list[int]:
     """Upper bounds of a result's dims (2**31 for an unbounded one)."""
     uppers = [sizes.upper_bound(s) for s in shape]
     return [u if u is not None and u < 2**40 else 2**31 for u in uppers]
-
-
-def _with(tile, d, t):
-    out = list(tile)
-    out[d] = t
-    return out
 
 
 def tiling_params(info: MovementInfo, tiles: list, cores: int, sizes: SizeVars) -> dict:
