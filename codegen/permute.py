@@ -70,7 +70,7 @@ def emit_vpermute(L, op) -> None:
     r, m = len(ds), dst.type.rank - table.type.rank  # m batch dims, shared by src and dst
     ext = [L.index(v) for v in op.indices]
     s_strides, d_strides = src.static_strides(), dst.static_strides()
-    src_len = (math.prod(src.type.static_shape()[m:]) if m else math.prod(src.type.static_shape())) * es
+    src_len = math.prod(src.type.static_shape()[m:]) * es
 
     def gather(s_at, d_at):
         def emit(addrs, repeat, mask, reps):
