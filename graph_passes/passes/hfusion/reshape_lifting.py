@@ -64,9 +64,11 @@ def unit_reshape(op: Operation, sizes: SizeVars) -> tuple[str, list[int]] | None
     return None
 
 
-def _kept(rank: int, units: list[int]) -> list[int]:
-    """Positions in the larger shape of the smaller shape's dims, in order."""
-    return [k for k in range(rank) if k not in units]
+def _lifted_dims(dims, rank: int, units: list[int]) -> list[int]:
+    """An op's ``dims`` (positions in the smaller shape) in the larger shape of ``rank`` dims, with the unit dims
+    ``units`` added."""
+    kept = [k for k in range(rank) if k not in units]  # the smaller shape's dims in the larger shape, in order
+    return sorted({kept[d] for d in dims} | set(units))
 
 
 def _read_whole(x: BlockArgument) -> bool:
@@ -152,8 +154,7 @@ def collapse_down(sizes: SizeVars):
             return False
         units, shape = lifted
         if op.name == "hfusion.reduce":
-            kept = _kept(len(shape), units)
-            dims = sorted({kept[d] for d in op.attributes["dims"]} | set(units))
+            dims = _lifted_dims(op.attributes["dims"], len(shape), units)
             new = rw.create(op.name, [sources[id(op.operands[0])]], [op.result.type],
                             {**op.attributes, "dims": dims}, loc=op.loc)
             new.result.name_hint = op.result.name_hint
@@ -184,8 +185,7 @@ def expand_up(sizes: SizeVars):
             new = rw.create(producer.name, operands, [op.result.type], dict(producer.attributes), before=producer,
                             loc=producer.loc)
         elif producer.name == "hfusion.broadcast":
-            kept = _kept(len(shape), units)
-            dims = sorted({kept[d] for d in producer.attributes["dims"]} | set(units))
+            dims = _lifted_dims(producer.attributes["dims"], len(shape), units)
             x = producer.operands[0]
             if all(sizes.statically_known_equal(shape[d], 1) for d in dims):  # only unit dims new: a reshape
                 new = rw.create("hfusion.reshape", [x], [op.result.type], before=producer, loc=producer.loc)
