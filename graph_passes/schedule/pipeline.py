@@ -131,9 +131,10 @@ def pipelined_candidates(info: KernelInfo, plan: BufferPlan, tile, target, multi
         if cap_elems is not None and rows * tile[1] > cap_elems:
             continue
         whole = whole_dims(cand)
+        cuts = [(st, wide) for wide in (True, False) for st in split_stages(info, plan, cand, target, wide)]
         found = []
         for io in sorted({min(multi_buffer, 2), 1}, reverse=True):
-            fits = [(st, wide, ub) for wide in (True, False) for st in split_stages(info, plan, cand, target, wide)
+            fits = [(st, wide, ub) for st, wide in cuts
                     for ub in [pipelined_ub_bytes(plan, st, cand, target.ub_align, io, whole, wide)]
                     if ub <= target.ub_bytes]
             if fits:
