@@ -201,7 +201,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         if not single.block_dim_override:
             single.io_copies = 1
             return single
-    if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info, uppers):
+    if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info):
         return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
     return sched
 
@@ -216,7 +216,7 @@ def _inner_limits(granule: int) -> list[int]:
     return out + [granule]
 
 
-def _static_rows(info: KernelInfo, uppers) -> bool:
+def _static_rows(info: KernelInfo) -> bool:
     """A row kernel with static shapes: rank 2, the last dim reduced whole (one pass), the rows its work items."""
     return (info.rank == 2 and tuple(info.reduce_dims) == (1,) and info.parallel_dims == [0]
             and all(as_expr(n).is_Integer for n in info.domain))
