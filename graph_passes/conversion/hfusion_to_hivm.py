@@ -414,8 +414,7 @@ class KernelLowering:
         return offs
 
     def operand(self, v: Value) -> Value:
-        if v in self.plan.inlined:  # a broadcast read in place by its binary user: its source row or column
-            return self.operand(v.op.operands[0])
+        v = self.plan.source(v)  # a broadcast read in place by its binary user: its source row or column
         if isinstance(v.type, TensorType):
             self.emit(v)
             return self.buffer(v)

@@ -76,9 +76,7 @@ class Pipelined:
         early = set(map(id, L.plan.hoisted)) | {id(v) for v in list(info.inputs) + list(info.views)
                                                 if v in info.masks and L.invariant(v)}
         for v in self.order[: self.split]:
-            for x in v.op.operands:
-                while x in L.plan.inlined:
-                    x = x.op.operands[0]
+            for x in map(L.plan.source, v.op.operands):
                 if id(x) in early:
                     return True
         return False

@@ -212,6 +212,12 @@ class BufferPlan:
     hoisted: list = field(default_factory=list)  # values computed once per core, before the work-item loop
     row_gathers: dict = field(default_factory=dict)  # KernelInfo.row_gathers: sources read row by row, no buffer
 
+    def source(self, v):
+        """The value read for ``v``: through the broadcasts its users read in place (``inlined``) to their source."""
+        while v in self.inlined:
+            v = v.op.operands[0]
+        return v
+
     def ub_bytes(self, tile, ub_align: int, multi_buffer: int, whole=(), wide: bool = False) -> int:
         """UB of every buffer × its depth, plus the scratch (``whole``: the dims the tile covers)."""
         return self.ub_peak(tile, ub_align, {b.index: b.depth(multi_buffer, whole) for b in self.buffers}, whole,

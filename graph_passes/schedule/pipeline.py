@@ -69,9 +69,7 @@ def carried_buffers(info: KernelInfo, plan: BufferPlan, order: list, split: int)
     first |= {plan.of_value[v].index for v in list(info.inputs) + list(info.views) if v in plan.of_value}
     read = set()
     for v in order[split:]:
-        for x in v.op.operands:
-            while x in plan.inlined:
-                x = x.op.operands[0]
+        for x in map(plan.source, v.op.operands):
             if isinstance(x.type, TensorType) and x in plan.of_value:
                 read.add(plan.of_value[x].index)
     hoisted = {plan.of_value[v].index for v in plan.hoisted}
