@@ -28,7 +28,7 @@ from ..dialects.scf import ForOp, YieldOp
 from ..ir.builder import Builder
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.sizes import as_expr
-from ..ir.types import IndexType, MemRefType, TensorType, is_float_dtype
+from ..ir.types import INT_LIMITS, IndexType, MemRefType, TensorType, is_float_dtype
 from ..schedule.buffers import plan_buffers
 from ..schedule.kernel_info import KernelInfo
 from .index_ops import lower_arange, lower_gather
@@ -36,8 +36,6 @@ from .pipelined_rows import Pipelined
 
 REDUCE_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "any": 0, "all": 1}
 REDUCE_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "any": "logical_or", "all": "logical_and"}
-INT_LIMITS = {"i8": (-(2**7), 2**7 - 1), "ui8": (0, 255), "i16": (-(2**15), 2**15 - 1), "i32": (-(2**31), 2**31 - 1),
-              "i64": (-(2**63), 2**63 - 1), "i1": (0, 1)}  # fmt: skip
 
 
 class LoweringError(Exception):

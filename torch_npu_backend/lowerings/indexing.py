@@ -7,11 +7,13 @@ from __future__ import annotations
 import torch
 
 from graph_passes.dialects.hfusion import ArangeOp, BroadcastOp, GatherOp, MatmulOp, ReduceOp, SelectOp, TransposeOp
-from graph_passes.ir.types import TensorType
+from graph_passes.ir.types import INT_LIMITS, TensorType
 
 from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, compare, normalize_dim
+
+I32_MAX = INT_LIMITS["i32"][1]
 
 aten = torch.ops.aten
 
@@ -70,11 +72,6 @@ def embedding_dense_backward(ctx, grad_output, indices, num_weights, padding_idx
     onehot = ctx.cast(hot, compute)
     res = ctx.emit(MatmulOp, [onehot, g], TensorType((vocab, d), compute), transpose_a=True, transpose_b=False)
     return ctx.cast(res, out.dtype)
-
-
-
-
-I32_MAX = 2**31 - 1
 
 
 def _as_position(ctx, idx):

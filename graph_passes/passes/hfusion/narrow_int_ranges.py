@@ -55,13 +55,10 @@ from typing import ClassVar
 
 from ...ir.core import OP_REGISTRY, Operation, Value
 from ...ir.sizes import SizeVars
-from ...ir.types import ScalarType, TensorType
+from ...ir.types import INT_LIMITS, ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
 
-I32_MIN, I32_MAX = -(2**31), 2**31 - 1
-DTYPE_RANGE = {"i1": (0, 1), "i8": (-(2**7), 2**7 - 1), "ui8": (0, 255), "i16": (-(2**15), 2**15 - 1),
-               "i32": (I32_MIN, I32_MAX)}
-"""Values a cast from each narrower integer type can produce."""
+I32_MIN, I32_MAX = INT_LIMITS["i32"]
 VIEWS = ("hfusion.broadcast", "hfusion.reshape", "hfusion.transpose", "hfusion.slice")
 BINARY = ("add", "sub", "mul", "max", "min")
 UNARY = ("neg", "abs")
@@ -136,7 +133,7 @@ class RangeAnalysis:
             return (min(values), max(values)) if values and None not in values else None
         if name == "hfusion.cast":
             src = op.operands[0].type
-            return DTYPE_RANGE.get(src.dtype) if isinstance(src, TensorType) else None
+            return INT_LIMITS.get(src.dtype) if isinstance(src, TensorType) else None
         if name == "hfusion.select":  # the condition is i1; the result is one of the two values
             return _union(self.of(v) for v in op.operands[1:])
         operands = [self.of(v) for v in op.operands]
