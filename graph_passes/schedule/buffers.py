@@ -419,10 +419,10 @@ def mask_op_lanes(op) -> int:
 def is_column_mask_op(info: KernelInfo, op) -> bool:
     """A compare, select or bitwise op on an i1 *column* mask (spanning dims above the last only, a bit per row).
     Codegen treats such a mask and its operands as one run of elements (a bit string over the rows); an instruction
-    over a dynamic run longer than one repeat ends with a whole repeat, so the schedule pads the innermost dim of
-    each of their buffers to a multiple of 256 elements, a whole repeat of any dtype (``Buffer.whole_repeats``):
-    the last repeat stays inside the buffer, and the mask and its operands keep one shape (element k of the run is
-    element k of each)."""
+    over a dynamic run longer than one repeat ends with a whole repeat, so the schedule pads the innermost spanned
+    dim holding more than one element of each of their buffers to a multiple of 256 elements, a whole repeat of any
+    dtype (``Buffer.whole_repeats``): the last repeat stays inside the buffer, and the mask and its operands keep
+    one shape (element k of the run is element k of each)."""
     if op.name not in MASK_OPS:
         return False
     last = info.rank - 1
