@@ -232,7 +232,7 @@ class _Narrowing:
         return isinstance(v.type, TensorType) and id(v) in self.analysis.ranges
 
     def _decide(self, op: Operation) -> None:
-        if op.results and len(op.results) == 1 and self._candidate(op.result):
+        if len(op.results) == 1 and self._candidate(op.result):
             demanded = any(id(u) in self.narrowed or id(u) in self.consumers for u in op.result.users)
             if demanded or op.name in COMPUTES:
                 self.narrowed.add(id(op))
