@@ -30,6 +30,7 @@ class Access:
     ref: BufferRef
     write: bool
     pipe: str
+    regions: tuple  # the :func:`copy_region` of each of ``ref.copies``
 
 
 def accesses(op: Operation, cache: dict | None = None) -> list[Access]:
@@ -37,7 +38,10 @@ def accesses(op: Operation, cache: dict | None = None) -> list[Access]:
     the IR does not change) remembers them per op: hivm-inject-sync asks about every pair of ops."""
     if cache is not None and id(op) in cache:
         return cache[id(op)]
-    out = [Access(resolve(v), write, pipe) for pipe, v, write in op.pipe_accesses()]
+    out = []
+    for pipe, v, write in op.pipe_accesses():
+        ref = resolve(v)
+        out.append(Access(ref, write, pipe, tuple(copy_region(c) for c in ref.copies)))
     if cache is not None:
         cache[id(op)] = out
     return out
@@ -55,24 +59,14 @@ def copy_region(c: Copy) -> tuple[object, float, float]:
     return ("copy", id(c.alloc), c.index), 0, size
 
 
-def _regions(ref: BufferRef, cache: dict | None) -> list:
-    """The :func:`copy_region` of each copy of ``ref`` (remembered in ``cache`` per ref, see :func:`accesses`)."""
-    if cache is None:
-        return [copy_region(c) for c in ref.copies]
-    key = ("regions", id(ref))
-    if key not in cache:
-        cache[key] = [copy_region(c) for c in ref.copies]
-    return cache[key]
-
-
 def _overlap(ra, rb) -> bool:
     return ra[0] == rb[0] and ra[1] < rb[2] and rb[1] < ra[2]
 
 
-def _refs_overlap(a: BufferRef, b: BufferRef, shift: int | None, cache: dict | None = None) -> bool:
+def _refs_overlap(a: Access, b: Access, shift: int | None) -> bool:
     """Whether ``a`` in iteration j and ``b`` in iteration j + shift may overlap (shift None: any iterations)."""
-    ra, rb = _regions(a, cache), _regions(b, cache)
-    if shift is None or a.loop is None or a.loop is not b.loop:
+    ra, rb = a.regions, b.regions
+    if shift is None or a.ref.loop is None or a.ref.loop is not b.ref.loop:
         return any(_overlap(x, y) for x in ra for y in rb)
     na, nb = len(ra), len(rb)
     period = na * nb // math.gcd(na, nb)
@@ -108,7 +102,7 @@ def conflicts(src: Operation, dst: Operation, carried: Operation | None = None, 
             shift = _shift_for(a.ref.loop, src, dst, carried, distance)
             if a.ref.loop is not b.ref.loop:
                 shift = None
-            if _refs_overlap(a.ref, b.ref, shift, cache):
+            if _refs_overlap(a, b, shift):
                 out.add((a.pipe, b.pipe))
     return out
 
