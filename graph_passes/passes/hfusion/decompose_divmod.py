@@ -23,8 +23,8 @@ monotone, so the estimate cannot cross the integer 1 and |r1| < |b| — and each
 |r_k| < |b|(1 + 3.0001·u) + 3.0001·u·|r_(k−1)|. Before the last round |y| ≤ 385 (i32 after one round) or
 ≤ 2.95e5 + 1 (i64 after two), so the last estimate is within δ = 3.0001·u·|y| < 0.06 of y; a floor within δ of y
 leaves y − floor(z) ∈ (−δ, 1 + δ): floor(x) − t is −1, 0 or 1, which ``below``/``above`` decide exactly with integer
-compares. ``tests/passes/test_decompose_divmod.py`` runs this on the simulator's arithmetic over the edges of each
-dtype, and one round fewer fails it.
+compares. ``tests/passes/hfusion/test_decompose_divmod.py`` runs this on the simulator's arithmetic over the edges
+of each dtype, and one round fewer fails it.
 
 **Floats** (f32, and f16/bf16 through f32): ``fmod`` first, exactly, from a truncated f32 quotient::
 
