@@ -173,6 +173,7 @@ class _KernelSync:
         self.quiesce: set[int] = set()
         self.fences: list[Operation] = []  # PIPE_ALL barriers standing in for flags no event id was left for
         self.index: dict[int, int] = {}
+        self.access_cache: dict = {}  # memory_deps' accesses per op: the IR does not change until _emit
         for op in func.walk():
             if op.parent is not None:
                 self.index.setdefault(id(op), op.parent.ops.index(op))
@@ -204,7 +205,7 @@ class _KernelSync:
 
     def _dependences(self) -> list[_Dep]:
         """Forward dependences (same iteration), then loop-carried ones (``b`` in a later iteration of a loop)."""
-        deps, cache = [], {}  # the IR does not change while the dependences are collected
+        deps, cache = [], self.access_cache
         for j, b in enumerate(self.ops):
             for a in self.ops[:j]:
                 for pa, pb in sorted(conflicts(a, b, cache=cache)):
@@ -291,7 +292,7 @@ class _KernelSync:
         period = 1
         for op in self.ops:
             if loop.is_ancestor_of(op):
-                p = rotation_period(op, loop)
+                p = rotation_period(op, loop, self.access_cache)
                 period = period * p // math.gcd(period, p)
         return period
 
