@@ -77,17 +77,17 @@ def python_scalar(x, dtype: str):
     return float(x)
 
 
-_UNARY = {
+NUMPY_UNARY = {
     "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x, "tanh": np.tanh,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "relu": lambda x: np.maximum(x, 0), "sin": np.sin, "cos": np.cos,
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "logical_not": np.logical_not,
 }  # fmt: skip
-_BINARY = {
+NUMPY_BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum,
     "pow": np.power, "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
 }  # fmt: skip
-_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+NUMPY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
             "ge": np.greater_equal}  # fmt: skip
 _INDEX = {
     "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
@@ -106,17 +106,17 @@ def evaluate(op_name: str, attrs: dict, args: list[np.ndarray], out_dtype: str) 
         return None
     with np.errstate(all="ignore"):
         if op_name == "hfusion.elemwise_unary":
-            fn = _UNARY.get(attrs.get("fun"))
+            fn = NUMPY_UNARY.get(attrs.get("fun"))
             if fn is None or (args[0].dtype.kind in "iub" and attrs["fun"] in INT_FUNS_THAT_NEED_FLOATS):
                 return None
             result = fn(args[0])
         elif op_name == "hfusion.elemwise_binary":
-            fn = _BINARY.get(attrs.get("fun"))
+            fn = NUMPY_BINARY.get(attrs.get("fun"))
             if fn is None or (args[0].dtype.kind in "iub" and attrs["fun"] in INT_FUNS_THAT_NEED_FLOATS):
                 return None
             result = fn(args[0], args[1].astype(args[0].dtype))
         elif op_name == "hfusion.compare":
-            result = _COMPARE[attrs["predicate"]](args[0], args[1].astype(args[0].dtype))
+            result = NUMPY_COMPARE[attrs["predicate"]](args[0], args[1].astype(args[0].dtype))
         elif op_name == "hfusion.select":
             result = np.where(args[0], args[1], args[2])
         elif op_name == "hfusion.cast":

@@ -58,6 +58,7 @@ from ...dialects.hfusion import DIVMOD_FUNS
 from ...ir.core import OP_REGISTRY, Operation
 from ...ir.types import IndexType, ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
+from ..folding import NUMPY_BINARY, NUMPY_COMPARE, NUMPY_DTYPES, NUMPY_UNARY
 
 ESTIMATE_ROUNDS = {"i32": 2, "i64": 3}  # f32 quotient estimates before the ±1 correction (module docstring)
 CONVERSION_LIMIT = {"i32": 2.0**31 - 2.0**7, "i64": 2.0**63 - 2.0**39}  # the largest f32 below 2^31 / 2^63
@@ -77,9 +78,6 @@ class K:
     dtype: str
 
 
-_NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "i1": np.bool_}
-
-
 def _bf16(x) -> float:
     """``x`` (an f32 value) rounded to the nearest bf16, ties to even (torch's f32 -> bf16 conversion)."""
     f = np.float32(x)
@@ -94,19 +92,12 @@ def _exact(value, dtype: str) -> K:
     """``value`` rounded to ``dtype`` (as the hardware register holding it would)."""
     if dtype == "bf16":
         return K(_bf16(value), dtype)
-    v = _NUMPY[dtype](value)
+    v = NUMPY_DTYPES[dtype](value)
     return K(bool(v) if dtype == "i1" else int(v) if dtype.startswith("i") else float(v), dtype)
 
 
 def _num(k: K):
-    return np.float32(k.value) if k.dtype == "bf16" else _NUMPY[k.dtype](k.value)  # bf16 values are exact in f32
-
-
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-           "min": np.minimum}
-_UNARY = {"abs": np.abs, "neg": np.negative, "floor": np.floor, "trunc": np.trunc}
-_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-            "ge": np.greater_equal}
+    return np.float32(k.value) if k.dtype == "bf16" else NUMPY_DTYPES[k.dtype](k.value)  # bf16 values are exact in f32
 
 
 class _Emit:
@@ -144,17 +135,17 @@ class _Emit:
     def bin(self, fun, a, b, dtype):
         if isinstance(a, K) and isinstance(b, K):
             with np.errstate(all="ignore"):
-                return _exact(_BINARY[fun](_num(a), _num(b)), dtype)
+                return _exact(NUMPY_BINARY[fun](_num(a), _num(b)), dtype)
         return self._op("hfusion.elemwise_binary", [a, b], dtype, {"fun": fun})
 
     def un(self, fun, x, dtype):
         if isinstance(x, K):
-            return _exact(_UNARY[fun](_num(x)), dtype)
+            return _exact(NUMPY_UNARY[fun](_num(x)), dtype)
         return self._op("hfusion.elemwise_unary", [x], dtype, {"fun": fun})
 
     def cmp(self, pred, a, b):
         if isinstance(a, K) and isinstance(b, K):
-            return K(bool(_COMPARE[pred](_num(a), _num(b))), "i1")
+            return K(bool(NUMPY_COMPARE[pred](_num(a), _num(b))), "i1")
         return self._op("hfusion.compare", [a, b], "i1", {"predicate": pred})
 
     def sel(self, c, a, b, dtype):
