@@ -48,7 +48,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     if options.verify:
         verify(result.module)
     graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,
-                          options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)})  # fmt: skip
+                          options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)},
+                          predicates=result.predicates)  # fmt: skip
     if options.execute == "interpret":
         pm = PassManager.from_pipeline(options.pipeline, verify=options.verify, debug_dir=debug_dir)
         graph.pass_context = pm.run(result.module)
@@ -115,6 +116,8 @@ def _dump(graph: CompiledGraph, debug_dir: str) -> None:
         for name, info in graph.kernels.items():
             where = "simulator" if info.compiled is not None else f"interpreter ({info.reason})"
             f.write(f"// @{name} [{info.fusion_kind}] -> {where}\n")
+        for pred in graph.predicates:
+            f.write(f"// size predicate, checked before each run: {pred} (FX node '{pred.loc}')\n")
         f.write(print_module(graph.module.lookup("main")) + "\n")
     with open(os.path.join(debug_dir, LADDER_DUMP), "w") as f:
         f.write("".join(f"failed: {a}\n" for a in graph.ladder) + "ok\n")

@@ -12,6 +12,11 @@ Every FX output that is a tensor is a result of @main; ``None`` and SymInt outpu
 backward) are rebuilt by the runtime from the symbol bindings (see :class:`OutputSpec`).
 
 Dims are sympy expressions over the ShapeEnv's symbols (``s77``), each declared on the module with its range.
+
+Size predicates (``torch._check(x.shape[0] <= 64)``: a SymBool node such as ``operator.le`` feeding
+``aten._assert_scalar``; ``aten.sym_constrain_range*``) produce no IR: they become
+:class:`graph_passes.ir.size_predicates.SizePredicate` records the runtime checks on every run, and the bounds they
+prove narrow the symbols' declared ranges, as ``mark_dynamic(min=…, max=…)`` bounds do.
 """
 
 from __future__ import annotations
@@ -30,18 +35,18 @@ from graph_passes.dialects.hfusion import BroadcastOp, CastOp, ReshapeOp
 from graph_passes.dialects.tensor import DimOp
 from graph_passes.ir.builder import Builder
 from graph_passes.ir.core import Operation, Value
+from graph_passes.ir.size_predicates import SizePredicate, proven_bounds
 from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
 
 from .dtypes import ir_dtype
 from .errors import NpuCompileError, UnsupportedOpError
-from .symbolic import convert, is_symbolic, shape_env_of, symbol_range, to_expr
+from .symbolic import convert, is_symbolic, shape_env_of, symbol_range, to_expr, to_predicate
 
-IGNORED_TARGETS = {
-    torch.ops.aten._assert_scalar.default,
-    torch.ops.aten.sym_constrain_range_for_size.default,
-    torch.ops.aten._assert_tensor_metadata.default,
-}
-"""Runtime assertions on sizes that dynamo already guards; they produce no value and no IR."""
+IGNORED_TARGETS = {torch.ops.aten._assert_tensor_metadata.default}
+"""Assertions on tensor metadata (dtype, device) that dynamo already guards; they produce no value and no IR."""
+
+RANGE_CONSTRAINTS = {torch.ops.aten.sym_constrain_range.default, torch.ops.aten.sym_constrain_range_for_size.default}
+"""``sym_constrain_range(size, min=…, max=…)``: the size predicate ``min <= size <= max``."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class ImportResult:
     """symbol name → position of the SymInt placeholder (index argument) that carries it."""
     lowered: list[object] = field(default_factory=list)
     """The aten ops lowered, in node order (tests use this to check coverage)."""
+    predicates: list[SizePredicate] = field(default_factory=list)
+    """Size predicates the graph asserts; the runtime checks them on every run."""
 
 
 class ImportContext:
@@ -77,6 +84,7 @@ class ImportContext:
         self._size_sources: dict[str, Value] = {}
         self._declared: set[str] = set()
         self.symbol_args: dict[str, int] = {}
+        self.predicates: list[SizePredicate] = []
         arg_types = [self._placeholder_type(n) for n in self.placeholders]
         self.func = FuncOp.build("main", arg_types, [], [_arg_name(n.name) for n in self.placeholders])
         self.module.body.append(self.func)
@@ -113,6 +121,30 @@ class ImportContext:
             lo, hi = symbol_range(self.shape_env, s.name)
             self.module.declare_symbol(s.name, lo, hi)
             self._declared.add(s.name)
+
+    def assert_predicate(self, pred, loc: str, message: str = "") -> None:
+        """Record the size predicate ``pred`` (sympy boolean or bool) asserted at FX node ``loc``."""
+        pred = sympy.true if pred is True else sympy.false if pred is False else pred
+        if pred == sympy.true:
+            return
+        if pred == sympy.false:
+            raise NpuCompileError(f"size predicate asserted at FX node '{loc}' is false for the traced sizes: {message}")
+        self.declare(pred)
+        self.predicates.append(SizePredicate(pred, loc, message))
+
+    def narrow_symbols(self) -> None:
+        """Intersect each symbol's declared range with the bounds the recorded predicates prove."""
+        sizes = self.module.size_vars()
+        for p in self.predicates:
+            for name, (lo, hi) in proven_bounds(p.expr, sizes).items():
+                old_lo, old_hi = sizes.ranges[name]
+                new_lo, new_hi = max(lo, old_lo), min(hi, old_hi)
+                if new_lo > new_hi:
+                    raise NpuCompileError(f"size predicate {p} (FX node '{p.loc}') leaves symbol {name} no value: "
+                                          f"[{old_lo}, {old_hi}] and [{lo}, {hi}]")  # fmt: skip
+                if (new_lo, new_hi) != (old_lo, old_hi):
+                    self.module.declare_symbol(name, new_lo, new_hi)
+                    sizes.declare(name, new_lo, new_hi)
 
     def tensor_type(self, val: torch.Tensor, node: torch.fx.Node | None = None) -> TensorType:
         name = (node or self.node).name if (node or self.node) is not None else None
@@ -324,7 +356,16 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportR
             continue
         if node.target in IGNORED_TARGETS:
             continue
+        if node.target is torch.ops.aten._assert_scalar.default:
+            _assert_scalar(ctx, node)
+            continue
+        if node.target in RANGE_CONSTRAINTS:
+            _constrain_range(ctx, node)
+            continue
         val = node.meta.get("val")
+        if isinstance(val, torch.SymBool):
+            ctx.env[node] = to_predicate(val)  # a size predicate (operator.le, sym_not, and_ …): checked on the host
+            continue
         if isinstance(val, (int, float)):
             ctx.env[node] = val  # a scalar computed on the host at trace time (sizes as numbers)
             continue
@@ -340,7 +381,29 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportR
         ctx.env[node] = lowering(ctx, *node.args, **node.kwargs)
         record_lowering(node.target)
         lowered.append(node.target)
-    return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered)
+    ctx.narrow_symbols()
+    return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates))
+
+
+def _assert_scalar(ctx: ImportContext, node: torch.fx.Node) -> None:
+    """``aten._assert_scalar(cond, msg)``: ``cond`` a predicate node (named in errors) or a constant."""
+    cond = node.args[0]
+    message = node.args[1] if len(node.args) > 1 else node.kwargs.get("assert_msg", "")
+    if isinstance(cond, torch.fx.Node):
+        pred, loc = ctx.env[cond], cond.name
+    else:
+        pred, loc = cond, node.name
+    if not isinstance(pred, (bool, sympy.Basic)):
+        pred = to_predicate(pred)
+    ctx.assert_predicate(pred, loc, str(message))
+
+
+def _constrain_range(ctx: ImportContext, node: torch.fx.Node) -> None:
+    """``sym_constrain_range[_for_size](size, min=…, max=…)``: ``min <= size <= max`` for the bounds given."""
+    size = ctx.expr(node.args[0])
+    lo, hi = node.kwargs.get("min"), node.kwargs.get("max")
+    parts = ([size >= lo] if lo is not None else []) + ([size <= hi] if hi is not None else [])
+    ctx.assert_predicate(sympy.And(*parts), node.name, f"{node.target}(min={lo}, max={hi})")
 
 
 def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:

@@ -60,6 +60,7 @@ class CompiledGraph:
     tensor_module: object = None
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     ladder: list[str] = field(default_factory=list)
+    predicates: list = field(default_factory=list)  # graph_passes.ir.size_predicates.SizePredicate, checked per run
     runs: int = 0
 
     def bindings(self, args) -> dict[str, int]:
@@ -77,6 +78,10 @@ class CompiledGraph:
         self.runs += 1
         bindings = self.bindings(args)
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+        if self.predicates:
+            bindings = _all_bindings(self.module, inputs, bindings)
+            for pred in self.predicates:
+                pred.check(bindings)
         if self.options.execute == "interpret":
             results = interpret(self.module, inputs, bindings)
         else:

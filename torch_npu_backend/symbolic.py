@@ -19,6 +19,15 @@ def is_symbolic(x) -> bool:
     return isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
+def to_predicate(x) -> sympy.Basic:
+    """A bool or SymBool → an IR size predicate (a sympy boolean over IR symbols)."""
+    if isinstance(x, torch.SymBool):
+        return convert(x.node.expr)
+    if isinstance(x, bool):
+        return sympy.true if x else sympy.false
+    raise NpuCompileError(f"expected a bool or SymBool predicate, got {type(x).__name__} {x!r}")
+
+
 def to_expr(x) -> sympy.Expr:
     """An int or SymInt → an IR size expression."""
     if isinstance(x, (torch.SymInt, torch.SymFloat)):
@@ -40,10 +49,14 @@ def convert(e: sympy.Basic) -> sympy.Expr:
         return sympy.Integer(int(e))
     if isinstance(e, sympy.Float) and float(e).is_integer():
         return sympy.Integer(int(e))  # SymFloat arithmetic on sizes (ToFloat(s0) - 1.0)
+    if e in (sympy.true, sympy.false):
+        return e
     fname = type(e).__name__
     args = [convert(a) for a in e.args]
     if isinstance(e, (sympy.Add, sympy.Mul, sympy.Max, sympy.Min)):
         return e.func(*args)
+    if isinstance(e, (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)):
+        return e.func(*args)  # size predicates (SymBool): s77 <= 64, Eq(Mod(s77, 8), 0), their conjunctions
     if isinstance(e, sympy.Pow) and e.args[1].is_Integer:
         return args[0] ** args[1]
     if fname == "ToFloat" and len(args) == 1:
