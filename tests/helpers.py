@@ -77,7 +77,7 @@ def _check_backward(eager_in, comp_in, exp_flat, act_flat, tol_scale, seed) -> N
             assert_close(a, e, f"grad of input {wrt[k]}", tol_scale)
 
 
-def aten_graph(fn, inputs):
+def aten_graph(fn, inputs, dynamic: bool | None = None):
     """The inference aten graph AOTAutograd hands the backend for ``fn(*inputs)`` (our decompositions)."""
     from torch._dynamo.backends.common import aot_autograd
 
@@ -91,7 +91,8 @@ def aten_graph(fn, inputs):
 
     torch._dynamo.reset()
     with torch.no_grad():
-        torch.compile(fn, backend=aot_autograd(fw_compiler=grab, decompositions=decomposition_table()))(*inputs)
+        backend = aot_autograd(fw_compiler=grab, decompositions=decomposition_table())
+        torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
     torch._dynamo.reset()
     assert len(graphs) == 1, f"expected one graph, got {len(graphs)}"
     return graphs[0]
