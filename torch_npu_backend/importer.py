@@ -122,9 +122,8 @@ class ImportContext:
             self.module.declare_symbol(s.name, lo, hi)
             self._declared.add(s.name)
 
-    def assert_predicate(self, pred, loc: str, message: str = "") -> None:
-        """Record the size predicate ``pred`` (sympy boolean or bool) asserted at FX node ``loc``."""
-        pred = sympy.true if pred is True else sympy.false if pred is False else pred
+    def assert_predicate(self, pred: sympy.Basic, loc: str, message: str = "") -> None:
+        """Record the size predicate ``pred`` (a sympy boolean) asserted at FX node ``loc``."""
         if pred == sympy.true:
             return
         if pred == sympy.false:
@@ -393,8 +392,7 @@ def _assert_scalar(ctx: ImportContext, node: torch.fx.Node) -> None:
         pred, loc = ctx.env[cond], cond.name
     else:
         pred, loc = cond, node.name
-    if not isinstance(pred, (bool, sympy.Basic)):
-        pred = to_predicate(pred)
+    pred = pred if isinstance(pred, sympy.Basic) else to_predicate(pred)  # a bool folded at trace time
     ctx.assert_predicate(pred, loc, str(message))
 
 

@@ -131,3 +131,22 @@ def test_a_checked_length_costs_what_a_marked_bound_costs(fresh_dynamo):
     torch._dynamo.reset()
     marked = _mask_cycles(_causal_masked, (24, 72), mark_max=128)
     assert all(abs(c - m) <= 0.01 * m for c, m in zip(checked, marked)), (checked, marked)
+
+
+def test_a_range_constraint_node_is_a_checked_predicate():
+    """``sym_constrain_range(s, min, max)`` (dynamo folds it into its ranges; an exported graph keeps the node)."""
+    x = torch.randn(8, 16)
+    gm = aten_graph(lambda t: (t * 2).sum(-1), [x], dynamic=True)
+    size = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    with gm.graph.inserting_after(size):
+        gm.graph.call_function(torch.ops.aten.sym_constrain_range.default, (size,), {"min": 4, "max": 40})
+    gm.recompile()
+    result = import_graph(gm)
+    (pred,) = result.predicates
+    (symbol,) = pred.expr.free_symbols
+    assert result.module.attributes["symbols"][symbol.name] == [4, 40]
+    graph = compile_graph(gm, [8, 16, x])
+    torch.testing.assert_close(graph(40, 16, torch.ones(40, 16))[0], torch.full((40,), 32.0))
+    message = f"{pred} asserted by node 'sym_constrain_range_default' is false for {symbol} = 41"
+    with pytest.raises(SizePredicateError, match=re.escape(message)):
+        graph(41, 16, torch.ones(41, 16))
