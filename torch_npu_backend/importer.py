@@ -127,7 +127,7 @@ class ImportContext:
         if pred == sympy.true:
             return
         if pred == sympy.false:
-            raise NpuCompileError(f"size predicate asserted at FX node '{loc}' is false for the traced sizes: {message}")
+            raise NpuCompileError(f"size predicate at FX node '{loc}' is false for the traced sizes: {message}")
         self.declare(pred)
         self.predicates.append(SizePredicate(pred, loc, message))
 
