@@ -2,7 +2,7 @@
 
 Every sequence below uses only PIPE_V instructions the simulator costs (vadds/vmuls/vmaxs/vmins, vadd/vsub/vmul/
 vdiv, vexp/vln/vsqrt/vrsqrt/vrec, vconv), each over the op's whole region (``codegen.vector.region``), separated by
-``pipe_barrier V``. Temporaries are f32 buffers shaped like the op's destination (same element strides, 4-B
+``pipe_barrier V`` (independent instructions may share a step: :meth:`Seq.also`). Temporaries are f32 buffers shaped like the op's destination (same element strides, 4-B
 elements), carved out of the kernel's planned scratch buffer (``hivm.alloc {scratch = true}``); the schedule sizes
 the scratch for them with ``graph_passes.schedule.buffers.math_temps``, the count used here too).
 
@@ -76,12 +76,22 @@ class Seq:
             base = L.scratch(total * per, f"'{what}' ({total} f32 temporaries of {per} B)")
             self.t = [Operand(Imm(base + i * per), 4, dst.strides) for i in range(total)]
         self.x, self.o = src, dst
+        self.joined = False  # the next instruction joins the previous one's step (no barrier: independent of it)
         if self.f16:
             self.x, self.o = self.t[-2], self.t[-1]
             self.conv("f16", "f32", src, self.x)
 
     def _barrier(self):
+        if self.joined:
+            self.joined = False
+            return
         self.L.b.pipe_barrier("V")  # dependent steps (and the first write of scratch) are ordered on PIPE_V
+
+    def also(self) -> "Seq":
+        """The next instruction runs in the same dependent step as the previous one (no ``pipe_barrier V`` before
+        it, one start-up for both): it must neither read what that step writes nor write what it reads."""
+        self.joined = True
+        return self
 
     def sc(self, form: str, a: Operand, value: float, d: Operand, dtype: str = "f32") -> None:
         self._barrier()
@@ -135,11 +145,27 @@ class Seq:
 
     def horner(self, coeffs, z: Operand, acc: Operand) -> None:
         """acc = c0·z^(n-1) + … + c_{n-1} (Horner: acc = z·c0; acc += c1; acc *= z; …)."""
-        self.sc("muls", z, coeffs[0], acc)
+        for step in self._horner_steps(coeffs, z, acc):
+            step()
+
+    def horner2(self, a_coeffs, b_coeffs, z: Operand, a_acc: Operand, b_acc: Operand) -> None:
+        """Two independent Horner chains in z (:meth:`horner`) side by side: step i of one beside step i of the
+        other, one barrier for both — max(len) steps instead of the sum. Each chain's rounding is Horner's."""
+        steps = [self._horner_steps(c, z, acc) for c, acc in ((a_coeffs, a_acc), (b_coeffs, b_acc))]
+        for i in range(max(len(s) for s in steps)):
+            for j, chain in enumerate(x for x in steps if i < len(x)):
+                if j:
+                    self.also()
+                chain[i]()
+
+    def _horner_steps(self, coeffs, z: Operand, acc: Operand) -> list:
+        """The instructions of :meth:`horner`, each a thunk (one dependent step each)."""
+        out = [lambda: self.sc("muls", z, coeffs[0], acc)]
         for i, c in enumerate(coeffs[1:]):
-            self.sc("adds", acc, c, acc)
+            out.append(lambda c=c: self.sc("adds", acc, c, acc))
             if i < len(coeffs) - 2:
-                self.bin("vmul", acc, z, acc)
+                out.append(lambda: self.bin("vmul", acc, z, acc))
+        return out
 
     def finish(self) -> None:
         if self.f16:
@@ -151,13 +177,16 @@ class Seq:
 
 
 def _erf_core(s: Seq, a: Operand, out: Operand) -> None:
-    """out = erf(a) (a: x or a temp; clobbers t0 … t3, reads a once)."""
+    """out = erf(a) (a: x or a temp other than t0, t1, t3; clobbers t0 … t3, reads a in the first step only).
+
+    16 dependent steps: c = clamp(a, ±4) and z = min(a·a, 16) (= c·c, the same rounding) side by side, then P(z)
+    and Q(z) side by side (12 steps, P's), then c·P, then the quotient."""
     c, z, p, q = s.t[0], s.t[1], s.t[2], s.t[3]
     s.sc("mins", a, 4.0, c)
+    s.also().bin("vmul", a, a, z)
     s.sc("maxs", c, -4.0, c)
-    s.bin("vmul", c, c, z)
-    s.horner(ERF_ALPHA, z, p)
-    s.horner(ERF_BETA, z, q)
+    s.also().sc("mins", z, 16.0, z)
+    s.horner2(ERF_ALPHA, ERF_BETA, z, p, q)
     s.bin("vmul", p, c, p)
     s.bin("vdiv", p, q, out)
 
@@ -167,9 +196,9 @@ def seq_erf(s: Seq) -> None:
 
 
 def seq_gelu_erf(s: Seq) -> None:
-    s.sc("muls", s.x, 0.7071067811865476, s.t[0])
     p = s.t[2]
-    _erf_core(s, s.t[0], p)
+    s.sc("muls", s.x, 0.7071067811865476, p)
+    _erf_core(s, p, p)
     s.sc("adds", p, 1.0, p)
     s.bin("vmul", p, s.x, p)
     s.sc("muls", p, 0.5, s.o)

@@ -42,6 +42,23 @@ def only_kernel(module):
     return next(iter(cks.values()))
 
 
+def op_levels(ck, op: str) -> int:
+    """Dependent steps of the kernel's ``op`` (e.g. ``hivm.vreduce``): its runs of vector instructions between
+    ``pipe_barrier V``s (none may sit in a program loop: count its iterations instead)."""
+    levels, pending, inside = 0, False, False
+    for line in ck.assembly().splitlines():
+        s = line.strip()
+        if s.startswith("# "):
+            inside = s.startswith("# " + op)
+        elif inside:
+            assert not s.startswith("loop"), f"a step of {op} in a program loop: count its iterations instead"
+            if s == "pipe_barrier barrier_pipe=V":
+                levels, pending = levels + pending, False
+            elif s.startswith("v"):
+                pending = True
+    return levels + pending
+
+
 def run_kernel(ck, inputs, bindings, **kw):
     """Run ``ck`` on ``inputs`` (the non-output arguments), zero-filled outputs; returns (outputs, result)."""
     arrays, it = [], iter(inputs)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from .helpers import lower, only_kernel, run_kernel
+from .helpers import lower, only_kernel, op_levels, run_kernel
 
 NP = {"f16": np.float16, "f32": np.float32}
 TOL = {"f32": dict(rtol=1.3e-6, atol=1e-5), "f16": dict(rtol=1e-3, atol=1e-3)}
@@ -146,3 +146,23 @@ def test_scratch_is_planned_for_the_temporaries():
     allocs = [op for op in module.walk() if op.name == "hivm.alloc" and op.attributes.get("scratch")]
     assert len(allocs) == 1
     assert math_temps("erf", "f16") == 6 and math_temps("pow", "f32", 2.0) == 0 and math_temps("pow", "f32", 3) == 2
+
+
+@pytest.mark.parametrize("fun, levels", [("erf", 16), ("gelu_erf", 20)])
+def test_erf_polynomials_share_their_steps(fun, levels):
+    """erf's numerator P and denominator Q (Horner in x², 12 and 8 steps) run side by side, and the clamp beside
+    x²: 16 dependent steps of the vector pipe (each pays the start-up after a ``pipe_barrier V``), where one chain
+    after the other took 25; gelu_erf 20 (was 29). The results stay those of each chain's Horner rounding."""
+    t = "tensor<8x512xf32>"
+    text = f"""module {{
+  func.func @main(%x: {t}) -> ({t}) {{
+    %r = hfusion.elemwise_unary %x {{fun = "{fun}"}} : ({t}) -> {t}
+    func.return %r : {t}
+  }}
+}}"""
+    ck = only_kernel(lower(text))
+    assert op_levels(ck, "hivm.vunary") == levels
+    x = _inputs("f32", -6.0, 6.0, rows=8 * 512 // COLS + 1, special=SPECIAL)[: 8 * 512].reshape(8, 512)
+    (out,), res = run_kernel(ck, [x], {})
+    assert res.stats.hazards_checked
+    _check(out.reshape(-1), _torch(UNARY[fun][0], x.reshape(-1)), "f32")

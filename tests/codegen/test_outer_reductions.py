@@ -12,7 +12,7 @@ from graph_passes.ir.parser import parse_module
 from graph_passes.passes import PassManager
 from graph_passes.pipelines import PipelineOptions, default_pipeline
 
-from .helpers import lower, only_kernel, run_kernel
+from .helpers import lower, only_kernel, op_levels, run_kernel
 
 REF = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
 
@@ -27,20 +27,8 @@ def _module(shape: str, dims: list[int], kind: str, out: str, symbols: str = "s0
 
 
 def _fold_levels(ck) -> int:
-    """Dependent steps of the kernel's vreduce: its runs of vector instructions between ``pipe_barrier V``s (none
-    sits in a program loop here)."""
-    levels, pending, inside = 0, False, False
-    for line in ck.assembly().splitlines():
-        s = line.strip()
-        if s.startswith("# "):
-            inside = s.startswith("# hivm.vreduce")
-        elif inside:
-            assert not s.startswith("loop"), "a fold step in a program loop: count its iterations instead"
-            if s == "pipe_barrier barrier_pipe=V":
-                levels, pending = levels + pending, False
-            elif s.startswith("v"):
-                pending = True
-    return levels + pending
+    """Dependent steps of the kernel's vreduce."""
+    return op_levels(ck, "hivm.vreduce")
 
 
 def _run(ck, x, bindings=None):
