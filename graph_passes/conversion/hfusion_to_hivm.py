@@ -221,12 +221,15 @@ class KernelLowering:
         return all(f"tiles{d}" not in self.tiling for d in self.info.masks[v])
 
     def loads_of(self, roots, every: bool = False) -> list[Value]:
-        """The inputs/views not loaded yet that computing ``roots`` needs, in the order ``emit`` would load them
-        (stops at ready values and, unless ``every``, at reduction results, which a multi-pass kernel computes in
-        their own pass)."""
-        info, seen, out = self.info, set(), []
+        """The inputs/views not loaded yet that computing ``roots`` needs, in the order of the first op ``emit``
+        computes (depth-first, operands first) that reads each — so the first ops' loads come first, and
+        hivm-inject-sync can start them before the later loads land (stops at ready values and, unless ``every``,
+        at reduction results, which a multi-pass kernel computes in their own pass)."""
+        info, seen, out, first_use = self.info, set(), [], {}
+        computed = 0
 
         def visit(v):
+            nonlocal computed
             if id(v) in seen or id(v) in self.ready or not isinstance(v.type, TensorType):
                 return
             seen.add(id(v))
@@ -240,10 +243,13 @@ class KernelLowering:
                 return
             for x in op.operands:
                 visit(x)
+            for x in op.operands:
+                first_use.setdefault(id(x), computed)
+            computed += 1
 
         for r in roots:
             visit(r)
-        return out
+        return sorted(out, key=lambda v: first_use.get(id(v), computed))
 
     def hoist_invariant_loads(self) -> None:
         """Load the loop-invariant inputs once per core, before the work-item loop (no DMA inside the loop feeds

@@ -11,6 +11,8 @@ start-up (head + tail) again. The figures are the target's (``TargetSpec.vector_
     last-dim reduction   rows of more than one repeat fold their chunks into K partials (row_fold_shape), halve
                          them to one and reduce it: (chunks − 1) binary repeats + 1 reduce repeat per row,
                          1 + ceil((chunks − 2K) / K) + log2(K) + 1 levels
+    math sequence        (erf, gelu_erf, sin, cos: codegen/math_ops.py) its instructions' repeats × class cycles,
+                         its dependent steps (``SEQUENCES``; f16: a cast in and out more)
 
 A work item of ``L`` levels and ``W`` repeat cycles takes about ``W + L × start-up`` on the vector pipe.
 """
@@ -27,6 +29,11 @@ TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
 SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
 COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor": 1, "ceil": 1,
                    "trunc": 1}
+# codegen.math_ops' f32 sequences: instructions by class, dependent steps (f16 adds a cast in and out)
+SEQUENCES = {"erf": ({"scalar": 15, "binary": 10, "div_f32": 1}, 16),
+             "gelu_erf": ({"scalar": 18, "binary": 11, "div_f32": 1}, 20),
+             "sin": ({"scalar": 14, "binary": 13, "cast": 2}, 29),
+             "cos": ({"scalar": 17, "binary": 13, "cast": 2}, 32)}
 
 
 @dataclass
@@ -73,6 +80,11 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
     if name == "hfusion.elemwise_unary":
         if fun in TRANSCENDENTAL:
             return Estimate(reps * cyc("transcendental"), 1)
+        if fun in SEQUENCES:
+            classes, levels = SEQUENCES[fun]
+            f16 = 2 if v.type.dtype == "f16" else 0
+            per = sum(n * cyc(c) for c, n in classes.items()) + f16 * cyc("cast")
+            return Estimate(reps * per, levels + f16)
         steps = COMPOSITE_STEPS.get(fun, 1)
         return Estimate(reps * steps * cyc("binary"), steps)
     if name == "hfusion.elemwise_binary":

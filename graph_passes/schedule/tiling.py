@@ -40,6 +40,7 @@ import sympy
 
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES
+from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, values_estimate
 from .kernel_info import KernelInfo
@@ -184,7 +185,13 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
     if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
         keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, target.ub_align)]
+        cap = list(tile)
         _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
+        if not info.reduce_dims and not any(op.name == "hfusion.gather" for op in info.ops):
+            # elementwise: the split the estimate says is fastest (balance.py; it does not model gathers' DMAs)
+            steps = {d: gm_steps.get(d, 1) for d in info.parallel_dims}
+            tile = fastest_split(info, plan_buffers(info, looped), cap, tile, target, multi_buffer, steps, repeat,
+                                 keep, lambda t: _whole_dims(t, uppers))
     plan = plan_buffers(info, looped)
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
     whole = _whole_dims(tile, uppers)

@@ -148,21 +148,42 @@ def test_scratch_is_planned_for_the_temporaries():
     assert math_temps("erf", "f16") == 6 and math_temps("pow", "f32", 2.0) == 0 and math_temps("pow", "f32", 3) == 2
 
 
-@pytest.mark.parametrize("fun, levels", [("erf", 16), ("gelu_erf", 20)])
-def test_erf_polynomials_share_their_steps(fun, levels):
-    """erf's numerator P and denominator Q (Horner in x², 12 and 8 steps) run side by side, and the clamp beside
-    x²: 16 dependent steps of the vector pipe (each pays the start-up after a ``pipe_barrier V``), where one chain
-    after the other took 25; gelu_erf 20 (was 29). The results stay those of each chain's Horner rounding."""
+def _static_unary(fun: str) -> str:
     t = "tensor<8x512xf32>"
-    text = f"""module {{
+    return f"""module {{
   func.func @main(%x: {t}) -> ({t}) {{
     %r = hfusion.elemwise_unary %x {{fun = "{fun}"}} : ({t}) -> {t}
     func.return %r : {t}
   }}
 }}"""
-    ck = only_kernel(lower(text))
+
+
+@pytest.mark.parametrize("fun, levels", [("erf", 16), ("gelu_erf", 20)])
+def test_erf_polynomials_share_their_steps(fun, levels):
+    """erf's numerator P and denominator Q (Horner in x², 12 and 8 steps) run side by side, and the clamp beside
+    x²: 16 dependent steps of the vector pipe (each pays the start-up after a ``pipe_barrier V``), where one chain
+    after the other took 25; gelu_erf 20 (was 29). The results stay those of each chain's Horner rounding."""
+    ck = only_kernel(lower(_static_unary(fun)))
     assert op_levels(ck, "hivm.vunary") == levels
     x = _inputs("f32", -6.0, 6.0, rows=8 * 512 // COLS + 1, special=SPECIAL)[: 8 * 512].reshape(8, 512)
     (out,), res = run_kernel(ck, [x], {})
     assert res.stats.hazards_checked
     _check(out.reshape(-1), _torch(UNARY[fun][0], x.reshape(-1)), "f32")
+
+
+@pytest.mark.parametrize("fun", ["erf", "gelu_erf", "sin", "cos"])
+def test_schedule_estimate_counts_the_sequence(fun):
+    """The schedule's estimate (graph_passes/schedule/cost.py ``SEQUENCES``) of a math sequence: as many dependent
+    steps as codegen emits and as many instructions (each over the one repeat of this 64-element tile)."""
+    from graph_passes.schedule.cost import SEQUENCES
+    from graph_passes.target import target_spec
+
+    t = "tensor<64xf32>"
+    ck = only_kernel(lower(_static_unary(fun).replace("tensor<8x512xf32>", t)))
+    classes, levels = SEQUENCES[fun]
+    assert op_levels(ck, "hivm.vunary") == levels
+    asm = ck.assembly()
+    body = asm[asm.index("# hivm.vunary"):]
+    body = body[: body.index("\n#", 1)] if "\n#" in body[1:] else body
+    n_instr = sum(1 for line in body.splitlines() if line.strip().startswith("v"))
+    assert n_instr == sum(classes.values())

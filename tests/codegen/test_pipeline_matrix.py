@@ -236,7 +236,8 @@ def demo_block(dt, rows, cols=256):
 
 
 def sum_of_inputs(dt, rows, cols=256, n=10):
-    """Ten distinct per-tile inputs summed: ten loads per work item, one load stage, one MTE2 → V sync."""
+    """Ten distinct per-tile inputs summed: ten loads per work item, one load stage, two MTE2 → V syncs (the first
+    add waits for x0 and x1 only)."""
     t = f"tensor<{rows}x{cols}x{dt}>"
     args = ", ".join(f"%x{i}: {t}" for i in range(n))
     lines = [f'    %a1 = hfusion.elemwise_binary %x0, %x1 {{fun = "add"}} : ({t}, {t}) -> {t}']
@@ -258,7 +259,8 @@ def check_many(make, dt: str, rows, bindings: dict, n_rows: int, rtol=None, atol
     kernel = next(f for f in module.functions if f.attributes.get("kernel"))
     sets = [op for op in kernel.walk() if op.name == "hivm.set_flag" and op.attributes["src_pipe"] == "PIPE_MTE2"
             and op.attributes["dst_pipe"] == "PIPE_V" and kernel.body is not op.parent]  # fmt: skip
-    assert len(sets) == 1, "one MTE2 -> V sync covers the load stage"
+    # the load stage: one MTE2 -> V sync for the loads the first op reads, one for the others (when there are any)
+    assert len(sets) <= 2, "at most two MTE2 -> V syncs cover the load stage"
     import torch
 
     from codegen import compile_module
