@@ -7,7 +7,8 @@ weigh how the work items land on the cores. On a small kernel that matters: 256�
 tiles of 11×256 give every core one. So, for a kernel without reductions, every split of the parallel dims into at
 most ``MAX_ITEMS_PER_CORE`` work items per core (per dim: ``ceil(n / k)`` rounded up to the dim's step — its
 whole-block step, or whole 256-B repeats for the last dim) that fits UB is estimated with
-``cost.kernel_time`` (the busiest core's first load, its work items, its last store), and the fastest wins; a tie
+``cost.kernel_time`` (the busiest core's first load — the loads its first op reads, hivm-inject-sync's first flag
+— its work items, its last store), and the fastest wins; a tie
 keeps ``_balance``'s tile.
 """
 
@@ -48,9 +49,10 @@ def fastest_split(info: KernelInfo, plan: BufferPlan, cap, tile, target, multi_b
     # bursts of their own, each filling whole 512-B L2 lines from DDR.
     options = {d: _choices(int(info.domain[d]), int(cap[d]), repeat if d == last else steps[d], limit) for d in dims}
     order = compute_order(info, plan)
+    first_in = _first_loads(plan, order)
 
     def cost(t) -> float:
-        return kernel_time(info, plan, t, target, values_estimate(order, plan, t, target))
+        return kernel_time(info, plan, t, target, values_estimate(order, plan, t, target), first_in=first_in)
 
     best, best_time = list(tile), cost(tile)
     for combo in itertools.product(*(options[d] for d in dims)):
@@ -68,3 +70,17 @@ def fastest_split(info: KernelInfo, plan: BufferPlan, cap, tile, target, multi_b
             best, best_time = t, time
     return best
 
+
+
+def _first_loads(plan: BufferPlan, order: list) -> list:
+    """The loaded buffers the work item's first computed op reads (an inlined broadcast: its source's)."""
+    if not order:
+        return []
+    out = []
+    for x in order[0].op.operands:
+        if x in plan.inlined:
+            x = x.op.operands[0]
+        b = plan.of_value.get(x)
+        if b is not None and b.loaded and b not in out:
+            out.append(b)
+    return out

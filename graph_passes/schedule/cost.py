@@ -112,13 +112,15 @@ def values_estimate(values, plan: BufferPlan, tile, target, wide: bool = False) 
     return total
 
 
-def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=None) -> float:
+def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=None, first_in=None) -> float:
     """Estimated cycles of a static-shape kernel on its busiest core: the first work item's load (the cores with
     the most work items load first, sharing DDR), the work items — their vector time, or their share of DDR when
     every core streams if that is longer — and the last store. ``stages`` (pipeline.Stages): the software-
     pipelined loop, whose iterations run one work item's stage 0 beside the previous one's stage 1. The
     loaded and stored buffers' copies do not change the estimate: with one copy, a work item's load still overlaps
-    the previous one's compute after its first reader, its store the next one's before its last writer."""
+    the previous one's compute after its first reader, its store the next one's before its last writer.
+    ``first_in``: the loaded buffers the first vector op waits for (hivm-inject-sync's first flag: those it
+    reads), when not all of them; the others land while it computes."""
     n_tiles = 1
     for d in info.parallel_dims:
         n_tiles *= -(-int(info.domain[d]) // int(tile[d]))
@@ -131,7 +133,8 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     bytes_out = sum(b.nbytes(tile, align) for b in plan.buffers if b.stored)
     ddr = target.ddr_bytes_per_cycle
     dma = (bytes_in + bytes_out) * cores / ddr
-    fill, drain = heavy * bytes_in / ddr, bytes_out / target.ub_to_gm_bytes_per_cycle
+    waited = bytes_in if first_in is None else sum(b.nbytes(tile, align) for b in first_in if not set(b.mask) <= whole)
+    fill, drain = heavy * waited / ddr, bytes_out / target.ub_to_gm_bytes_per_cycle
     if stages is None:
         return fill + per_core * max(work.time(target), dma) + drain
     a, b = stages.first, stages.second
