@@ -153,6 +153,26 @@ def test_gather_rows_from_gm(dt, it):
     assert ck.tiling.block_dim({"s0": 2500, "s1": 1000}) > 1
 
 
+def test_gather_rows_spread_over_cores_whole():
+    """A static embedding of 256 rows of 128 on 48 cores: 43 work items of 6 whole rows (one index load and six row
+    copies on the busiest core), not 86 half rows (two index loads and twelve row copies, each paying a DMA's fixed
+    latency: 3,361 cycles before)."""
+    text = """module {
+  func.func @main(%w: tensor<512x128xf32>, %i: tensor<256xi64>) -> (tensor<256x128xf32>) {
+    %j = hfusion.broadcast %i {dims = [1]} : (tensor<256xi64>) -> tensor<256x128xi64>
+    %g = hfusion.gather %w, %j {dim = 0} : (tensor<512x128xf32>, tensor<256x128xi64>) -> tensor<256x128xf32>
+    func.return %g : tensor<256x128xf32>
+  }
+}"""
+    ck = only_kernel(lower(text))
+    assert ck.tiling({})["block_dim"] == 43 and "tiles1" not in ck.tiling({})
+    w = np.random.default_rng(2).standard_normal((512, 128)).astype(np.float32)
+    index = np.random.default_rng(3).integers(0, 512, 256)
+    (out,), res = _run_rows(ck, w, index, {})
+    np.testing.assert_array_equal(out.reshape(256, 128), w[index])
+    assert res.stats.hazards_checked and res.stats.cycles < 2000
+
+
 def test_gather_rows_tiled_along_the_row():
     """Rows longer than the tile: each work item copies its column slice of every indexed row."""
     ck = only_kernel(lower(_rows("f32", "i64", d=3000), max_tile_elems=2048))
