@@ -22,7 +22,8 @@ Decisions:
 - Host functions are the functions without the ``kernel`` attribute (the importer's ``@main``); kernels are named
   ``<host>_fused_<i>``.
 - ``hfusion.reshape`` is metadata: it never makes a kernel of its own and stays on the host unless it sits next to
-  a group, which then absorbs it. ``hfusion.slice`` is a compute op (AscendNPU-IR's kExtractSlice: an ANY_PB copy).
+  a group, which then absorbs it; a group result that is a reshape of a kernel input or of another result is
+  the host's reshape of that value (no second copy in GM). ``hfusion.slice`` is a compute op (AscendNPU-IR's kExtractSlice: an ANY_PB copy).
 - ``output-mode=single``: a group with several results becomes one kernel per result, each holding the ops its
   result depends on (shared producers are duplicated, AscendNPU-IR's ``single-aggr``).
 - ``gm-bytes-saved`` is the sum of the scores of the merges made, at every shape symbol's lower bound.
@@ -126,7 +127,14 @@ def _fresh_name(prefix: str, taken: set[str]) -> str:
 
 def outline(host: Operation, group: Group, ops: list[Operation], outputs: list[Value], name: str,
             sizes: SizeVars) -> Operation:  # fmt: skip
-    """Build kernel ``name`` from ``ops``; call it on the host after the group's last op; reroute ``outputs``."""
+    """Build kernel ``name`` from ``ops``; call it on the host after the group's last op; reroute ``outputs``.
+
+    An output that is a reshape of a kernel input or of another output is not stored by the kernel: the host
+    reshapes that input or the call's result (metadata, ``_host_reshapes``)."""
+    outputs, on_host = _host_reshapes(ops, outputs)
+    members = set(ops)
+    ops = [op for op in ops if not (op.results and op.result in on_host
+                                    and all(u not in members for u in op.result.users))]
     members = set(ops)
     inputs: list[Value] = []
     constants: list[Operation] = []
@@ -171,12 +179,41 @@ def outline(host: Operation, group: Group, ops: list[Operation], outputs: list[V
     call = CallOp(inputs + empties, out_types, {"callee": name}, [], anchor.loc)
     block.insert(index, call)
     group_ops = set(group.ops)
-    for old, new in zip(outputs, call.results):
+    on_host_values = dict(zip(outputs, call.results))
+    for r in on_host:
+        source = r.op.operands[0]
+        view = r.op.clone({source: on_host_values.get(source, source)})
+        index += 1
+        block.insert(index, view)
+        on_host_values[r] = view.result
+    for old, new in on_host_values.items():
         new.name_hint = old.name_hint
         for use in list(old.uses):
             if use.op not in group_ops:
                 use.op.set_operand(use.index, new)
     return kernel
+
+
+def _host_reshapes(ops: list[Operation], outputs: list[Value]) -> tuple[list[Value], list[Value]]:
+    """Split ``outputs`` into those the kernel stores and those the host derives: an ``hfusion.reshape`` of a value
+    the host has — a kernel input, an output stored, or one derived before (in dependency order). Stored, such an
+    output would be a second copy of bytes already in GM (an embedding kernel stored its rows as ``256x128`` and as
+    ``2x128x128``, and copied its index input as ``256``, for the views FX took of them)."""
+    members = set(ops)
+    stored, on_host = list(outputs), []
+    progress = True
+    while progress:
+        progress = False
+        for r in stored:
+            source = r.op.operands[0] if r.op.name == "hfusion.reshape" else None
+            if source is not None and (getattr(source, "op", None) not in members or source in on_host
+                                       or source in stored):
+                stored.remove(r)
+                on_host.append(r)
+                progress = True
+                break
+    position = {op: i for i, op in enumerate(ops)}
+    return stored, sorted(on_host, key=lambda r: position[r.op])  # sources first: the host reshapes them in order
 
 
 def topo_sort_block(block: Block) -> None:

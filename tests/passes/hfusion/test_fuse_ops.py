@@ -164,6 +164,32 @@ def test_lone_reshape_stays_on_host():
     assert not kernels(module) and ctx.counters[FUSE]["kernels-outlined"] == 0
 
 
+# An embedding's rows as FX uses them: flat for the residual add, 3-d for the next layer, and the index's flat view
+# for the loss — three views of two values.
+EMBEDDING_VIEWS = """module {
+  func.func @main(%w: tensor<64x16xf32>, %i: tensor<2x8xf32>) -> (tensor<16xf32>, tensor<16x16xf32>, tensor<2x8x16xf32>) {
+    %f = hfusion.reshape %i : (tensor<2x8xf32>) -> tensor<16xf32>
+    %a = hfusion.elemwise_unary %f {fun = "abs"} : (tensor<16xf32>) -> tensor<16xf32>
+    %b = hfusion.broadcast %a {dims = [1]} : (tensor<16xf32>) -> tensor<16x16xf32>
+    %m = hfusion.elemwise_binary %b, %b {fun = "mul"} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+    %r = hfusion.reshape %m : (tensor<16x16xf32>) -> tensor<2x8x16xf32>
+    func.return %f, %m, %r : tensor<16xf32>, tensor<16x16xf32>, tensor<2x8x16xf32>
+  }
+}
+"""
+
+
+def test_views_of_inputs_and_results_stay_on_host():
+    """A result that is a reshape of a kernel input or of another result is the host's view of it: the kernel
+    stores its rows once (it stored them twice, and copied its input, before)."""
+    module, _ = run(EMBEDDING_VIEWS, FUSE)
+    (kernel,) = kernels(module)
+    assert [str(t) for t in kernel.function_type.results] == ["tensor<16x16xf32>"]
+    assert [op.name for op in kernel.body.ops].count("hfusion.reshape") == 1  # the input's view the kernel reads
+    assert host_ops(module).count("hfusion.reshape") == 2
+    assert_same_values(EMBEDDING_VIEWS, FUSE, {})
+
+
 @pytest.mark.parametrize("case", ["ELEMWISE", "SOFTMAX", "LAYER_NORM", "BIAS_RELU", "MATMUL_CHAIN"])
 def test_same_values(case):
     assert_same_values(getattr(cases, case), FUSE, {"s0": 3})
