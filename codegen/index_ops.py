@@ -61,11 +61,13 @@ def emit_vgather(L, op) -> None:
     ``8k`` / ``8k + 4`` takes them apart, into rows padded to 8 words (32 B). Every index is then made exact or
     out of range before the multiply by the element size, so that no value wraps into a valid offset::
 
-        q = min(max(low, -1), n) + min(max(high, -1), 1) * (n + 1)      # in [0, n) iff 0 <= index < n
-        offsets = q * es                                                 # an invalid index: < 0 or >= n*es
+        offsets = min(max(low, -1), n) * es + min(max(high, -1), 1) * (n + 1) * es
+                  # in [0, n*es) iff 0 <= index < n; an invalid index: < 0 or >= n*es
 
     and the data ``vgather`` (whose source is the row's ``n`` elements) rejects an offset outside the row, naming
-    the element and the numbers. i32 indices skip the words: ``q = min(max(index, -1), n)``.
+    the element and the numbers. The low and high words' steps are independent: each level (one ``pipe_barrier V``
+    and one vector start-up) holds one step of each — 9 levels before the data gathers, not 13. i32 indices skip
+    the words: ``offsets = min(max(index, -1), n) * es``.
     """
     src_v, idx_v, dst_v = op.buffers
     src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
@@ -89,13 +91,14 @@ def emit_vgather(L, op) -> None:
     q = L.scratch(wbytes * (3 if wide else 1), "the byte offsets of a vgather")
     ops_q = [Operand(Imm(q), 4, [1])]
 
-    def scalar(form, dst_addr, src_addr, value):
+    def scalar(form, dst_addr, src_addr, value, fence=True):
         def emit(addrs, repeat, mask, reps):
             getattr(L.b, "v" + form)("i32", _fold(addrs[0] + (dst_addr - q)), _fold(addrs[0] + (src_addr - q)),
                                      Imm(value), repeat=_fold(repeat), mask=_fold(mask), src_rep=reps[0],
                                      dst_rep=reps[0])
 
-        barrier(L)
+        if fence:
+            barrier(L)
         flat(L, emit, ops_q, Imm(words), words)
 
     if wide:
@@ -108,34 +111,36 @@ def emit_vgather(L, op) -> None:
 
             flat(L, emit, [Operand(Imm(w) + r * (pitch * 4), 4, [1])], Imm(pitch), pitch)
 
+        def words_of(target, offsets, fence=True):  # target[k] = the b32 word of the index at byte offsets[k]
+            def emit(addrs, repeat, mask, reps):
+                L.b.vgather("i32", _fold(addrs[0] + (target - q)), idx.addr, _fold(addrs[0] + (offsets - q)),
+                            idx_rows * idx_cols * 8, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+
+            if fence:
+                barrier(L)
+            flat(L, emit, ops_q, Imm(words), words)
+
         barrier(L)
         counted(L, "r", Imm(idx_rows), row_positions)
         scalar("mins", w, w, idx_rows * idx_cols - 1)  # the padding words read the last element (any valid one)
-        scalar("muls", w, w, 8)
-        for word, target in ((0, q), (4, h)):
-            if word:
-                scalar("adds", w, w, 4)
-
-            def words_of(addrs, repeat, mask, reps, target=target):
-                L.b.vgather("i32", _fold(addrs[0] + (target - q)), idx.addr, _fold(addrs[0] + (w - q)),
-                            idx_rows * idx_cols * 8, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
-            barrier(L)
-            flat(L, words_of, ops_q, Imm(words), words)
-        scalar("maxs", h, h, -1)
-        scalar("mins", h, h, 1)
-        scalar("muls", h, h, n + 1)
-        source = q
-    else:
-        source = idx.addr
-    scalar("maxs", q, source, -1)
-    scalar("mins", q, q, n)
-    if wide:
+        scalar("muls", w, w, 8)  # w: byte offsets of the low words
+        words_of(q, w)  # q: low words;  h: byte offsets of the high words (both read w)
+        scalar("adds", h, w, 4, fence=False)
+        words_of(w, h)  # w: high words (w's offsets were read one level up);  then q's steps beside w's
+        scalar("maxs", q, q, -1, fence=False)
+        scalar("maxs", w, w, -1)
+        scalar("mins", q, q, n, fence=False)
+        scalar("mins", w, w, 1)
+        scalar("muls", q, q, dst.es, fence=False)
+        scalar("muls", w, w, (n + 1) * dst.es)
         barrier(L)
-        flat(L, lambda a, rep, m, reps: L.b.vadd("i32", _fold(a[0]), _fold(a[0]), _fold(a[0] + (h - q)),
+        flat(L, lambda a, rep, m, reps: L.b.vadd("i32", _fold(a[0]), _fold(a[0]), _fold(a[0] + (w - q)),
                                                  repeat=_fold(rep), mask=_fold(m), dst_rep=reps[0],
                                                  src0_rep=reps[0], src1_rep=reps[0]), ops_q, Imm(words), words)
-    scalar("muls", q, q, dst.es)
+    else:
+        scalar("maxs", q, idx.addr, -1)
+        scalar("mins", q, q, n)
+        scalar("muls", q, q, dst.es)
     barrier(L)
 
     def row(j):

@@ -94,6 +94,15 @@ def test_gather_last_dim(dt, it, broadcast_index):
     assert "vgather" in ck.assembly()
 
 
+@pytest.mark.parametrize("it, levels", [("i64", 10), ("i32", 4)])
+def test_gather_index_conversion_levels(it, levels):
+    """The index → byte offsets conversion runs the low and high words' independent steps side by side: an i64
+    index takes 9 vector levels (each a pipe_barrier V and a start-up) before the data vgathers' (13 before), an
+    i32 index 3."""
+    ck = only_kernel(lower(_gather("f32", it, False)))
+    assert ck.assembly().count("pipe_barrier barrier_pipe=V") == levels
+
+
 @pytest.mark.parametrize("bad", [37, -1, 2**32 + 3, -(2**32) + 5, 2**31 + 1])
 def test_gather_index_out_of_range(bad):
     """An index outside [0, 37) — also one whose low word alone looks valid — stops the kernel, naming vgather."""
