@@ -100,6 +100,9 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
         return counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0) if R > MAX_REPEAT \
             else group(Imm(0))
+    e1s = _static(e1)
+    if op.attributes.get("fold_in_place") and e1s is not None:
+        return _fold_rows_in_place(L, comb, vred, dtype, src, dst, R, e0, e1s, lanes, pitch)
     # rows longer than one repeat: fold the column chunks into K partials per row, halve them to one, reduce it
     n_cap = -(-P // lanes)
     G, K = row_fold_shape(R, n_cap, wide=True)
@@ -108,7 +111,6 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         G, K = (G, K // 2) if K > narrow or G == 1 else (G // 2, K)  # partials down to the narrow fold, then rows
     S = L.scratch(G * K * 256, "a row reduction", fence=True)
     srep = K * 8  # a scratch row (K partials) in 32-B blocks
-    e1s = _static(e1)
     n_chunks = (e1 + lanes - 1) // lanes
 
     def vop(d_addr, a_addr, b_addr, rows_here, mask, a_rep, b_rep):
@@ -153,6 +155,40 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
     if R > G:
         counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)
+    else:
+        group(Imm(0))
+    barrier(L)
+
+
+def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1: int, lanes: int, pitch: int):
+    """dst[r] = ⊕ src[r, :e1] folding each row in place (the source dies here: ``fold_in_place``), up to
+    MAX_REPEAT rows per instruction, n = ceil(e1 / lanes) chunks of a row (the last one e1 − (n − 1)·lanes wide)::
+
+        chunk k ⊕= chunk k + H  for k < n − H     (H: the largest power of two < n)
+        chunk k ⊕= chunk k + h  for k < h,  h = H/2 … 1
+        dst[r] = vcadd(chunk 0)
+
+    ceil(log2(n)) + 1 dependent steps (buffers.in_place_fold_levels), a pairwise tree, and no scratch."""
+    n = -(-e1 // lanes)
+
+    def group(g):
+        rows = _fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT)) if R > MAX_REPEAT else e0
+        base = _fold(src.addr + g * (MAX_REPEAT * pitch * 32))
+        h = 1 << (n - 1).bit_length() - 1 if n > 1 else 0
+        count = n - h
+        while h:
+            for k in range(count):
+                mask = min(lanes, e1 - (k + h) * lanes)
+                getattr(L.b, "v" + comb)(dtype, _fold(base + k * 256), _fold(base + k * 256),
+                                         _fold(base + (k + h) * 256), repeat=rows, mask=Imm(mask), dst_rep=pitch,
+                                         src0_rep=pitch, src1_rep=pitch)
+            barrier(L)
+            h //= 2
+            count = h
+        vred(_fold(dst.addr + g * (MAX_REPEAT * src.es)), base, rows, min(lanes, e1), pitch)
+
+    if R > MAX_REPEAT:
+        counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
     else:
         group(Imm(0))
     barrier(L)

@@ -26,11 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from graph_passes.schedule.buffers import MAX_REPEAT  # noqa: F401  (the repeat field's limit, read from here too)
 from simulator.expr import Expr, Imm, as_expr, emin
 
 from .errors import CodegenError
-
-MAX_REPEAT = 255
 
 
 @dataclass

@@ -472,8 +472,9 @@ class KernelLowering:
             src = op.operands[0]
             self.emit(src)
             dims = [info.masks[src][i] for i in op.attributes["dims"]]
+            in_place = {"fold_in_place": True} if op in self.plan.in_place else {}
             self.vec(hivm.VReduceOp, [self.buffer(src), self.buffer(v), *self.extents(src)],
-                     kind=op.attributes["kind"], dims=dims)  # fmt: skip
+                     kind=op.attributes["kind"], dims=dims, **in_place)  # fmt: skip
             self.ready.add(id(v))
             return
         if op.name == "hfusion.gather":

@@ -351,10 +351,15 @@ class VBrcOp(VectorOp):
 
 @register_op
 class VReduceOp(VectorOp):
+    """``fold_in_place``: src dies here and codegen may fold its rows in src's own buffer (it writes src too)."""
+
     name = "hivm.vreduce"
     operand_names = ("src", "dst", "*extents")
-    attribute_schema = {"kind": StrAttr(REDUCE_KINDS), "dims": IntListAttr()}
+    attribute_schema = {"kind": StrAttr(REDUCE_KINDS), "dims": IntListAttr(), "fold_in_place": BoolAttr(optional=True)}
     num_buffers = 2
+
+    def writes(self) -> list:
+        return super().writes() + (self.reads() if self.attributes.get("fold_in_place") else [])
 
     def expected_indices(self) -> int:
         return _memref(self, 0).rank

@@ -18,7 +18,8 @@ size is the largest need of one op (:func:`scratch_bytes`; a software-pipelined 
 pipeline.py):
 
 - a last-dim reduction of rows longer than one vector repeat: ``K`` 256-B partials per row for a group of
-  ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to one);
+  ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to one) —
+  none when its source dies at it (:func:`in_place_folds`: the rows fold in the source's own buffer);
 - a reduction over a dim that is not the last (a bias gradient's column sums): the rows of a pairwise tree fold,
   ``K`` rows of the kept dims (:func:`outer_fold_rows`: the rows r and r + K combine into them, then they halve);
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 
 from ..dialects.hfusion import NOT_IN_PLACE_FUNS
 from ..ir.core import OpResult, Value
+from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import ELEMENTWISE_OPS, KernelInfo, gather_index, looked_through
 
@@ -95,6 +97,7 @@ SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction
 FOLD_PARTIALS = 16  # most 256-B partials per row a long-row reduction folds into
 WIDE_FOLD_PARTIALS = 32  # ... when the tile leaves UB for it (``wide``): one fold step fewer for rows of 64 chunks
 FOLD_REPEATS = 64  # most 256-B partials of one group of rows (G·K): the reduction's scratch is at most 16 KiB
+MAX_REPEAT = 255  # repeats of one vector instruction (the repeat field's 8 bits)
 SCALAR_FORMS = ("add", "mul", "max", "min", "sub")  # binary funs a scalar operand never needs scratch for
 MATH_TEMPS = {"erf": 4, "gelu_erf": 4, "sin": 4, "cos": 4}  # f32 temporaries of codegen.math_ops' sequences
 ONE_INSTRUCTION_POW = (0.0, 1.0, 2.0, 0.5, -0.5, -1.0)  # x ** e emitted as one instruction in the op's dtype
@@ -111,6 +114,38 @@ def row_fold_shape(rows: int, chunks: int, wide: bool = False) -> tuple[int, int
     while k * 2 <= min(chunks // 2, WIDE_FOLD_PARTIALS if wide else FOLD_PARTIALS, FOLD_REPEATS // g):
         k *= 2
     return g, k
+
+
+def in_place_fold_levels(rows: int, chunks: int) -> int:
+    """Dependent steps of a last-dim reduction folded in its source's buffer (:func:`in_place_folds`), ``rows``
+    rows of ``chunks`` 256-B column chunks (> 1): per group of MAX_REPEAT rows, chunk k ⊕= chunk k + H for the
+    largest power of two H < chunks, then the H chunks halve to one, then one per-repeat reduce —
+    ceil(log2(chunks)) + 1 (a scratch fold into K partials takes ceil((chunks − 2K) / K) more)."""
+    return ((chunks - 1).bit_length() + 1) * -(-rows // MAX_REPEAT)
+
+
+def in_place_folds(info: KernelInfo, of_value: dict, inlined: set, hoisted: list, reduce_looped: bool) -> set:
+    """The reductions of a one-pass kernel that fold their rows in their source's buffer, needing no scratch: a
+    sum, max or min over the last domain dim alone, of a static length longer than one repeat, whose source is an
+    intermediate value (not loaded, stored, hoisted or an inlined broadcast) read by that reduction only — it dies
+    there, so the fold may overwrite it (a norm's squares)."""
+    out: set = set()
+    last = info.rank - 1
+    if reduce_looped or last < 1 or not as_expr(info.domain[last]).is_Integer:
+        return out
+    cols = int(info.domain[last])
+    hoisted_ids = set(map(id, hoisted))
+    for op in info.ops:
+        if op.name != "hfusion.reduce" or op.attributes["kind"] not in ("sum", "max", "min"):
+            continue
+        src = op.operands[0]
+        b = of_value.get(src)
+        if (isinstance(src, OpResult) and b is not None and not (b.loaded or b.stored) and src not in inlined
+                and cols * DTYPE_BYTES[b.dtype] > REPEAT_BYTES
+                and id(src) not in hoisted_ids and len(src.uses) == 1
+                and [info.masks[src][i] for i in op.attributes["dims"]] == [last] and info.masks[src][-1] == last):
+            out.add(op)
+    return out
 
 
 OUTER_FOLD_BYTES = FOLD_REPEATS * REPEAT_BYTES  # a non-wide outer fold's scratch: at most 16 KiB, as a row fold's
@@ -211,6 +246,7 @@ class BufferPlan:
     inlined: set = field(default_factory=set)  # broadcasts read by their binary users (no buffer)
     hoisted: list = field(default_factory=list)  # values computed once per core, before the work-item loop
     row_gathers: dict = field(default_factory=dict)  # KernelInfo.row_gathers: sources read row by row, no buffer
+    in_place: set = field(default_factory=set)  # reductions folding in their source's buffer (in_place_folds)
 
     def source(self, v):
         """The value read for ``v``: through the broadcasts its users read in place (``inlined``) to their source."""
@@ -288,7 +324,7 @@ class BufferPlan:
             if op.operands[0] in self.row_gathers:
                 return 0
             return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
-        if op.name != "hfusion.reduce":
+        if op.name != "hfusion.reduce" or op in self.in_place:
             return 0
         src = self.of_value[op.operands[0]]
         shape = src.shape(tile, ub_align)
@@ -541,4 +577,5 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
                     of_value[v].lanes = max(of_value[v].lanes, lanes)
     ops = [op for op in info.ops
            if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
-    return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers))
+    return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers),
+                      in_place_folds(info, of_value, inlined, hoisted, reduce_looped))

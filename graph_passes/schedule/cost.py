@@ -10,7 +10,8 @@ start-up (head + tail) again. The figures are the target's (``TargetSpec.vector_
                          (+ 1 level and a vbrcb per 8 rows for a column operand read in place)
     last-dim reduction   rows of more than one repeat fold their chunks into K partials (row_fold_shape), halve
                          them to one and reduce it: (chunks − 1) binary repeats + 1 reduce repeat per row,
-                         1 + ceil((chunks − 2K) / K) + log2(K) + 1 levels
+                         1 + ceil((chunks − 2K) / K) + log2(K) + 1 levels; folded in the source's own
+                         buffer (buffers.in_place_folds): ceil(log2(chunks)) + 1 levels
     math sequence        (erf, gelu_erf, sin, cos: codegen/math_ops.py) its instructions' repeats × class cycles,
                          its dependent steps (``SEQUENCES``; f16: a cast in and out more)
 
@@ -23,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from ..ir.types import DTYPE_BYTES, TensorType
-from .buffers import REPEAT_BYTES, BufferPlan, row_fold_shape
+from .buffers import REPEAT_BYTES, BufferPlan, in_place_fold_levels, row_fold_shape
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
 SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
@@ -72,9 +73,12 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
         dims = [src.mask[i] for i in op.attributes["dims"]]
         if dims != [len(tile) - 1] or chunks <= 1:
             return Estimate(rows * chunks * cyc("binary"), 2)
+        work = rows * ((chunks - 1) * cyc("binary") + cyc("reduce"))
+        if op in plan.in_place:
+            return Estimate(work, in_place_fold_levels(rows, chunks))
         g, k = row_fold_shape(rows, chunks, wide)
         levels = 1 + -(-max(0, chunks - 2 * k) // k) + int(math.log2(k)) + 1
-        return Estimate(rows * ((chunks - 1) * cyc("binary") + cyc("reduce")), levels * -(-rows // g))
+        return Estimate(work, levels * -(-rows // g))
     rows, cols = _rows_cols(buf.shape(tile, align))
     reps = rows * -(-cols // lanes)
     if name == "hfusion.elemwise_unary":

@@ -1,0 +1,71 @@
+"""Row reductions whose source dies at them (a norm's squares) fold in the source's own buffer: no scratch, and
+ceil(log2(chunks)) + 1 dependent steps (graph_passes.schedule.buffers.in_place_folds, codegen.reduce)."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from graph_passes.schedule.buffers import in_place_fold_levels
+
+from .helpers import lower, only_kernel, run_kernel
+from .test_pipeline import _module
+from .test_row_schedules import _layer_norm_f16
+
+
+def _sum_of_squares(rows: int, cols: int) -> str:
+    t, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
+    return _module(f"""
+  func.func @main(%x: {t}) -> ({r}) {{
+    %sq = hfusion.elemwise_binary %x, %x {{fun = "mul"}} : ({t}, {t}) -> {t}
+    %s = hfusion.reduce %sq {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    func.return %s : {r}
+  }}""")
+
+
+def _reduces(kernel) -> list:
+    return [op for op in kernel.walk() if op.name == "hivm.vreduce"]
+
+
+def test_in_place_fold_levels():
+    """64 chunks: 6 pairwise steps and the per-repeat reduce (a 16-partial scratch fold takes 8); one chunk more
+    needs a step more; every MAX_REPEAT rows again."""
+    assert in_place_fold_levels(2, 64) == 7
+    assert in_place_fold_levels(2, 65) == 8
+    assert in_place_fold_levels(2, 2) == 2
+    assert in_place_fold_levels(300, 16) == 10
+
+
+@pytest.mark.parametrize("rows,cols", [(40, 1000), (64, 512), (520, 200), (16, 72)])
+def test_sum_of_squares_folds_in_place(rows, cols):
+    """Σ x² per row: the squares die at the sum, so it folds in their buffer (16 chunks, the last one partial, at
+    1000 columns; 8 whole ones at 512; 4 and 2 at 200 and 72, the last partial; software-pipelined at 520 rows) and
+    the kernel has no scratch."""
+    module = lower(_sum_of_squares(rows, cols))
+    ck = only_kernel(module)
+    kernel = module.lookup(ck.name)
+    assert _reduces(kernel) and all(op.attributes.get("fold_in_place") for op in _reduces(kernel))
+    assert not [op for op in kernel.walk() if op.name == "hivm.alloc" and op.attributes.get("scratch")]
+    x = np.random.default_rng(3).standard_normal((rows, cols)).astype(np.float32)
+    (out,), res = run_kernel(ck, [x], {})
+    assert res.stats.hazards_checked
+    np.testing.assert_allclose(out.reshape(-1), (x.astype(np.float64) ** 2).sum(1), rtol=2e-6)
+
+
+def test_layer_norm_squares_fold_in_place():
+    """Layer norm over 256 rows of 4096 f16 (2 rows per work item, pipelined): x − mean lives on after its row sum,
+    whose fold keeps its scratch; the squares die at theirs, which folds in place — 6 pairwise steps and the vcadd
+    instead of 8 steps, so the stage holding it (the longer one) is a level shorter: 10,303 cycles before."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((256, 4096)).astype(np.float16)
+    w, b = rng.standard_normal(4096).astype(np.float16), rng.standard_normal(4096).astype(np.float16)
+    module = lower(_layer_norm_f16(256))
+    ck = only_kernel(module)
+    kernel = module.lookup(ck.name)
+    assert [bool(op.attributes.get("fold_in_place")) for op in _reduces(kernel)].count(True) >= 1
+    assert not all(op.attributes.get("fold_in_place") for op in _reduces(kernel))
+    (out,), res = run_kernel(ck, [x, w, b], {})
+    assert res.stats.hazards_checked
+    ref = F.layer_norm(torch.from_numpy(x).float(), (4096,), torch.from_numpy(w).float(), torch.from_numpy(b).float())
+    np.testing.assert_allclose(out.reshape(x.shape).astype(np.float32), ref.numpy(), atol=2e-2, rtol=1e-2)
+    assert res.stats.cycles < 10_260, res.stats.cycles
