@@ -50,7 +50,10 @@ def _stages(block) -> list:
 
 def _levels(items: list) -> tuple[list[list], list]:
     """Items cut at their top-level V (or ALL) barriers: the levels, and the barrier after each but the last. A
-    first level with nothing on the vector pipe joins the next (the barrier opening the loop body orders it)."""
+    level with no vector op (flags, DMAs, scalar moves: the barrier before it, or the one opening the loop body,
+    already orders it) joins the next when a V barrier separates them: two barriers in a row — a reduction's
+    closing one and inject-sync's before the next op, with a set_flag between — or a first level holding only the
+    tile load's wait would otherwise pair the other stage's step with nothing and cost a level."""
     levels, seps = [[]], []
     for it in items:
         if isinstance(it, PipeBarrier) and it.barrier_pipe in ("V", "ALL"):
@@ -58,9 +61,13 @@ def _levels(items: list) -> tuple[list[list], list]:
             levels.append([])
         else:
             levels[-1].append(it)
-    if seps and seps[0].barrier_pipe == "V" and not any(ins.pipe == "V" for ins in walk(levels[0])):
-        levels[:2] = [levels[0] + levels[1]]
-        seps.pop(0)
+    i = 0
+    while i < len(seps):
+        if seps[i].barrier_pipe == "V" and not any(ins.pipe == "V" and ins.KIND == "op" for ins in walk(levels[i])):
+            levels[i:i + 2] = [levels[i] + levels[i + 1]]
+            seps.pop(i)
+        else:
+            i += 1
     return levels, seps
 
 
