@@ -39,6 +39,7 @@ EMITTERS = {
     "hivm.vfill": on_scalar_pipe(vector_ops.emit_vfill),
     "hivm.varange": on_scalar_pipe(index_ops.emit_varange),
     "hivm.vgather": index_ops.emit_vgather,
+    "hivm.vgather_offsets": index_ops.emit_vgather_offsets,
     # sync
     "hivm.set_flag": sync.emit_set_flag,
     "hivm.wait_flag": sync.emit_wait_flag,

@@ -54,39 +54,28 @@ def emit_varange(L, op) -> None:
         region(L, emit, ops, ext, caps)
 
 
-def emit_vgather(L, op) -> None:
-    """``vgather src, index, dst, n, e``: index → checked byte offsets in scratch, then one ``vgather`` per row.
-
-    i64 indices are pairs of i32 words (little-endian: low word first); a ``vgather`` of b32 words by the offsets
-    ``8k`` / ``8k + 4`` takes them apart, into rows padded to 8 words (32 B). Every index is then made exact or
-    out of range before the multiply by the element size, so that no value wraps into a valid offset::
-
-        offsets = min(max(low, -1), n) * es + min(max(high, -1), 1) * (n + 1) * es
-                  # in [0, n*es) iff 0 <= index < n; an invalid index: < 0 or >= n*es
-
-    and the data ``vgather`` (whose source is the row's ``n`` elements) rejects an offset outside the row, naming
-    the element and the numbers. The low and high words' steps are independent: each level (one ``pipe_barrier V``
-    and one vector start-up) holds one step of each — 9 levels before the data gathers, not 13. i32 indices skip
-    the words: ``offsets = min(max(index, -1), n) * es``.
-    """
-    src_v, idx_v, dst_v = op.buffers
-    src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
-    dtype = _dtype(op, dst.type, GATHER_DTYPES)
-    n = L.static(op.row_length())
+def emit_vgather_offsets(L, op) -> None:
+    """``vgather_offsets index, n {es}``: the conversion of :func:`emit_vgather`, into the scratch, for the
+    ``vgather {converted}`` right after it (which finds the offsets there: the same scratch address)."""
+    idx = _ub(L, op, op.buffers[0])
+    n = L.static(op.indices[0])
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
-    ext = [L.index(v) for v in op.extents()]
-    if len(ext) > 2:
-        raise CodegenError(op, f"gathers of rank {len(ext)} are not emitted (rank 1 or 2)")
-    d_shape, i_shape, s_shape = (list(b.type.static_shape()) for b in (dst, idx, src))
-    if len(ext) == 1:
-        d_shape, i_shape, s_shape, ext = [1] + d_shape, [1] + i_shape, [1] + s_shape, [Imm(1)] + ext
-    idx_rows, idx_cols = i_shape
-    if idx_rows not in (1, d_shape[0]) or s_shape[0] != d_shape[0]:
-        raise CodegenError(op, f"index rows {idx_rows} / source rows {s_shape[0]} do not match {d_shape[0]} rows")
-    pitch = -(-idx_cols // 8) * 8  # i32 words per index row in scratch (32 B aligned rows)
+    shape = list(idx.type.static_shape())
+    idx_rows, idx_cols = ([1] + shape) if len(shape) == 1 else shape
+    _convert(L, idx, idx_rows, idx_cols, n, op.attributes["es"])
+
+
+def _layout(idx_cols: int, idx_rows: int) -> tuple[int, int, int]:
+    """(i32 words per index row in scratch — 32-B aligned rows —, words, bytes of one word table)."""
+    pitch = -(-idx_cols // 8) * 8
     words = idx_rows * pitch
-    wbytes = -(-words * 4 // 32) * 32
+    return pitch, words, -(-words * 4 // 32) * 32
+
+
+def _convert(L, idx, idx_rows: int, idx_cols: int, n: int, es: int) -> int:
+    """The index's checked byte offsets in the scratch (see :func:`emit_vgather`); returns their address."""
+    pitch, words, wbytes = _layout(idx_cols, idx_rows)
     wide = idx.dtype == "i64"
     q = L.scratch(wbytes * (3 if wide else 1), "the byte offsets of a vgather")
     ops_q = [Operand(Imm(q), 4, [1])]
@@ -131,8 +120,8 @@ def emit_vgather(L, op) -> None:
         scalar("maxs", w, w, -1)
         scalar("mins", q, q, n, fence=False)
         scalar("mins", w, w, 1)
-        scalar("muls", q, q, dst.es, fence=False)
-        scalar("muls", w, w, (n + 1) * dst.es)
+        scalar("muls", q, q, es, fence=False)
+        scalar("muls", w, w, (n + 1) * es)
         barrier(L)
         flat(L, lambda a, rep, m, reps: L.b.vadd("i32", _fold(a[0]), _fold(a[0]), _fold(a[0] + (w - q)),
                                                  repeat=_fold(rep), mask=_fold(m), dst_rep=reps[0],
@@ -140,8 +129,48 @@ def emit_vgather(L, op) -> None:
     else:
         scalar("maxs", q, idx.addr, -1)
         scalar("mins", q, q, n)
-        scalar("muls", q, q, dst.es)
+        scalar("muls", q, q, es)
     barrier(L)
+    return q
+
+
+def emit_vgather(L, op) -> None:
+    """``vgather src, index, dst, n, e``: index → checked byte offsets in scratch, then one ``vgather`` per row;
+    ``{converted}``: the ``vgather_offsets`` right before it left the offsets in the scratch (the wait for the
+    loaded rows sits between the two, after the conversion).
+
+    i64 indices are pairs of i32 words (little-endian: low word first); a ``vgather`` of b32 words by the offsets
+    ``8k`` / ``8k + 4`` takes them apart, into rows padded to 8 words (32 B). Every index is then made exact or
+    out of range before the multiply by the element size, so that no value wraps into a valid offset::
+
+        offsets = min(max(low, -1), n) * es + min(max(high, -1), 1) * (n + 1) * es
+                  # in [0, n*es) iff 0 <= index < n; an invalid index: < 0 or >= n*es
+
+    and the data ``vgather`` (whose source is the row's ``n`` elements) rejects an offset outside the row, naming
+    the element and the numbers. The low and high words' steps are independent: each level (one ``pipe_barrier V``
+    and one vector start-up) holds one step of each — 9 levels before the data gathers, not 13. i32 indices skip
+    the words: ``offsets = min(max(index, -1), n) * es``.
+    """
+    src_v, idx_v, dst_v = op.buffers
+    src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
+    dtype = _dtype(op, dst.type, GATHER_DTYPES)
+    n = L.static(op.row_length())
+    if n is None:
+        raise CodegenError(op, "the gathered rows' length must be static")
+    ext = [L.index(v) for v in op.extents()]
+    if len(ext) > 2:
+        raise CodegenError(op, f"gathers of rank {len(ext)} are not emitted (rank 1 or 2)")
+    d_shape, i_shape, s_shape = (list(b.type.static_shape()) for b in (dst, idx, src))
+    if len(ext) == 1:
+        d_shape, i_shape, s_shape, ext = [1] + d_shape, [1] + i_shape, [1] + s_shape, [Imm(1)] + ext
+    idx_rows, idx_cols = i_shape
+    if idx_rows not in (1, d_shape[0]) or s_shape[0] != d_shape[0]:
+        raise CodegenError(op, f"index rows {idx_rows} / source rows {s_shape[0]} do not match {d_shape[0]} rows")
+    pitch, _, wbytes = _layout(idx_cols, idx_rows)
+    if op.attributes.get("converted"):
+        q = L.scratch(wbytes, "the byte offsets of a vgather")  # where vgather_offsets left them
+    else:
+        q = _convert(L, idx, idx_rows, idx_cols, n, dst.es)
 
     def row(j):
         d_row = dst.addr + j * (d_shape[1] * dst.es)

@@ -5,8 +5,10 @@
 ``HFusionToHIVMArangeOp`` → ``hivm.hir.varange``).
 
 ``hfusion.gather`` along the last domain dim of a kernel input (its rows loaded whole, ``n`` elements):
-``hivm.vgather %src, %index, %dst, %n, %e…`` (AscendNPU-IR's ``HFusionToHIVMGatherOp`` → ``hivm.hir.vgather``, which
-on A2 also requires the last axis). An index broadcast only for this gather (``index_select``) is read un-broadcast.
+``hivm.vgather_offsets %index, %n {es}`` then ``hivm.vgather %src, %index, %dst, %n, %e… {converted}``
+(AscendNPU-IR's ``HFusionToHIVMGatherOp`` → ``hivm.hir.vgather``, which on A2 also requires the last axis): the
+index's conversion to byte offsets is an op of its own, before the wait for the loaded rows. An index broadcast
+only for this gather (``index_select``) is read un-broadcast.
 
 ``hfusion.gather`` of whole rows along dim 0 (``embedding``; the index spans dim 0 only, read un-broadcast):
 ``hivm.embedding_gather %src, %index, %dst, %off…, %e…`` — the table stays in GM and each row of the tile is one DMA
@@ -16,6 +18,7 @@ at the row its index names (AscendNPU-IR's ``hivm.embedding_gather``), at the ti
 from __future__ import annotations
 
 from ..dialects import hivm
+from ..ir.types import DTYPE_BYTES
 from ..schedule.kernel_info import gather_index
 
 
@@ -40,4 +43,5 @@ def lower_gather(kl, v) -> None:
     kl.emit(src)
     kl.emit(index)
     n = kl.const(kl.info.gather_sources[src][1])
-    kl.vec(hivm.VGatherOp, [kl.buffer(src), kl.buffer(index), kl.buffer(v), n, *kl.extents(v)])
+    kl.vec(hivm.VGatherOffsetsOp, [kl.buffer(index), n], es=DTYPE_BYTES[v.type.dtype])
+    kl.vec(hivm.VGatherOp, [kl.buffer(src), kl.buffer(index), kl.buffer(v), n, *kl.extents(v)], converted=True)

@@ -31,6 +31,7 @@ vpermute         src, offsets, dst, e (of dst)                       V      dst[
 vfill            dst, e                                              V      dst[i] = value
 varange          dst, offset, e                                      V      dst[i] = start + step·(offset + i_d)
 vgather          src, index, dst, n, e                               V      dst[i] = src[i with last → index[i]]
+vgather_offsets  index, n {es}                                       V      the next vgather's byte offsets
 embedding_gather src(gm), index, dst, offsets[src.rank-1], e          S+MTE2 dst[r, j] = src[index[r], off + j]
 ===============  ==================================================  =====  ===============================
 
@@ -274,8 +275,8 @@ def lowers_to_scalar_loops(op: "HIVMOp") -> bool:
     except an i64 ↔ i32 cast of a column, :func:`is_column_int_cast`)."""
     if isinstance(op, VCastOp):
         return is_column_int_cast(op)
-    if isinstance(op, (VTransposeOp, VGatherOp, VIndexOp, VPermuteOp)):  # a transpose moves bytes; a gather's i64
-        return False  # indices are split into words on the vector unit (docs/codegen.md)
+    if isinstance(op, (VTransposeOp, VGatherOp, VGatherOffsetsOp, VIndexOp, VPermuteOp)):
+        return False  # a transpose moves bytes; a gather's i64 indices are split into words on the vector unit
     return any(isinstance(v.type, MemRefType) and v.type.dtype in SCALAR_LOOP_DTYPES for v in op.buffers)
 
 
@@ -460,6 +461,7 @@ class VGatherOp(VectorOp):
 
     name = "hivm.vgather"
     operand_names = ("src", "index", "dst", "*indices")
+    attribute_schema = {"converted": BoolAttr(optional=True)}  # the hivm.vgather_offsets right before it did that
     num_buffers = 3
 
     def expected_indices(self) -> int:
@@ -474,6 +476,33 @@ class VGatherOp(VectorOp):
     def verify_(self) -> None:
         super().verify_()
         _verify_gather(self)
+
+
+@register_op
+class VGatherOffsetsOp(VectorOp):
+    """``hivm.vgather_offsets %index, %n {es}``: the checked byte offsets of the ``hivm.vgather {converted}`` that
+    follows it (same index, row length ``n``, element size ``es``), into the scratch (codegen.index_ops). It reads
+    only the index, so the wait for the gather's source rows (a load) comes after it: the conversion overlaps the
+    load instead of following it."""
+
+    name = "hivm.vgather_offsets"
+    operand_names = ("index", "*indices")
+    attribute_schema = {"es": IntAttr()}
+    num_buffers = 1
+
+    def expected_indices(self) -> int:
+        return 1
+
+    def reads(self) -> list:
+        return [self.operands[0]]
+
+    def writes(self) -> list:
+        return []  # the scratch, which the vgather right after it reads (no op in between)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if _memref(self, 0).dtype not in ("i32", "i64"):
+            raise self.error(f"converts an index of {_memref(self, 0).dtype}: i32 or i64")
 
 
 def _verify_gather(op: HIVMOp, min_rank: int = 1) -> tuple:

@@ -23,7 +23,8 @@ Decisions:
   ``<host>_fused_<i>``.
 - ``hfusion.reshape`` is metadata: it never makes a kernel of its own and stays on the host unless it sits next to
   a group, which then absorbs it; a group result that is a reshape of a kernel input or of another result is
-  the host's reshape of that value (no second copy in GM). ``hfusion.slice`` is a compute op (AscendNPU-IR's kExtractSlice: an ANY_PB copy).
+  the host's reshape of that value (no second copy in GM). ``hfusion.slice`` is a compute op (AscendNPU-IR's
+  kExtractSlice: an ANY_PB copy).
 - ``output-mode=single``: a group with several results becomes one kernel per result, each holding the ops its
   result depends on (shared producers are duplicated, AscendNPU-IR's ``single-aggr``).
 - ``gm-bytes-saved`` is the sum of the scores of the merges made, at every shape symbol's lower bound.

@@ -167,7 +167,7 @@ def test_lone_reshape_stays_on_host():
 # An embedding's rows as FX uses them: flat for the residual add, 3-d for the next layer, and the index's flat view
 # for the loss — three views of two values.
 EMBEDDING_VIEWS = """module {
-  func.func @main(%w: tensor<64x16xf32>, %i: tensor<2x8xf32>) -> (tensor<16xf32>, tensor<16x16xf32>, tensor<2x8x16xf32>) {
+  func.func @main(%i: tensor<2x8xf32>) -> (tensor<16xf32>, tensor<16x16xf32>, tensor<2x8x16xf32>) {
     %f = hfusion.reshape %i : (tensor<2x8xf32>) -> tensor<16xf32>
     %a = hfusion.elemwise_unary %f {fun = "abs"} : (tensor<16xf32>) -> tensor<16xf32>
     %b = hfusion.broadcast %a {dims = [1]} : (tensor<16xf32>) -> tensor<16x16xf32>

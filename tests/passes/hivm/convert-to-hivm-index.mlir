@@ -65,8 +65,9 @@ module attributes {target = "ascend910b1"} {
 // -----
 
 // index_select: a gather along the last dim by an index row broadcast over the rows. The source's rows are loaded
-// whole (37 elements at column 0, whatever the result's columns); the broadcast is not computed: hivm.vgather
-// reads the index row (loop-invariant: loaded once, before the loop).
+// whole (37 elements at column 0, whatever the result's columns); the broadcast is not computed: the index row
+// (loop-invariant: loaded once, before the loop) is converted to byte offsets by hivm.vgather_offsets (4-B
+// elements), which the hivm.vgather {converted} right after it reads.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    %i: memref<1x21xi64, gm>, %x: memref<s0x37xf32, gm>, %out0: memref<s0x21xf32, gm>
 // CHECK-DAG:     [[ROW:%c37]] = arith.constant {value = 37}
@@ -77,7 +78,8 @@ module attributes {target = "ascend910b1"} {
 // CHECK-NEXT:    scf.for
 // CHECK-NOT:     hivm.vbrc
 // CHECK:           hivm.load %x, [[X]], [[OFF:%off0]], %c0, [[LEN:%len0]], [[ROW]]
-// CHECK-NEXT:      hivm.vgather [[X]], [[I]], [[G:%[a-z0-9_]+]], [[ROW]], [[LEN]], %n1
+// CHECK-NEXT:      hivm.vgather_offsets [[I]], [[ROW]] {es = 4}
+// CHECK-NEXT:      hivm.vgather [[X]], [[I]], [[G:%[a-z0-9_]+]], [[ROW]], [[LEN]], %n1 {converted = true}
 // CHECK-NEXT:      hivm.store [[G]], %out0, [[OFF]], %c0, [[LEN]], %n1
 module attributes {symbols = {s0 = [1, 3000]}, target = "ascend910b1"} {
   func.func @main_fused_0(%i: tensor<21xi64>, %x: tensor<s0x37xf32>, %out0: tensor<s0x21xf32>) -> (tensor<s0x21xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
