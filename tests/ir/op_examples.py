@@ -252,6 +252,12 @@ OP_EXAMPLES: dict[str, str] = {
         "hivm.vgather %ub, %idx, %ub2, %m, %n, %m : memref<64x16xf32, ub>, memref<1x16xi64, ub>, "
         "memref<64x16xf32, ub>, index, index, index"
     ),
+    "hivm.vgather_offsets": _hivm_kernel(
+        "%idx = hivm.alloc : () -> memref<1x16xi64, ub>\n"
+        "hivm.vgather_offsets %idx, %m {es = 4} : memref<1x16xi64, ub>, index\n"
+        "hivm.vgather %ub, %idx, %ub2, %m, %n, %m {converted = true} : memref<64x16xf32, ub>, memref<1x16xi64, ub>, "
+        "memref<64x16xf32, ub>, index, index, index"
+    ),
     "hivm.embedding_gather": _hivm_kernel(
         "%rows = hivm.alloc : () -> memref<64x1xi64, ub>\n"
         "hivm.embedding_gather %gm, %rows, %ub, %c0, %n, %m : memref<64x16xf32, gm>, memref<64x1xi64, ub>, "
