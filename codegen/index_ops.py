@@ -66,6 +66,16 @@ def emit_vgather_offsets(L, op) -> None:
     _convert(L, idx, idx_rows, idx_cols, n, op.attributes["es"])
 
 
+def _check_offsets_precede(L, op) -> None:
+    """A ``vgather {converted}`` reads the offsets its ``vgather_offsets`` left in the scratch: that op, on the same
+    index, must be the last vector op before it (any other could have reused the scratch)."""
+    prev = L.last_vector_op
+    if prev is None or prev.name != "hivm.vgather_offsets" or prev.operands[0] is not op.operands[1]:
+        found = "no vector op" if prev is None else f"'{prev.name}'"
+        raise CodegenError(op, f"a vgather {{converted}} needs the hivm.vgather_offsets of its index as the vector op "
+                               f"right before it (it reads the offsets from the scratch); found {found}")
+
+
 def _layout(idx_cols: int, idx_rows: int) -> tuple[int, int, int]:
     """(i32 words per index row in scratch — 32-B aligned rows —, words, bytes of one word table)."""
     pitch = -(-idx_cols // 8) * 8
@@ -168,6 +178,7 @@ def emit_vgather(L, op) -> None:
         raise CodegenError(op, f"index rows {idx_rows} / source rows {s_shape[0]} do not match {d_shape[0]} rows")
     pitch, _, wbytes = _layout(idx_cols, idx_rows)
     if op.attributes.get("converted"):
+        _check_offsets_precede(L, op)
         q = L.scratch(wbytes, "the byte offsets of a vgather")  # where vgather_offsets left them
     else:
         q = _convert(L, idx, idx_rows, idx_cols, n, dst.es)

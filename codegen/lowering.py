@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from graph_passes.dialects.hivm import VectorOp
 from graph_passes.ir.core import Operation, Value
 from graph_passes.ir.sizes import as_expr
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
@@ -118,7 +119,6 @@ class KernelLowering:
         self.func, self.module, self.emitters = func, module, emitters
         self.sizes = module.size_vars()
         self.tiling = {k: as_expr(v) for k, v in (func.attributes.get("tiling") or {}).items()}
-        self.sizes = module.size_vars()
         self.ub_bytes = ub_bytes
         self.taken: set[str] = set(RESERVED)
         self.values: dict[Value, object] = {}  # index → Expr, buffer → Buf, float scalar → Expr
@@ -129,6 +129,7 @@ class KernelLowering:
         self.scratch_used = 0  # bytes of it held by the op being emitted (nested uses stack)
         self.b: TracingBuilder | None = None
         self.scalar_indices: set[int] = set()  # positions of index arguments passed by value (not tiling params)
+        self.last_vector_op: Operation | None = None  # the vector op emitted last (the scratch's latest user)
 
     # -- names and registers -------------------------------------------------------------------------------------
     def fresh(self, hint: str | None, fallback: str = "r") -> str:
@@ -259,6 +260,8 @@ class KernelLowering:
         saved, self.b.current = self.b.current, op
         try:
             emitter(self, op)
+            if isinstance(op, VectorOp):
+                self.last_vector_op = op
         except ProgramError as e:  # the simulator's ISA rejected an instruction: say which op asked for it
             raise CodegenError(op, f"the simulator's ISA rejects the emitted instruction: {e}") from e
         finally:

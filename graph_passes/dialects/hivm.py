@@ -497,7 +497,7 @@ class VGatherOffsetsOp(VectorOp):
         return [self.operands[0]]
 
     def writes(self) -> list:
-        return []  # the scratch, which the vgather right after it reads (no op in between)
+        return []  # the scratch, which the vgather right after it reads (codegen refuses a vector op in between)
 
     def verify_(self) -> None:
         super().verify_()

@@ -215,3 +215,23 @@ def test_gather_rows_without_its_flag_races(src, dst):
     reader = "ld_ub" if dst == "PIPE_S" else "v"
     with pytest.raises(RaceError, match=rf"{reader}\w* \({dst[5:]}, core aiv0, pc \d+\) reads what copy_gm_to_ub"):
         _run_rows(broken, np.ones((20, 40), np.float32), np.arange(6, dtype=np.int64), {"s0": 6, "s1": 20})
+
+
+def test_gather_offsets_must_be_the_vector_op_right_before():
+    """A ``vgather {converted}`` finds its byte offsets where its ``vgather_offsets`` left them, in the scratch: a
+    vector op emitted between the two (which may reuse the scratch) is refused by codegen, naming both ops."""
+    from codegen import CodegenError, compile_kernel
+
+    module = lower(_gather("f32", "i64", False))
+    func = next(op for op in module.body.ops if op.name == "func.func" and "kernel" in op.attributes)
+    clone = func.clone()
+    offsets = next(op for op in clone.walk() if op.name == "hivm.vgather_offsets")
+    gather = next(op for op in clone.walk() if op.name == "hivm.vgather")
+    gather.parent.insert_before(gather, offsets.clone())  # fine: the same index's offsets, again
+    compile_kernel(clone, module)
+    intruder = next(op for op in clone.walk() if op.name == "hivm.vgather_offsets").clone()
+    intruder.set_operand(0, gather.operands[0])  # offsets of another buffer, written to the same scratch
+    gather.parent.insert_before(gather, intruder)
+    with pytest.raises(CodegenError, match=r"needs the hivm.vgather_offsets of its index as the vector op right "
+                                           r"before it .*found 'hivm.vgather_offsets'"):
+        compile_kernel(clone, module)
