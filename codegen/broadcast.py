@@ -25,6 +25,8 @@ def emit_vbrc(L, op) -> None:
     if element_broadcast(dst.type.static_shape(), src.type.static_shape()):
         return _element_broadcast(L, src, dst, dtype, ext, caps)
     if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)
+        if _one_block_rows(dst, src):
+            return _block_broadcast(L, src, dst, dtype, ext, caps)
         return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
     shape, src_shape = dst.type.static_shape(), src.type.static_shape()
     try:
@@ -41,6 +43,27 @@ def emit_vbrc(L, op) -> None:
     slab = _operand(dst)
     slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)])
     region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [slab, _operand(dst)], ext, caps)
+
+
+def _one_block_rows(dst: Buf, src: Buf) -> bool:
+    """dst's rows are one 32-B block each (the last dim of a 32-B column tile) and src is one such row."""
+    shape, src_shape = dst.type.static_shape(), src.type.static_shape()
+    return shape[-1] * dst.es == 32 and all(n == 1 for n in src_shape[:-1]) and len(shape) > 1
+
+
+def _block_broadcast(L, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
+    """dst[..., c] = src[c] into rows of one 32-B block (:func:`_one_block_rows`): one vcopy over dst's contiguous
+    blocks reading src's block for every one (block and repeat stride 0) — 8 rows per repeat, not one. The rows'
+    padding (past a partial tile's last column) gets src's padding, which nothing reads."""
+    shape = dst.type.static_shape()
+    n = valid_rows(list(ext[:-1]) + [Imm(shape[-1])], caps,
+                   [d for d, k in enumerate(shape) if k > 1])
+
+    def emit(addrs, repeat, mask, reps):
+        L.b.vcopy(dtype, _fold(addrs[1]), src.addr, repeat=_fold(repeat), mask=_fold(mask), src_blk=0, src_rep=0,
+                  dst_rep=reps[1])
+
+    flat(L, emit, [Operand(src.addr, dst.es, None), Operand(dst.addr, dst.es, [1])], n, math.prod(shape))
 
 
 def _element_broadcast(L, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
@@ -110,6 +133,8 @@ def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: i
     else:
         brcb(Imm(0))
     barrier(L)
+    if pb == 32:  # rows of one block: vbrcb wrote them whole
+        return
     rows_main = e0 if T0 == rows_cap else _fold(emin(e0, T0))
     _spread(L, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes)
 

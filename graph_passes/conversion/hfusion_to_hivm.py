@@ -272,8 +272,10 @@ class KernelLowering:
     # -- one work item ------------------------------------------------------------------------------------------
     def tile_of(self, d: int, index: Value) -> tuple[Value, Value]:
         off = self.arith("muli", index, self.const(self.tile[d]), f"off{d}")
-        if self.tile[d] == 1:  # every work item's tile is whole: a static extent (codegen drops the dim)
-            return off, self.const(1)
+        n = as_expr(self.tiling[f"n{d}"])
+        if self.tile[d] == 1 or (n.is_Integer and int(n) % self.tile[d] == 0):
+            # every work item's tile is whole: a static extent (codegen drops a dim of one, runs whole rows flat)
+            return off, self.const(self.tile[d])
         rem = self.arith("subi", self.params[f"n{d}"], off)
         length = self.arith("minsi", rem, self.const(self.tile[d]), f"len{d}")
         return off, length

@@ -192,6 +192,16 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             steps = {d: gm_steps.get(d, 1) for d in info.parallel_dims}
             tile = fastest_split(info, plan_buffers(info, looped), cap, tile, target, multi_buffer, steps, repeat,
                                  keep, lambda t: _whole_dims(t, uppers))
+        if looped and tile[-1] < cap[-1] and rank - 1 in info.parallel_dims and _passes_over_gm(info) > 1:
+            # Note: the balance narrowed the columns of a multi-pass kernel reducing a non-last dim; its reduced
+            # tile was sized for the wider ones: walk again at the narrower width, so each of its passes over GM
+            # takes more rows (fewer loads, fewer vector start-ups per pass). A kernel of one such pass (a column
+            # sum) keeps its short tiles: their loads overlap the previous tile's fold.
+            regrown = walk(looped, tile[-1])
+            if regrown is not None:
+                tile = regrown
+                serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
+                _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
     plan = plan_buffers(info, looped)
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
     whole = _whole_dims(tile, uppers)
@@ -211,6 +221,13 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info):
         return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
     return sched
+
+
+def _passes_over_gm(info: KernelInfo) -> int:
+    """Passes of a multi-pass kernel over the reduced tiles: one per reduction, one more for the results spanning
+    the reduced dims (hfusion_to_hivm.KernelLowering.work_item)."""
+    n_reduces = sum(1 for op in info.ops if op.name == "hfusion.reduce")
+    return n_reduces + any(not info.is_small(r) for r in info.results)
 
 
 def _inner_limits(granule: int) -> list[int]:

@@ -52,3 +52,53 @@ def test_reduction_over_a_dim_of_one_is_a_copy(fresh_dynamo):
     kernel wrote nothing before)."""
     x = torch.randn(40, 1, 24)
     assert_close(torch.compile(lambda x: x.sum(1), backend="npu")(x), x.sum(1), "sum(1)")
+
+
+def _ln_backward_kernel(grad, mean, x, rstd, w):
+    """The GPT block's layer-norm backward kernel (benchmarks/model_step.py, FX nodes view_27, sub_1, mul_8, mul_9,
+    mul_14, sum_8, sum_9): x̂ and grad·w for the input's gradient, and the weight and bias gradients, column sums of
+    grad·x̂ and grad over the batch and sequence dims."""
+    g = grad.view(x.shape)
+    xhat = (x - mean) * rstd
+    return xhat, g * w, (g * xhat).sum((0, 1)), g.sum((0, 1))
+
+
+def _ln_backward_args(b, t, d=128):
+    gen = torch.Generator().manual_seed(b * 1000 + t)
+    return (torch.randn(b * t, d, generator=gen), torch.randn(b, t, 1, generator=gen),
+            torch.randn(b, t, d, generator=gen), torch.rand(b, t, 1, generator=gen) + 0.5, torch.randn(d, generator=gen))
+
+
+def _check_ln_backward(compiled, args, what):
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = compiled(*args)
+    for g, w, name in zip(got, _ln_backward_kernel(*args), ("x̂", "grad·w", "weight grad", "bias grad")):
+        assert_close(g, w, f"{what}: {name}")
+    (rec,) = prof.records
+    assert rec.simulated and rec.fusion_kind == "ANY_PBR", rec
+    return rec
+
+
+def test_layer_norm_backward_kernel_runs_whole_repeats(fresh_dynamo):
+    """Its 32-B column tiles ([2, 128, 8] f32 on 16 cores) are whole tiles of a static dim: static extents, so the
+    elementwise ops run flat over whole 256-B repeats (they ran one 32-B block per repeat), the column broadcasts
+    of the mean and rstd are vbrcb alone, and the weight row is copied 8 rows per repeat: 6,618 cycles before."""
+    rec = _check_ln_backward(torch.compile(_ln_backward_kernel, backend="npu"), _ln_backward_args(2, 128), "static")
+    assert rec.block_dim == 16 and rec.cycles < 4_600, (rec.block_dim, rec.cycles)
+
+
+def test_layer_norm_backward_kernel_with_dynamic_rows(fresh_dynamo):
+    """Batch and sequence symbolic (one compile, three sizes): the columns still spread over 16 cores in 32-B tiles,
+    and the multi-pass kernel's reduced tiles take the rows the narrowed columns leave room for ([1, 560, 8], three
+    passes over one tile per batch; they were sized for 512 columns: [1, 35, 8]). Before: 23,593, 18,071 and 35,435
+    cycles."""
+    compiled = torch.compile(_ln_backward_kernel, backend="npu")
+    for (b, t), bound in (((2, 128), 11_000), ((2, 96), 10_000), ((4, 100), 19_000)):
+        args = _ln_backward_args(b, t)
+        for a in args[:4]:
+            torch._dynamo.mark_dynamic(a, 0)
+        for a in args[1:4]:
+            torch._dynamo.mark_dynamic(a, 1)
+        rec = _check_ln_backward(compiled, args, f"{b}x{t}")
+        assert rec.block_dim == 16 and rec.cycles < bound, ((b, t), rec.block_dim, rec.cycles)
+    assert fresh_dynamo["graphs_compiled"] == 1
