@@ -271,13 +271,15 @@ class KernelLowering:
 
     # -- one work item ------------------------------------------------------------------------------------------
     def tile_of(self, d: int, index: Value) -> tuple[Value, Value]:
-        off = self.arith("muli", index, self.const(self.tile[d]), f"off{d}")
+        # a dim split per launch (schedule split_dims) steps by its tiling parameter, at most the tile
+        step = self.params[f"step{d}"] if f"step{d}" in self.tiling else self.const(self.tile[d])
+        off = self.arith("muli", index, step, f"off{d}")
         n = as_expr(self.tiling[f"n{d}"])
         if self.tile[d] == 1 or (n.is_Integer and int(n) % self.tile[d] == 0):
             # every work item's tile is whole: a static extent (codegen drops a dim of one, runs whole rows flat)
             return off, self.const(self.tile[d])
         rem = self.arith("subi", self.params[f"n{d}"], off)
-        length = self.arith("minsi", rem, self.const(self.tile[d]), f"len{d}")
+        length = self.arith("minsi", rem, step, f"len{d}")
         return off, length
 
     def work_item(self, t: Value) -> None:

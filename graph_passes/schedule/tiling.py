@@ -17,7 +17,8 @@ multi-buffers, then halved requests; docs/memory-and-sync.md).
 
 Otherwise, for static shapes, the parallel dims are shrunk (outermost first) until there are at least
 ``vector_cores`` work items, so that every core gets work (the last dim down to 32 B); kernels that reduce a
-non-last dim cap the last dim at ``NON_LAST_REDUCE_INNER`` elements, leaving room for many rows of the reduced dim
+non-last dim cap the last dim at ``NON_LAST_REDUCE_INNER`` elements (one vector repeat when it is split per
+launch), leaving room for many rows of the reduced dim
 in one tile, and narrow it further (halving, down to 32 B) when that lets the reduced dims be covered whole (one
 pass) instead of tiled (multi-pass).
 
@@ -25,6 +26,8 @@ Tiling parameters (``tiling`` attribute, name → size expression)::
 
     n{d}        size of domain dim d
     tiles{d}    ceiling(n{d} / tile[d])         (only for dims whose tile may not cover the dim)
+    step{d}     a dim split per launch (symbolic columns of a non-last reduction, ``_split_dims``): the work
+                items' step, Min(tile[d], 32-B granules spread over the cores); tiles{d} = ceiling(n{d} / step{d})
     off{a}_{i}  symbolic offset of a slice of argument a along its dim i
     n_tiles     prod of tiles{d} over the parallel (non-reduced) dims: the work items
     block_dim   Min(vector_cores or the block-dim option, n_tiles)
@@ -66,6 +69,7 @@ class Schedule:
     stages: Stages | None = None  # software-pipelined work items (pipeline.py); the scratch has a part per stage
     wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
+    split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
@@ -87,6 +91,8 @@ class Schedule:
             attrs["block_dim"] = self.block_dim_override  # one core: work items would share GM blocks
         if self.scratch_bytes:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
+        if self.split_dims:
+            attrs["split_dims"] = list(self.split_dims)
         if self.stages is not None:
             attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (pipeline.py)
             attrs["stage_split"] = self.stages.split
@@ -169,9 +175,12 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     # the reduced rows of narrower columns may fit UB whole, and a multi-pass kernel re-reads GM once per pass.
     narrowing = bool(info.reduce_dims) and rank - 1 not in info.reduce_dims and \
         all(uppers[d] is not None for d in info.reduce_dims)  # an unbounded reduced dim is never whole
+    split = _split_dims(info, requested, target.ub_align)
+    # Note: columns split per launch (below) are at most one vector repeat wide, so a pass holds more rows.
+    widest = repeat if split else NON_LAST_REDUCE_INNER
     tile = None
     for looped in ((False, True) if info.reduce_dims else (False,)):
-        for inner in (_inner_limits(granule) if narrowing and not looped else (NON_LAST_REDUCE_INNER,)):
+        for inner in (_inner_limits(granule) if narrowing and not looped else (widest,)):
             tile = walk(looped, inner)
             if tile is not None:
                 break
@@ -202,6 +211,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 tile = regrown
                 serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
                 _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
+    split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])]
     plan = plan_buffers(info, looped)
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
     whole = _whole_dims(tile, uppers)
@@ -209,7 +219,8 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     wide = not requested and plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, True) <= target.ub_bytes
     sched = Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, wide), {},
                      block_dim_override=1 if one_core else 0,
-                     scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide)
+                     scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide,
+                     split_dims=split if not one_core else [])
     if one_core and not requested and multi_buffer > 1:
         # Note: a whole-block step of rows does not fit with two copies of the loaded and stored buffers (a
         # gather's source rows, 32 rows for a bool result); with one copy the work items may still spread over
@@ -221,6 +232,20 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info):
         return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
     return sched
+
+
+def _split_dims(info: KernelInfo, requested: bool, gm_block: int) -> list[int]:
+    """The dims whose work-item step is chosen per launch: the last dim of a kernel reducing a non-last dim, when
+    it is symbolic and the only symbolic parallel dim (core balancing, which needs the sizes, does not run) and
+    not serial (:func:`_slab_unaligned`). Its step is ``granule × ceiling(n / (granule × cores per other work
+    item))``, at most the tile (:func:`tiling_params`): few columns spread over the cores in 32-B steps, many take
+    whole tiles."""
+    last = info.rank - 1
+    if requested or not info.reduce_dims or last in info.reduce_dims or last not in info.parallel_dims \
+            or _slab_unaligned(info, last, gm_block):
+        return []
+    symbolic = [d for d in info.parallel_dims if not as_expr(info.domain[d]).is_Integer]
+    return [last] if symbolic == [last] else []
 
 
 def _passes_over_gm(info: KernelInfo) -> int:
@@ -387,10 +412,13 @@ def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_ste
         tile[d] = min(tile[d], t)
 
 
-def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_cores: int, block_dim: int = 0) -> dict:
+def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_cores: int, block_dim: int = 0,
+                  ub_align: int = 32) -> dict:
     """The ``tiling`` attribute: name → size expression (ints for static values)."""
     tiling: dict = {}
     counts = {}
+    cores = schedule.block_dim_override or (block_dim if block_dim > 0 else vector_cores)
+    split = schedule.split_dims or []
     for d, n in enumerate(info.domain):
         tiling[f"n{d}"] = _norm(n)
         count = sympy.ceiling(as_expr(n) / schedule.tile[d])
@@ -398,6 +426,18 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         upper = sizes.upper_bound(n)  # the tile covers the dim for every binding: one tile, no parameter
         if upper is None or upper > schedule.tile[d]:
             tiling[f"tiles{d}"] = _norm(count)
+    for d in split:  # per launch: the cores left per work item of the other dims, then 32-B steps over them
+        others = sympy.Integer(1)
+        for p in info.parallel_dims:
+            if p != d and p not in (schedule.serial_dims or ()):
+                others = others * counts[p]
+        want = sympy.ceiling(sympy.Integer(cores) / others)
+        n = as_expr(info.domain[d])
+        granule = _granule(info, ub_align)
+        step = sympy.Min(schedule.tile[d], granule * sympy.ceiling(n / (granule * want)))
+        tiling[f"step{d}"] = _norm(step)
+        counts[d] = sympy.ceiling(n / step)
+        tiling[f"tiles{d}"] = _norm(counts[d])
     arg_pos = {a: i for i, a in enumerate(info.func.body.args)}
     for src, offsets in info.views.values():
         for i, o in enumerate(offsets or ()):
@@ -408,7 +448,6 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         if d not in (schedule.serial_dims or ()):  # serial dims are looped inside a work item
             n_tiles = n_tiles * counts[d]
     tiling["n_tiles"] = _norm(n_tiles)
-    cores = schedule.block_dim_override or (block_dim if block_dim > 0 else vector_cores)
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
     return tiling
 

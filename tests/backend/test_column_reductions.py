@@ -90,7 +90,7 @@ def test_layer_norm_backward_kernel_runs_whole_repeats(fresh_dynamo):
 def test_layer_norm_backward_kernel_with_dynamic_rows(fresh_dynamo):
     """Batch and sequence symbolic (one compile, three sizes): the columns still spread over 16 cores in 32-B tiles,
     and the multi-pass kernel's reduced tiles take the rows the narrowed columns leave room for ([1, 560, 8], three
-    passes over one tile per batch; they were sized for 512 columns: [1, 35, 8]). Before: 23,593, 18,071 and 35,435
+    passes over one tile per batch; they were sized for 512 columns: [1, 35, 8]). Before: 28,250, 21,516 and 42,544
     cycles."""
     compiled = torch.compile(_ln_backward_kernel, backend="npu")
     for (b, t), bound in (((2, 128), 11_000), ((2, 96), 10_000), ((4, 100), 19_000)):
@@ -101,4 +101,25 @@ def test_layer_norm_backward_kernel_with_dynamic_rows(fresh_dynamo):
             torch._dynamo.mark_dynamic(a, 1)
         rec = _check_ln_backward(compiled, args, f"{b}x{t}")
         assert rec.block_dim == 16 and rec.cycles < bound, ((b, t), rec.block_dim, rec.cycles)
+    assert fresh_dynamo["graphs_compiled"] == 1
+
+
+# (shape, cores, cycles below): with symbolic rows and columns the column step is a tiling parameter chosen per
+# launch; before, every work item took 512 columns (one core below 513 columns: 35,111, 2,560 (2 cores) and
+# 8,970 cycles).
+DYNAMIC_COLUMN_SUMS = [((4096, 64), 8, 16_000), ((64, 1024), 43, 1_500), ((1000, 40), 5, 4_500)]
+
+
+def test_dynamic_column_sums_spread_over_the_cores(fresh_dynamo):
+    """g.sum(0) compiled once for symbolic shapes: columns in steps of Min(64, 8·ceiling(n1 / 384)) f32 (32-B
+    steps over 48 cores, at most the 64-column tile), so the block dim follows the columns of each launch."""
+    compiled = torch.compile(lambda g: g.sum(0), backend="npu", dynamic=True)
+    for shape, cores, bound in DYNAMIC_COLUMN_SUMS:
+        g = torch.randn(*shape, generator=torch.Generator().manual_seed(shape[1]))
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(g)
+        assert_close(got, g.sum(0), f"sum(0) of {shape}")
+        (rec,) = prof.records
+        assert rec.simulated and rec.fusion_kind == "ANY_PBR"
+        assert rec.block_dim == cores and rec.cycles < bound, (shape, rec.block_dim, rec.cycles)
     assert fresh_dynamo["graphs_compiled"] == 1

@@ -80,7 +80,8 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
         raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
     func.attributes.pop("schedule_unsupported", None)
     func.attributes["schedule"] = sched.attrs(info, options.multi_buffer)
-    func.attributes["tiling"] = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim)
+    func.attributes["tiling"] = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim,
+                                              target.ub_align)
     ctx.count("kernels-scheduled")
     if sched.reduce_looped:
         ctx.count("reductions-multipass")
