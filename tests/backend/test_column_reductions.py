@@ -82,7 +82,8 @@ def _check_ln_backward(compiled, args, what):
 def test_layer_norm_backward_kernel_runs_whole_repeats(fresh_dynamo):
     """Its 32-B column tiles ([2, 128, 8] f32 on 16 cores) are whole tiles of a static dim: static extents, so the
     elementwise ops run flat over whole 256-B repeats (they ran one 32-B block per repeat), the column broadcasts
-    of the mean and rstd are vbrcb alone, and the weight row is copied 8 rows per repeat: 6,618 cycles before."""
+    of the mean and rstd are vbrcb alone, and the weight row is copied 8 rows per repeat: 5,246 cycles before
+    (4,126 after)."""
     rec = _check_ln_backward(torch.compile(_ln_backward_kernel, backend="npu"), _ln_backward_args(2, 128), "static")
     assert rec.block_dim == 16 and rec.cycles < 4_600, (rec.block_dim, rec.cycles)
 
