@@ -236,12 +236,9 @@ class _KernelSync:
         # Note: widen: one set after the last of a group of sources (a load stage), one wait. Except the first
         # flag of the pipe pair in the block when this sink is a later op: its waiter (the first op of a work item)
         # would wait for every load of the stage, those only later ops read too; the second flag takes them.
-        first = next((f for f in self.flags if f.block is blk and f.carried is None and (f.src, f.dst) == (src, dst)),
-                     None)
-        for f in self.flags:
-            if (f.block is blk and f.carried is None and (f.src, f.dst) == (src, dst)
-                    and (f is not first or self.idx(f.wait_at) == ib)
-                    and self.idx(f.set_at) <= ia + 1 <= self.idx(f.wait_at) <= ib):
+        pair = [f for f in self.flags if f.block is blk and f.carried is None and (f.src, f.dst) == (src, dst)]
+        for k, f in enumerate(pair):
+            if (k or self.idx(f.wait_at) == ib) and self.idx(f.set_at) <= ia + 1 <= self.idx(f.wait_at) <= ib:
                 f.set_at = _after(a)
                 return
         loop = _loop_of(blk)
