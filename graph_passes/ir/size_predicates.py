@@ -102,15 +102,7 @@ def _bound_from(le: sympy.Expr, s: sympy.Symbol, sizes: SizeVars) -> tuple[int, 
     if a_lo is not None and a_lo > 0 and neg_r_hi is not None:
         # s <= -r/a: largest when -r is largest, over the smallest a when -r >= 0 (else the largest a)
         den = a_lo if neg_r_hi >= 0 else a_hi
-        return (1, INF) if den is None else (1, _floor_div(neg_r_hi, den))
+        return (1, INF) if den is None else (1, neg_r_hi // den)
     if a.is_Integer and a < 0 and r.is_Integer:
-        return _ceil_div(-r, a), INF  # s >= -r/a; only constant coefficients (sizes never scale by -symbol)
+        return -(int(r) // int(a)), INF  # s >= ceil(-r/a); only constant coefficients (sizes never scale by -symbol)
     return 1, INF
-
-
-def _floor_div(n, d) -> int:
-    return int(sympy.floor(sympy.Rational(n, d)))
-
-
-def _ceil_div(n, d) -> int:
-    return int(sympy.ceiling(sympy.Rational(n, d)))
