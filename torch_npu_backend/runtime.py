@@ -78,10 +78,10 @@ class CompiledGraph:
         self.runs += 1
         bindings = self.bindings(args)
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        if self.predicates:
-            bindings = _all_bindings(self.module, inputs, bindings)
-            for pred in self.predicates:
-                pred.check(bindings)
+        if self.predicates or any(o.kind == "size" for o in self.outputs):
+            bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
+        for pred in self.predicates:
+            pred.check(bindings)
         if self.options.execute == "interpret":
             results = interpret(self.module, inputs, bindings)
         else:
@@ -90,8 +90,6 @@ class CompiledGraph:
             interp.bind(self.module.lookup("main"), inputs)
             results = interp.call("main", inputs)
             launcher.finish()
-        if any(o.kind == "size" for o in self.outputs):
-            bindings = _all_bindings(self.module, inputs, bindings)
         owned = _input_storages(inputs)
         out, seen = [], set()
         for spec in self.outputs:
