@@ -176,7 +176,6 @@ def test_schedule_estimate_counts_the_sequence(fun):
     """The schedule's estimate (graph_passes/schedule/cost.py ``SEQUENCES``) of a math sequence: as many dependent
     steps as codegen emits and as many instructions (each over the one repeat of this 64-element tile)."""
     from graph_passes.schedule.cost import SEQUENCES
-    from graph_passes.target import target_spec
 
     t = "tensor<64xf32>"
     ck = only_kernel(lower(_static_unary(fun).replace("tensor<8x512xf32>", t)))
