@@ -200,19 +200,13 @@ def _host_reshapes(ops: list[Operation], outputs: list[Value]) -> tuple[list[Val
     the host has — a kernel input, an output stored, or one derived before (in dependency order). Stored, such an
     output would be a second copy of bytes already in GM (an embedding kernel stored its rows as ``256x128`` and as
     ``2x128x128``, and copied its index input as ``256``, for the views FX took of them)."""
-    members = set(ops)
-    stored, on_host = list(outputs), []
-    progress = True
-    while progress:
-        progress = False
-        for r in stored:
-            source = r.op.operands[0] if r.op.name == "hfusion.reshape" else None
-            if source is not None and (getattr(source, "op", None) not in members or source in on_host
-                                       or source in stored):
-                stored.remove(r)
-                on_host.append(r)
-                progress = True
-                break
+    members, outs = set(ops), set(outputs)
+
+    def derived(r: Value) -> bool:  # every output is stored or derived: the host has each one
+        source = r.op.operands[0] if r.op.name == "hfusion.reshape" else None
+        return source is not None and (getattr(source, "op", None) not in members or source in outs)
+
+    stored, on_host = [r for r in outputs if not derived(r)], [r for r in outputs if derived(r)]
     position = {op: i for i, op in enumerate(ops)}
     return stored, sorted(on_host, key=lambda r: position[r.op])  # sources first: the host reshapes them in order
 
