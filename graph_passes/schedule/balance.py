@@ -29,7 +29,8 @@ def _choices(n: int, cap: int, step: int, max_tiles: int) -> list[int]:
     ``max_tiles`` tiles."""
     out = set()
     for k in range(1, max_tiles + 1):
-        r = min(n, -(-(-(-n // k)) // step) * step)
+        per_tile = -(-n // k)
+        r = min(n, -(-per_tile // step) * step)
         if r <= cap:
             out.add(r)
     return sorted(out, reverse=True)
@@ -69,7 +70,6 @@ def fastest_split(info: KernelInfo, plan: BufferPlan, cap, tile, target, multi_b
         if time < best_time:
             best, best_time = t, time
     return best
-
 
 
 def _first_loads(plan: BufferPlan, order: list) -> list:
