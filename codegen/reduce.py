@@ -94,12 +94,10 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
             dtype, d_addr, s_addr, repeat=_fold(repeat), mask=_fold(mask), src_rep=src_rep)
 
     if P <= lanes:  # one repeat per row
-        def group(g):
-            rep = emin(MAX_REPEAT, e0 - g * MAX_REPEAT) if R > MAX_REPEAT else e0
-            vred(_fold(dst.addr + g * (MAX_REPEAT * es)), _fold(src.addr + g * (MAX_REPEAT * P * es)), rep, e1, pitch)
+        def group(g, rows):
+            vred(_fold(dst.addr + g * (MAX_REPEAT * es)), _fold(src.addr + g * (MAX_REPEAT * P * es)), rows, e1, pitch)
 
-        return counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0) if R > MAX_REPEAT \
-            else group(Imm(0))
+        return _per_repeat_rows(L, R, e0, group)
     e1s = _static(e1)
     if op.attributes.get("fold_in_place") and e1s is not None:
         return _fold_rows_in_place(L, comb, vred, dtype, src, dst, R, e0, e1s, lanes, pitch)
@@ -171,8 +169,7 @@ def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1
     ceil(log2(n)) + 1 dependent steps (buffers.in_place_fold_levels), a pairwise tree, and no scratch."""
     n = -(-e1 // lanes)
 
-    def group(g):
-        rows = _fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT)) if R > MAX_REPEAT else e0
+    def group(g, rows):
         base = _fold(src.addr + g * (MAX_REPEAT * pitch * 32))
         h = 1 << (n - 1).bit_length() - 1 if n > 1 else 0
         count = n - h
@@ -187,11 +184,17 @@ def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1
             count = h
         vred(_fold(dst.addr + g * (MAX_REPEAT * src.es)), base, rows, min(lanes, e1), pitch)
 
-    if R > MAX_REPEAT:
-        counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
-    else:
-        group(Imm(0))
+    _per_repeat_rows(L, R, e0, group)
     barrier(L)
+
+
+def _per_repeat_rows(L, R: int, e0, group) -> None:
+    """``group(g, rows)`` for the rows below e0 of a buffer of R rows, MAX_REPEAT at a time (one instruction's
+    repeats): g the group's index, rows its rows (e0 when R fits one group)."""
+    if R <= MAX_REPEAT:
+        return group(Imm(0), e0)
+    counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT,
+            lambda g: group(g, _fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT))), max_unroll=0)
 
 
 def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
