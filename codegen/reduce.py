@@ -99,7 +99,9 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
         return _per_repeat_rows(L, R, e0, group)
     e1s = _static(e1)
-    if op.attributes.get("fold_in_place") and e1s is not None:
+    if op.attributes.get("fold_in_place"):
+        if e1s is None:  # the schedule planned no scratch for it (buffers.in_place_folds: static rows only)
+            raise CodegenError(op, f"fold_in_place over rows of a symbolic length {e1}")
         return _fold_rows_in_place(L, comb, vred, dtype, src, dst, R, e0, e1s, lanes, pitch)
     # rows longer than one repeat: fold the column chunks into K partials per row, halve them to one, reduce it
     n_cap = -(-P // lanes)

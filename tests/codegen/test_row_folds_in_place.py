@@ -82,3 +82,22 @@ def test_layer_norm_squares_fold_in_place():
     np.testing.assert_allclose(out.reshape(x.shape).astype(np.float32), ref.numpy(), atol=2e-2, rtol=1e-2)
     assert _loop_barriers(ck) == 16
     assert res.stats.cycles < 10_200, res.stats.cycles
+
+
+def test_fold_in_place_needs_static_rows():
+    """The schedule folds only rows of a static length in place (it plans no scratch for them): a ``vreduce
+    {fold_in_place}`` over rows of a symbolic length is refused by codegen, naming the op."""
+    from codegen import CodegenError, compile_kernel
+
+    t, r = "tensor<s0xs1xf32>", "tensor<s0xf32>"
+    module = lower(f"""module attributes {{symbols = {{s0 = [1, 4096], s1 = [1, 100000]}}}} {{
+  func.func @main(%x: {t}) -> ({r}) {{
+    %s = hfusion.reduce %x {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    func.return %s : {r}
+  }}
+}}""")
+    kernel = module.lookup(only_kernel(module).name)
+    (reduce,) = _reduces(kernel)
+    reduce.attributes["fold_in_place"] = True
+    with pytest.raises(CodegenError, match=r"hivm.vreduce.*fold_in_place over rows of a symbolic length"):
+        compile_kernel(kernel, module)
