@@ -73,13 +73,12 @@ class Schedule:
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
-        n_reduces = sum(1 for op in info.ops if op.name == "hfusion.reduce")
         attrs = {
             "kind": kind,
             "tile": [int(t) for t in self.tile],
             "reduce_dims": list(info.reduce_dims),
             "reduce_looped": self.reduce_looped,
-            "passes": (n_reduces + 1) if self.reduce_looped else 1,
+            "passes": _passes_over_gm(info) if self.reduce_looped else 1,
             "multi_buffer": multi_buffer if self.io_copies is None else self.io_copies,
             "buffers": len(self.plan.buffers),
             "ub_bytes": self.ub_bytes,

@@ -96,6 +96,7 @@ def test_dim0_reduction():
     kernel, sched, tiling, _ = schedule(m)
     assert sched["reduce_dims"] == [0]
     assert sched["reduce_looped"]  # s0 is unbounded: the reduced rows are tiled and accumulated
+    assert sched["passes"] == 2  # the sum's and the max's; no pass after them (the reductions are the results)
     rows, cols = sched["tile"]
     assert rows > 1 and (cols == 300 or cols % 8 == 0)
     assert evaluate(tiling["n_tiles"], {"s0": 10}) == math.ceil(300 / cols) > 1  # columns spread over cores
