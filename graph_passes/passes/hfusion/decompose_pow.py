@@ -33,15 +33,16 @@ class _Emit:
         self.anchor = anchor
         self.type = anchor.result.type
 
-    def _op(self, name, operands, dtype, attrs):
-        new = OP_REGISTRY[name](list(operands), [self.type.with_dtype(dtype)], attrs, [], self.anchor.loc)
+    def _create(self, name, operands, types, attrs):
+        new = OP_REGISTRY[name](list(operands), list(types), attrs, [], self.anchor.loc)
         self.anchor.parent.insert_before(self.anchor, new)
         return new.result
 
+    def _op(self, name, operands, dtype, attrs):
+        return self._create(name, operands, [self.type.with_dtype(dtype)], attrs)
+
     def const(self, value: float):
-        new = OP_REGISTRY["arith.constant"]([], [ScalarType("f32")], {"value": value}, [], self.anchor.loc)
-        self.anchor.parent.insert_before(self.anchor, new)
-        return new.result
+        return self._create("arith.constant", [], [ScalarType("f32")], {"value": value})
 
     def un(self, fun, x):
         return self._op("hfusion.elemwise_unary", [x], "f32", {"fun": fun})
