@@ -191,6 +191,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         )
 
     serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
+    plan = plan_buffers(info, looped)
     if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
         keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, target.ub_align)]
         cap = list(tile)
@@ -198,7 +199,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         if not info.reduce_dims and not any(op.name == "hfusion.gather" for op in info.ops):
             # elementwise: the split the estimate says is fastest (balance.py; it does not model gathers' DMAs)
             steps = {d: gm_steps.get(d, 1) for d in info.parallel_dims}
-            tile = fastest_split(info, plan_buffers(info, looped), cap, tile, target, multi_buffer, steps, repeat,
+            tile = fastest_split(info, plan, cap, tile, target, multi_buffer, steps, repeat,
                                  keep, lambda t: _whole_dims(t, uppers))
         if looped and tile[-1] < cap[-1] and rank - 1 in info.parallel_dims and _passes_over_gm(info) > 1:
             # Note: the balance narrowed the columns of a multi-pass kernel reducing a non-last dim; its reduced
@@ -211,7 +212,6 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
                 _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
     split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])]
-    plan = plan_buffers(info, looped)
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
     whole = _whole_dims(tile, uppers)
     # Note: the tile chosen, a larger scratch where UB has room for it folds long rows in one step fewer.
