@@ -48,6 +48,10 @@ HFUSION_PREPARE = [
     "hfusion-propagate-reshape",
     "canonicalize",  # reshape(reshape(x)) -> reshape(x) / x, dead reshapes and re-created constants
 ]
+# A reduction to fewer rows than there are vector cores (x.sum(), a loss's mean, amax over 4 long rows) becomes a
+# multi-core partial reduction over rows split from the reduced elements and a final one (Inductor's split
+# reductions; AscendNPU-IR uses atomic-add stores instead). After preparation, so fusion sees the two reductions.
+SPLIT_REDUCTIONS = "hfusion-split-reductions"
 # GM bools are bytes, UB bools bit masks: inside kernels, i1 crosses the boundary as i8 (bitcasts) and i1 compute
 # becomes mask idioms. AscendNPU-IR runs LegalizeBool on outlined kernels, after their fusion kind is known and
 # before flattening (postProcessOutlinedKernel); we run it after flattening, so the bitcasts sit inside flatten's
@@ -95,11 +99,13 @@ class PipelineOptions:
     sync_mode: str = "normal"  # normal | barrier-all
     tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic); the ladder halves it
     row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
+    split_reductions: bool = True  # reductions to fewer rows than vector cores run as partial + final reductions
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
     unfused = ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind", LEGALIZE_BOOL]
-    stages = HFUSION_PREPARE + (HFUSION_FUSE if opts.fusion else unfused)
+    split = [SPLIT_REDUCTIONS] if opts.split_reductions else []
+    stages = HFUSION_PREPARE + split + (HFUSION_FUSE if opts.fusion else unfused)
     return ",".join(stages)
 
 

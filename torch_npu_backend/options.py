@@ -48,6 +48,9 @@ class NpuOptions:
     row_pipeline: bool = True
     """Software-pipeline row kernels (softmax, norms) across work items when the schedule's estimate favours it;
     False keeps one work item per loop iteration (docs/schedule.md)."""
+    split_reductions: bool = True
+    """Reductions to fewer rows than the chip has vector cores (``x.sum()``, a loss's mean, a max over a few long
+    rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/fusion.md)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     pipeline: str = DEFAULT_PIPELINE
@@ -62,7 +65,7 @@ class NpuOptions:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "row_pipeline", "check_hazards", "verify"):
+        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "verify"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:
@@ -104,7 +107,7 @@ class NpuOptions:
 
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
                                sync_mode=self.sync_mode, tile_elems=self.tile_elems,
-                               row_pipeline=self.row_pipeline)  # fmt: skip
+                               row_pipeline=self.row_pipeline, split_reductions=self.split_reductions)  # fmt: skip
 
 
 def _is_int(v) -> bool:

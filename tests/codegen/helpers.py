@@ -9,8 +9,12 @@ from graph_passes.ir.parser import parse_module
 from graph_passes.passes import PASS_REGISTRY, PassManager
 
 
-def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0, row_pipeline: bool = True):
+def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0, row_pipeline: bool = True,
+          split_reductions: bool = False):
     """Tensor-level module text → synchronised HIVM through ``graph_passes.pipelines.default_pipeline``.
+
+    ``split_reductions`` is off by default: these tests lower one kernel's schedule, and ``hfusion-split-reductions``
+    would make two kernels of a reduction to fewer rows than cores (tests/backend/test_split_reductions.py).
 
     Note: while ``hivm-infer-core-type`` / ``hivm-infer-mem-scope`` are not registered yet, their effect on vector
     kernels (core_type = AIV, every alloc in UB) is applied here in their place, so the rest of the real pipeline
@@ -20,7 +24,7 @@ def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0, row_pipelin
 
     module = parse_module(text)
     pipeline = default_pipeline(PipelineOptions(multi_buffer=multi_buffer, max_tile_elems=max_tile_elems,
-                                                row_pipeline=row_pipeline))
+                                                row_pipeline=row_pipeline, split_reductions=split_reductions))
     missing = [p for p in ("hivm-infer-core-type", "hivm-infer-mem-scope") if p not in PASS_REGISTRY]
     if not missing:
         PassManager.from_pipeline(pipeline, verify=True).run(module)

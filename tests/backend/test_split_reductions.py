@@ -1,0 +1,68 @@
+"""Reductions to fewer rows than vector cores, end to end (``hfusion-split-reductions``, docs/fusion.md): eager's
+results, a partial-reduction kernel over 32 or more of the 48 cores (work items of whole 32-B blocks of partial
+results: 8 f32 or 16 f16 rows) and a small final one. Unsplit, these ran on one core
+(``x.sum()``: 123,321 cycles) or on as many cores as rows (``amax(-1)`` of 4 rows: 82,387 cycles)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_npu_backend
+from tests.helpers import assert_close
+
+GEN = torch.Generator().manual_seed(0)
+
+# (name, fn, input, cycles below in total)
+CASES = [
+    ("sum()", lambda x: x.sum(), torch.randn(1024, 1024, generator=GEN), 10_000),
+    ("amax(-1) f16", lambda x: x.amax(-1), torch.randn(4, 262144, generator=GEN).half(), 10_000),
+    ("square mean(-1)", lambda x: (x * x).mean(-1), torch.randn(4, 262144, generator=GEN), 12_000),
+    ("count of a mask", lambda x: (x > 0).sum(), torch.randn(512, 1024, generator=GEN), 10_000),
+]
+
+
+@pytest.mark.parametrize("name,fn,x,bound", CASES, ids=[c[0] for c in CASES])
+def test_split_reduction_matches_eager_on_every_core(fresh_dynamo, name, fn, x, bound):
+    compiled = torch.compile(fn, backend="npu")
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = compiled(x)
+    want = fn(x)
+    if want.dtype.is_floating_point:
+        assert_close(got, want, name)
+    else:
+        assert torch.equal(got, want), (got, want)
+    partial, final = prof.records
+    assert partial.simulated and final.simulated
+    assert partial.block_dim >= 32, partial.block_dim
+    total = partial.cycles + final.cycles
+    assert total < bound, (name, partial.cycles, final.cycles)
+
+
+def test_split_reductions_off_keeps_one_kernel_and_is_slower(fresh_dynamo):
+    """The option turns the pass off: x.sum() is one kernel again, on one core, over ten times slower."""
+    x = torch.randn(1024, 1024, generator=torch.Generator().manual_seed(1))
+    cycles = {}
+    for split in (True, False):
+        compiled = torch.compile(lambda x: x.sum(), backend="npu", options={"split_reductions": split})
+        with torch_npu_backend.profile(trace=False) as prof:
+            assert_close(compiled(x), x.sum(), f"sum() split={split}")
+        cycles[split] = sum(r.cycles for r in prof.records)
+        assert len(prof.records) == (2 if split else 1)
+        torch._dynamo.reset()
+    assert cycles[False] > 10 * cycles[True], cycles
+
+
+def test_dynamic_reduction_is_not_split(fresh_dynamo):
+    """A reduction over a dynamic dim keeps its one kernel (the split needs a divisor of the reduced count)."""
+    compiled = torch.compile(lambda x: x.sum(-1), backend="npu", dynamic=True)
+    for n in (40000, 50000):
+        x = torch.randn(2, n, generator=torch.Generator().manual_seed(n))
+        with torch_npu_backend.profile(trace=False) as prof:
+            assert_close(compiled(x), x.sum(-1), f"sum(-1) n={n}")
+        assert len(prof.records) == 1
+
+
+def test_bad_option_is_named():
+    with pytest.raises(torch_npu_backend.OptionsError, match="split_reductions"):
+        torch_npu_backend.NpuOptions.from_dict({"split_reductions": 1})

@@ -1,0 +1,89 @@
+// RUN: npu-opt %s -p hfusion-split-reductions --split-input-file | filecheck %s
+
+// x.sum() over a million elements: 1024 partial rows of 1024 (128 work items of 8 rows, one 32-B block of f32
+// partial sums each: 3 on the busiest of 48 cores), then one sum.
+// CHECK-LABEL: func.func @full_sum(
+// CHECK-NEXT:    [[V:%[0-9a-z_]+]] = hfusion.reshape %x : (tensor<256x4096xf32>) -> tensor<1024x1024xf32>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce [[V]] {dims = [1], kind = "sum"} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<1024xf32>) -> tensor<f32>
+// CHECK-NEXT:    func.return [[S]]
+module attributes {target = "ascend910b1"} {
+  func.func @full_sum(%x: tensor<256x4096xf32>) -> (tensor<f32>) {
+    %0 = hfusion.reduce %x {dims = [0, 1], kind = "sum"} : (tensor<256x4096xf32>) -> tensor<f32>
+    func.return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// The split rows are the tensor's own rows: no reshape, the partial sums reduce the last dim.
+// CHECK-LABEL: func.func @own_rows(
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce %x {dims = [1], kind = "sum"} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<1024xf32>) -> tensor<f32>
+// CHECK-NEXT:    func.return [[S]]
+module attributes {target = "ascend910b1"} {
+  func.func @own_rows(%x: tensor<1024x1024xf32>) -> (tensor<f32>) {
+    %0 = hfusion.reduce %x {dims = [0, 1], kind = "sum"} : (tensor<1024x1024xf32>) -> tensor<f32>
+    func.return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// amax over 4 long f16 rows: each split in 128 rows of 2048 (32 work items of 16 rows, one 32-B block of f16
+// maxima each), the kept dim stays leading.
+// CHECK-LABEL: func.func @row_max(
+// CHECK-NEXT:    [[V:%[0-9a-z_]+]] = hfusion.reshape %x : (tensor<4x262144xf16>) -> tensor<4x128x2048xf16>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce [[V]] {dims = [2], kind = "max"} : (tensor<4x128x2048xf16>) -> tensor<4x128xf16>
+// CHECK-NEXT:    [[M:%[0-9a-z_]+]] = hfusion.reduce [[P]] {dims = [1], kind = "max"} : (tensor<4x128xf16>) -> tensor<4xf16>
+// CHECK-NEXT:    func.return [[M]]
+module attributes {target = "ascend910b1"} {
+  func.func @row_max(%x: tensor<4x262144xf16>) -> (tensor<4xf16>) {
+    %0 = hfusion.reduce %x {dims = [1], kind = "max"} : (tensor<4x262144xf16>) -> tensor<4xf16>
+    func.return %0 : tensor<4xf16>
+  }
+}
+
+// -----
+
+// (x * y).sum(): the product feeding only the sum is rebuilt at the split shape from reshaped inputs; the old one
+// is gone.
+// CHECK-LABEL: func.func @chain(
+// CHECK-NEXT:    [[X:%[0-9a-z_]+]] = hfusion.reshape %x : (tensor<256x4096xf32>) -> tensor<1024x1024xf32>
+// CHECK-NEXT:    [[Y:%[0-9a-z_]+]] = hfusion.reshape %y : (tensor<256x4096xf32>) -> tensor<1024x1024xf32>
+// CHECK-NEXT:    [[M:%[0-9a-z_]+]] = hfusion.elemwise_binary [[X]], [[Y]] {fun = "mul"} : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce [[M]] {dims = [1], kind = "sum"} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
+// CHECK-NEXT:    hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<1024xf32>) -> tensor<f32>
+// CHECK-NOT:     tensor<256x4096xf32>)
+// CHECK:         func.return
+module attributes {target = "ascend910b1"} {
+  func.func @chain(%x: tensor<256x4096xf32>, %y: tensor<256x4096xf32>) -> (tensor<f32>) {
+    %0 = hfusion.elemwise_binary %x, %y {fun = "mul"} : (tensor<256x4096xf32>, tensor<256x4096xf32>) -> tensor<256x4096xf32>
+    %1 = hfusion.reduce %0 {dims = [0, 1], kind = "sum"} : (tensor<256x4096xf32>) -> tensor<f32>
+    func.return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// Unchanged: fewer than 32768 elements; a dynamic dim; a reduction over a leading dim; rows enough for the cores
+// (64 rows of 65536: no split halves the busiest core's 2 rows); a bool "any"; a chain reaching a broadcast (its
+// reshape would make the broadcast a GM tensor); a product with a second user.
+// CHECK-LABEL: func.func @kept(
+// CHECK-NOT:     hfusion.reshape
+// CHECK:         func.return
+module attributes {target = "ascend910b1", symbols = {s0 = [2, 9223372036854775807]}} {
+  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<s0x4096xf32>, %c: tensor<262144x4xf32>, %d: tensor<64x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<4xf32>, %g: tensor<4x262144xf32>) -> (tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<64xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4x262144xf32>) {
+    %0 = hfusion.reduce %a {dims = [0, 1], kind = "sum"} : (tensor<16x1000xf32>) -> tensor<f32>
+    %1 = hfusion.reduce %b {dims = [0, 1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<f32>
+    %2 = hfusion.reduce %c {dims = [0], kind = "sum"} : (tensor<262144x4xf32>) -> tensor<4xf32>
+    %3 = hfusion.reduce %d {dims = [1], kind = "sum"} : (tensor<64x65536xf32>) -> tensor<64xf32>
+    %4 = hfusion.reduce %e {dims = [1], kind = "any"} : (tensor<4x262144xi1>) -> tensor<4xi1>
+    %5 = hfusion.broadcast %f {dims = [1]} : (tensor<4xf32>) -> tensor<4x262144xf32>
+    %6 = hfusion.elemwise_binary %g, %5 {fun = "sub"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    %7 = hfusion.reduce %6 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
+    %8 = hfusion.elemwise_unary %g {fun = "exp"} : (tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    %9 = hfusion.reduce %8 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
+    func.return %0, %1, %2, %3, %4, %7, %9, %8 : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<64xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4x262144xf32>
+  }
+}
