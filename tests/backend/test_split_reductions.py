@@ -66,3 +66,24 @@ def test_dynamic_reduction_is_not_split(fresh_dynamo):
 def test_bad_option_is_named():
     with pytest.raises(torch_npu_backend.OptionsError, match="split_reductions"):
         torch_npu_backend.NpuOptions.from_dict({"split_reductions": 1})
+
+
+# (name, fn, input, kernels, cycles below in total): unsplit, one kernel on one core per row (28,500 and 53,300).
+ROW_KERNELS = [
+    ("softmax 4x65536", lambda x: torch.softmax(x, -1), torch.randn(4, 65536, generator=GEN), 5, 12_000),
+    ("layer norm 8x65536 f16", lambda x: torch.nn.functional.layer_norm(x, (65536,)),
+     torch.randn(8, 65536, generator=GEN).half(), 5, 20_000),
+]
+
+
+@pytest.mark.parametrize("name,fn,x,kernels,bound", ROW_KERNELS, ids=[c[0] for c in ROW_KERNELS])
+def test_row_kernel_over_few_long_rows_splits_both_reductions(fresh_dynamo, name, fn, x, kernels, bound):
+    """Softmax and layer norm over a few long rows: both reductions split (the second through the row broadcast of
+    the first's result), then the normalisation over every core; eager's results."""
+    compiled = torch.compile(fn, backend="npu")
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = compiled(x)
+    assert_close(got, fn(x.float()).to(x.dtype), name)
+    assert len(prof.records) == kernels and all(r.simulated for r in prof.records)
+    total = sum(r.cycles for r in prof.records)
+    assert total < bound, (name, [r.cycles for r in prof.records])

@@ -66,24 +66,52 @@ module attributes {target = "ascend910b1"} {
 
 // -----
 
+// A softmax's sum over 4 long rows, broadcast back over them (a row kernel: one row per core unsplit): 1024 rows
+// of 1024, the busiest core's 24 rows 9% of a row of 262144. exp(x - max) is rebuilt at the split shape, the row
+// max broadcast over the split rows (it stays one value per row); the original exp stays for the division.
+// CHECK-LABEL: func.func @row_chain(
+// CHECK:         [[X:%[0-9a-z_]+]] = hfusion.reshape %x : (tensor<4x262144xf32>) -> tensor<4x256x1024xf32>
+// CHECK-NEXT:    [[B:%[0-9a-z_]+]] = hfusion.broadcast %m {dims = [1, 2]} : (tensor<4xf32>) -> tensor<4x256x1024xf32>
+// CHECK-NEXT:    [[D:%[0-9a-z_]+]] = hfusion.elemwise_binary [[X]], [[B]] {fun = "sub"} : (tensor<4x256x1024xf32>, tensor<4x256x1024xf32>) -> tensor<4x256x1024xf32>
+// CHECK-NEXT:    [[E:%[0-9a-z_]+]] = hfusion.elemwise_unary [[D]] {fun = "exp"} : (tensor<4x256x1024xf32>) -> tensor<4x256x1024xf32>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce [[E]] {dims = [2], kind = "sum"} : (tensor<4x256x1024xf32>) -> tensor<4x256xf32>
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = hfusion.reduce [[P]] {dims = [1], kind = "sum"} : (tensor<4x256xf32>) -> tensor<4xf32>
+// CHECK:         hfusion.elemwise_binary {{.*}} {fun = "div"} : (tensor<4x262144xf32>, tensor<4x262144xf32>)
+module attributes {target = "ascend910b1"} {
+  func.func @row_chain(%x: tensor<4x262144xf32>, %m: tensor<4xf32>) -> (tensor<4x262144xf32>) {
+    %0 = hfusion.broadcast %m {dims = [1]} : (tensor<4xf32>) -> tensor<4x262144xf32>
+    %1 = hfusion.elemwise_binary %x, %0 {fun = "sub"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    %2 = hfusion.elemwise_unary %1 {fun = "exp"} : (tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    %3 = hfusion.reduce %2 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
+    %4 = hfusion.broadcast %3 {dims = [1]} : (tensor<4xf32>) -> tensor<4x262144xf32>
+    %5 = hfusion.elemwise_binary %2, %4 {fun = "div"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    func.return %5 : tensor<4x262144xf32>
+  }
+}
+
+// -----
+
 // Unchanged: fewer than 32768 elements; a dynamic dim; a reduction over a leading dim; rows enough for the cores
-// (64 rows of 65536: no split halves the busiest core's 2 rows); a bool "any"; a chain reaching a broadcast (its
-// reshape would make the broadcast a GM tensor); a product with a second user.
+// (64 rows of 65536: no split halves the busiest core's 8-row block); a bool "any"; a chain reaching a broadcast of
+// a row of weights along the reduced rows (its reshape would make the broadcast a GM tensor); 24 rows of 65536 in a
+// row kernel (the sum broadcast back): split, its busiest core would reduce half a row (four 8-row work items of
+// 1024).
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     hfusion.reshape
 // CHECK:         func.return
 module attributes {target = "ascend910b1", symbols = {s0 = [2, 9223372036854775807]}} {
-  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<s0x4096xf32>, %c: tensor<262144x4xf32>, %d: tensor<64x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<4xf32>, %g: tensor<4x262144xf32>) -> (tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<64xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4x262144xf32>) {
+  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<s0x4096xf32>, %c: tensor<262144x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>) -> (tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>) {
     %0 = hfusion.reduce %a {dims = [0, 1], kind = "sum"} : (tensor<16x1000xf32>) -> tensor<f32>
     %1 = hfusion.reduce %b {dims = [0, 1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<f32>
     %2 = hfusion.reduce %c {dims = [0], kind = "sum"} : (tensor<262144x4xf32>) -> tensor<4xf32>
-    %3 = hfusion.reduce %d {dims = [1], kind = "sum"} : (tensor<64x65536xf32>) -> tensor<64xf32>
+    %3 = hfusion.reduce %d {dims = [1], kind = "sum"} : (tensor<512x65536xf32>) -> tensor<512xf32>
     %4 = hfusion.reduce %e {dims = [1], kind = "any"} : (tensor<4x262144xi1>) -> tensor<4xi1>
-    %5 = hfusion.broadcast %f {dims = [1]} : (tensor<4xf32>) -> tensor<4x262144xf32>
-    %6 = hfusion.elemwise_binary %g, %5 {fun = "sub"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    %5 = hfusion.broadcast %f {dims = [0]} : (tensor<262144xf32>) -> tensor<4x262144xf32>
+    %6 = hfusion.elemwise_binary %g, %5 {fun = "mul"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
     %7 = hfusion.reduce %6 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
-    %8 = hfusion.elemwise_unary %g {fun = "exp"} : (tensor<4x262144xf32>) -> tensor<4x262144xf32>
-    %9 = hfusion.reduce %8 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
-    func.return %0, %1, %2, %3, %4, %7, %9, %8 : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<64xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4x262144xf32>
+    %8 = hfusion.reduce %h {dims = [1], kind = "sum"} : (tensor<24x65536xf32>) -> tensor<24xf32>
+    %9 = hfusion.broadcast %8 {dims = [1]} : (tensor<24xf32>) -> tensor<24x65536xf32>
+    %10 = hfusion.elemwise_binary %h, %9 {fun = "div"} : (tensor<24x65536xf32>, tensor<24x65536xf32>) -> tensor<24x65536xf32>
+    func.return %0, %1, %2, %3, %4, %7, %10 : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>
   }
 }
