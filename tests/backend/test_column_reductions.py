@@ -1,6 +1,8 @@
 """Reductions over a non-last dim end to end (bias gradients, a layer norm's weight and bias gradients): eager's
 results, one pass, spread over the cores in 32-B columns, and a fold of log depth (docs/codegen.md, docs/schedule.md).
-The cycle bounds hold the simulated kernels well below what one dependent vector step per reduced row cost."""
+The cycle bounds hold the simulated kernels well below what one dependent vector step per reduced row cost. The static
+column kernels here are compiled with ``split_reductions`` off: with it on, ``hfusion-split-reductions`` makes them a
+partial reduction over slices of rows and a final one (tests/backend/test_split_reductions.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import torch
 import torch_npu_backend
 from tests.helpers import assert_close
 
+NO_SPLIT = {"split_reductions": False}
+
 # (shape, cores at least, cycles below): before the tree fold and the 32-B columns the three ran at
 # 9,620 (2 cores), 132,562 (1 core) and 2,726 (16 cores) cycles.
 COLUMN_SUMS = [((256, 128), 16, 3_000), ((4096, 64), 8, 20_000), ((64, 1024), 43, 1_500)]
@@ -18,7 +22,7 @@ COLUMN_SUMS = [((256, 128), 16, 3_000), ((4096, 64), 8, 20_000), ((64, 1024), 43
 @pytest.mark.parametrize("shape,cores,bound", COLUMN_SUMS)
 def test_column_sum_matches_eager_in_log_depth(fresh_dynamo, shape, cores, bound):
     g = torch.randn(*shape, generator=torch.Generator().manual_seed(0))
-    compiled = torch.compile(lambda g: g.sum(0), backend="npu")
+    compiled = torch.compile(lambda g: g.sum(0), backend="npu", options=NO_SPLIT)
     with torch_npu_backend.profile(trace=False) as prof:
         got = compiled(g)
     assert_close(got, g.sum(0), "sum(0)")
@@ -27,9 +31,10 @@ def test_column_sum_matches_eager_in_log_depth(fresh_dynamo, shape, cores, bound
     assert rec.block_dim >= cores and rec.cycles < bound, (rec.block_dim, rec.cycles)
 
 
-def test_layer_norm_weight_and_bias_gradients(fresh_dynamo):
-    """LayerNorm(128) on 2×128×128, forward and backward: eager's gradients; the kernel summing the weight and bias
-    gradients over the 256 rows runs in one pass on 16 cores (it ran multi-pass on 2: 19,591 cycles)."""
+@pytest.mark.parametrize("split", [False, True])
+def test_layer_norm_weight_and_bias_gradients(fresh_dynamo, split):
+    """LayerNorm(128) on 2×128×128, forward and backward: eager's gradients; unsplit, the kernel summing the weight
+    and bias gradients over the 256 rows runs in one pass on 16 cores (it ran multi-pass on 2: 19,591 cycles)."""
     torch.manual_seed(0)
     ln = torch.nn.LayerNorm(128)
     ln.weight.data.uniform_(0.5, 1.5)
@@ -38,11 +43,13 @@ def test_layer_norm_weight_and_bias_gradients(fresh_dynamo):
     want = [t.grad.clone() for t in (x, ln.weight, ln.bias)]
     for t in (x, ln.weight, ln.bias):
         t.grad = None
-    compiled = torch.compile(ln, backend="npu")
+    compiled = torch.compile(ln, backend="npu", options={"split_reductions": split})
     with torch_npu_backend.profile(trace=False) as prof:
         compiled(x).square().sum().backward()
     for t, w, name in zip((x, ln.weight, ln.bias), want, ("x", "weight", "bias")):
         assert_close(t.grad, w, f"grad of {name}")
+    if split:
+        return
     (grads,) = [r for r in prof.records if r.fusion_kind == "ANY_PBR"]
     assert grads.simulated and grads.block_dim >= 16 and grads.cycles < 6_000, (grads.block_dim, grads.cycles)
 
@@ -84,7 +91,8 @@ def test_layer_norm_backward_kernel_runs_whole_repeats(fresh_dynamo):
     elementwise ops run flat over whole 256-B repeats (they ran one 32-B block per repeat), the column broadcasts
     of the mean and rstd are vbrcb alone, and the weight row is copied 8 rows per repeat: 5,246 cycles before
     (4,126 after)."""
-    rec = _check_ln_backward(torch.compile(_ln_backward_kernel, backend="npu"), _ln_backward_args(2, 128), "static")
+    compiled = torch.compile(_ln_backward_kernel, backend="npu", options=NO_SPLIT)
+    rec = _check_ln_backward(compiled, _ln_backward_args(2, 128), "static")
     assert rec.block_dim == 16 and rec.cycles < 4_600, (rec.block_dim, rec.cycles)
 
 

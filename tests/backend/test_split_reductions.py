@@ -1,6 +1,6 @@
 """Reductions to fewer rows than vector cores, end to end (``hfusion-split-reductions``, docs/fusion.md): eager's
-results, a partial-reduction kernel over 32 or more of the 48 cores (work items of whole 32-B blocks of partial
-results: 8 f32 or 16 f16 rows) and a small final one. Unsplit, these ran on one core
+results, a partial-reduction kernel over many of the 48 cores (work items of whole 32-B blocks of partial results:
+8 f32, 16 f16 or 4 i64 rows) and a small final one. Unsplit, these ran on one core
 (``x.sum()``: 123,321 cycles) or on as many cores as rows (``amax(-1)`` of 4 rows: 82,387 cycles)."""
 
 from __future__ import annotations
@@ -13,17 +13,20 @@ from tests.helpers import assert_close
 
 GEN = torch.Generator().manual_seed(0)
 
-# (name, fn, input, cycles below in total)
+# (name, fn, input, cores at least, cycles below in total)
 CASES = [
-    ("sum()", lambda x: x.sum(), torch.randn(1024, 1024, generator=GEN), 10_000),
-    ("amax(-1) f16", lambda x: x.amax(-1), torch.randn(4, 262144, generator=GEN).half(), 10_000),
-    ("square mean(-1)", lambda x: (x * x).mean(-1), torch.randn(4, 262144, generator=GEN), 12_000),
-    ("count of a mask", lambda x: (x > 0).sum(), torch.randn(512, 1024, generator=GEN), 10_000),
+    ("sum()", lambda x: x.sum(), torch.randn(1024, 1024, generator=GEN), 32, 10_000),
+    ("amax(-1) f16", lambda x: x.amax(-1), torch.randn(4, 262144, generator=GEN).half(), 32, 10_000),
+    ("square mean(-1)", lambda x: (x * x).mean(-1), torch.randn(4, 262144, generator=GEN), 32, 12_000),
+    ("count of a mask", lambda x: (x > 0).sum(), torch.randn(512, 1024, generator=GEN), 32, 10_000),
+    # an i64 sum runs as scalar loops: 269,915 cycles on one core unsplit
+    ("i32 sum()", lambda x: x.sum(), torch.randint(-1000, 1000, (64, 1024), dtype=torch.int32, generator=GEN), 16,
+     20_000),
 ]
 
 
-@pytest.mark.parametrize("name,fn,x,bound", CASES, ids=[c[0] for c in CASES])
-def test_split_reduction_matches_eager_on_every_core(fresh_dynamo, name, fn, x, bound):
+@pytest.mark.parametrize("name,fn,x,cores,bound", CASES, ids=[c[0] for c in CASES])
+def test_split_reduction_matches_eager_on_every_core(fresh_dynamo, name, fn, x, cores, bound):
     compiled = torch.compile(fn, backend="npu")
     with torch_npu_backend.profile(trace=False) as prof:
         got = compiled(x)
@@ -34,7 +37,7 @@ def test_split_reduction_matches_eager_on_every_core(fresh_dynamo, name, fn, x, 
         assert torch.equal(got, want), (got, want)
     partial, final = prof.records
     assert partial.simulated and final.simulated
-    assert partial.block_dim >= 32, partial.block_dim
+    assert partial.block_dim >= cores, partial.block_dim
     total = partial.cycles + final.cycles
     assert total < bound, (name, partial.cycles, final.cycles)
 
@@ -87,3 +90,22 @@ def test_row_kernel_over_few_long_rows_splits_both_reductions(fresh_dynamo, name
     assert len(prof.records) == kernels and all(r.simulated for r in prof.records)
     total = sum(r.cycles for r in prof.records)
     assert total < bound, (name, [r.cycles for r in prof.records])
+
+
+# (shape, unsplit cycles for the record, split bound): column sums read 32-B strips of every row unsplit.
+COLUMN_SUMS = [((8192, 128), 38_900, 10_000), ((65536, 16), 39_250, 10_000)]
+
+
+@pytest.mark.parametrize("shape,unsplit,bound", COLUMN_SUMS, ids=[f"{a}x{b}" for (a, b), _, _ in COLUMN_SUMS])
+def test_column_sum_splits_its_rows(fresh_dynamo, shape, unsplit, bound):
+    """g.sum(0) over many rows of few columns (a bias gradient): slices of rows reduced on every core in 512-B
+    stretches, then the slices' sums; eager's result."""
+    g = torch.randn(*shape, generator=torch.Generator().manual_seed(2))
+    compiled = torch.compile(lambda g: g.sum(0), backend="npu")
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = compiled(g)
+    # a sum of thousands of terms in another order than eager's: rounding grows with the count
+    assert_close(got, g.sum(0), "sum(0)", scale=10)
+    partial, final = prof.records
+    assert partial.block_dim == 48, partial.block_dim
+    assert partial.cycles + final.cycles < bound < unsplit, (partial.cycles, final.cycles)

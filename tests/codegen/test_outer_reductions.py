@@ -94,7 +94,7 @@ def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
 
     text = _module("256x128", [0], "sum", "128", symbols="")
     module = parse_module(text)
-    head, tail = default_pipeline(PipelineOptions()).split(",convert-to-hivm,")
+    head, tail = default_pipeline(PipelineOptions(split_reductions=False)).split(",convert-to-hivm,")
     PassManager.from_pipeline(head, verify=True).run(module)
     kernel = next(op for op in module.walk() if op.name == "func.func" and op.attributes.get("kernel"))
     sched = dict(kernel.attributes["schedule"])

@@ -91,27 +91,72 @@ module attributes {target = "ascend910b1"} {
 
 // -----
 
-// Unchanged: fewer than 32768 elements; a dynamic dim; a reduction over a leading dim; rows enough for the cores
-// (64 rows of 65536: no split halves the busiest core's 8-row block); a bool "any"; a chain reaching a broadcast of
-// a row of weights along the reduced rows (its reshape would make the broadcast a GM tensor); 24 rows of 65536 in a
-// row kernel (the sum broadcast back): split, its busiest core would reduce half a row (four 8-row work items of
-// 1024).
+// A column sum (a bias gradient over 8192 rows of 128 f32): 128 slices of 64 rows, a work item per 512-B stretch
+// of a slice's rows (2·48 wanted: the smallest divisor of 8192 from 96 is 128, at most 8192 / 16).
+// CHECK-LABEL: func.func @column_sum(
+// CHECK-NEXT:    [[V:%[0-9a-z_]+]] = hfusion.reshape %g : (tensor<8192x128xf32>) -> tensor<128x64x128xf32>
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce [[V]] {dims = [1], kind = "sum"} : (tensor<128x64x128xf32>) -> tensor<128x128xf32>
+// CHECK-NEXT:    [[S:%[0-9a-z_]+]] = hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<128x128xf32>) -> tensor<128xf32>
+// CHECK-NEXT:    func.return [[S]]
+module attributes {target = "ascend910b1"} {
+  func.func @column_sum(%g: tensor<8192x128xf32>) -> (tensor<128xf32>) {
+    %0 = hfusion.reduce %g {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
+    func.return %0 : tensor<128xf32>
+  }
+}
+
+// -----
+
+// A layer norm's weight gradient: sum over the rows of g * (x - mean), the per-row mean broadcast along the columns
+// is rebuilt from the mean reshaped to the slices' rows; a row of weights broadcast along 4 long rows likewise.
+// CHECK-LABEL: func.func @broadcast_operands(
+// CHECK:         [[M:%[0-9a-z_]+]] = hfusion.reshape %mean : (tensor<8192xf32>) -> tensor<128x64xf32>
+// CHECK-NEXT:    [[B:%[0-9a-z_]+]] = hfusion.broadcast [[M]] {dims = [2]} : (tensor<128x64xf32>) -> tensor<128x64x128xf32>
+// CHECK:         hfusion.reduce {{.*}} {dims = [1], kind = "sum"} : (tensor<128x64x128xf32>) -> tensor<128x128xf32>
+// CHECK:         [[W:%[0-9a-z_]+]] = hfusion.reshape %w : (tensor<262144xf32>) -> tensor<256x1024xf32>
+// CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.broadcast [[W]] {dims = [0]} : (tensor<256x1024xf32>) -> tensor<4x256x1024xf32>
+// CHECK:         hfusion.reduce {{.*}} {dims = [2], kind = "sum"} : (tensor<4x256x1024xf32>) -> tensor<4x256xf32>
+module attributes {target = "ascend910b1"} {
+  func.func @broadcast_operands(%g: tensor<8192x128xf32>, %x: tensor<8192x128xf32>, %mean: tensor<8192xf32>, %y: tensor<4x262144xf32>, %w: tensor<262144xf32>) -> (tensor<128xf32>, tensor<4xf32>) {
+    %0 = hfusion.broadcast %mean {dims = [1]} : (tensor<8192xf32>) -> tensor<8192x128xf32>
+    %1 = hfusion.elemwise_binary %x, %0 {fun = "sub"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
+    %2 = hfusion.elemwise_binary %g, %1 {fun = "mul"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
+    %3 = hfusion.reduce %2 {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
+    %4 = hfusion.broadcast %w {dims = [0]} : (tensor<262144xf32>) -> tensor<4x262144xf32>
+    %5 = hfusion.elemwise_binary %y, %4 {fun = "mul"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
+    %6 = hfusion.reduce %5 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
+    func.return %3, %6 : tensor<128xf32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// Unchanged: fewer than 32768 elements; a dynamic dim; a middle dim; rows enough for the cores (64 rows of 65536:
+// no split halves the busiest core's 8-row block); a bool "any"; a chain reaching a computed row of weights (its
+// reshape would make it a GM tensor); 24 rows of 65536 in a row kernel (the sum broadcast back): split, its busiest
+// core would reduce half a row (four 8-row work items of 1024); a column sum of 32-KiB rows (48 strips of 512 B
+// or more unsplit); a column mean broadcast back (x - x.mean(0)).
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     hfusion.reshape
 // CHECK:         func.return
 module attributes {target = "ascend910b1", symbols = {s0 = [2, 9223372036854775807]}} {
-  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<s0x4096xf32>, %c: tensor<262144x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>) -> (tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>) {
+  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<s0x4096xf32>, %c: tensor<4x65536x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>, %i: tensor<64x8192xf32>, %j: tensor<8192x128xf32>) -> (tensor<f32>, tensor<f32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>) {
     %0 = hfusion.reduce %a {dims = [0, 1], kind = "sum"} : (tensor<16x1000xf32>) -> tensor<f32>
     %1 = hfusion.reduce %b {dims = [0, 1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<f32>
-    %2 = hfusion.reduce %c {dims = [0], kind = "sum"} : (tensor<262144x4xf32>) -> tensor<4xf32>
+    %2 = hfusion.reduce %c {dims = [1], kind = "sum"} : (tensor<4x65536x4xf32>) -> tensor<4x4xf32>
     %3 = hfusion.reduce %d {dims = [1], kind = "sum"} : (tensor<512x65536xf32>) -> tensor<512xf32>
     %4 = hfusion.reduce %e {dims = [1], kind = "any"} : (tensor<4x262144xi1>) -> tensor<4xi1>
-    %5 = hfusion.broadcast %f {dims = [0]} : (tensor<262144xf32>) -> tensor<4x262144xf32>
+    %w = hfusion.elemwise_unary %f {fun = "exp"} : (tensor<262144xf32>) -> tensor<262144xf32>
+    %5 = hfusion.broadcast %w {dims = [0]} : (tensor<262144xf32>) -> tensor<4x262144xf32>
     %6 = hfusion.elemwise_binary %g, %5 {fun = "mul"} : (tensor<4x262144xf32>, tensor<4x262144xf32>) -> tensor<4x262144xf32>
     %7 = hfusion.reduce %6 {dims = [1], kind = "sum"} : (tensor<4x262144xf32>) -> tensor<4xf32>
     %8 = hfusion.reduce %h {dims = [1], kind = "sum"} : (tensor<24x65536xf32>) -> tensor<24xf32>
     %9 = hfusion.broadcast %8 {dims = [1]} : (tensor<24xf32>) -> tensor<24x65536xf32>
     %10 = hfusion.elemwise_binary %h, %9 {fun = "div"} : (tensor<24x65536xf32>, tensor<24x65536xf32>) -> tensor<24x65536xf32>
-    func.return %0, %1, %2, %3, %4, %7, %10 : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>
+    %11 = hfusion.reduce %i {dims = [0], kind = "sum"} : (tensor<64x8192xf32>) -> tensor<8192xf32>
+    %12 = hfusion.reduce %j {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
+    %13 = hfusion.broadcast %12 {dims = [0]} : (tensor<128xf32>) -> tensor<8192x128xf32>
+    %14 = hfusion.elemwise_binary %j, %13 {fun = "sub"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
+    func.return %0, %1, %2, %3, %4, %7, %10, %11, %14 : tensor<f32>, tensor<f32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>
   }
 }
