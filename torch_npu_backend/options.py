@@ -50,7 +50,7 @@ class NpuOptions:
     False keeps one work item per loop iteration (docs/schedule.md)."""
     split_reductions: bool = True
     """Reductions to fewer rows than the chip has vector cores (``x.sum()``, a loss's mean, a max over a few long
-    rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/fusion.md)."""
+    rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/passes.md)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     pipeline: str = DEFAULT_PIPELINE

@@ -1,4 +1,4 @@
-"""Reductions to fewer rows than vector cores, end to end (``hfusion-split-reductions``, docs/fusion.md): eager's
+"""Reductions to fewer rows than vector cores, end to end (``hfusion-split-reductions``, docs/passes.md): eager's
 results, a partial-reduction kernel over many of the 48 cores (work items of whole 32-B blocks of partial results:
 8 f32, 16 f16 or 4 i64 rows) and a small final one. Unsplit, these ran on one core
 (``x.sum()``: 123,321 cycles) or on as many cores as rows (``amax(-1)`` of 4 rows: 82,387 cycles)."""
@@ -56,8 +56,21 @@ def test_split_reductions_off_keeps_one_kernel_and_is_slower(fresh_dynamo):
     assert cycles[False] > 10 * cycles[True], cycles
 
 
+def test_dynamic_full_sum_splits_along_its_rows(fresh_dynamo):
+    """x.sum() with dynamic=True, compiled once: the partial sums keep x's own rows (no static divisor to reshape
+    by), spread over the cores in 8-row blocks, then one sum of them (unsplit at 500 rows: 239,650 cycles)."""
+    compiled = torch.compile(lambda x: x.sum(), backend="npu", dynamic=True)
+    for rows, cores, bound in ((64, 8, 6_000), (500, 48, 15_000)):
+        x = torch.randn(rows, 4096, generator=torch.Generator().manual_seed(rows))
+        with torch_npu_backend.profile(trace=False) as prof:
+            assert_close(compiled(x), x.sum(), f"sum() of {rows} rows", scale=10)
+        partial, final = prof.records
+        assert partial.block_dim == cores and partial.cycles + final.cycles < bound, (partial, final)
+    assert fresh_dynamo["graphs_compiled"] == 1
+
+
 def test_dynamic_reduction_is_not_split(fresh_dynamo):
-    """A reduction over a dynamic dim keeps its one kernel (the split needs a divisor of the reduced count)."""
+    """A reduction over one dynamic dim keeps its one kernel (the split needs a divisor of the reduced count)."""
     compiled = torch.compile(lambda x: x.sum(-1), backend="npu", dynamic=True)
     for n in (40000, 50000):
         x = torch.randn(2, n, generator=torch.Generator().manual_seed(n))
@@ -67,7 +80,7 @@ def test_dynamic_reduction_is_not_split(fresh_dynamo):
 
 
 def test_bad_option_is_named():
-    with pytest.raises(torch_npu_backend.OptionsError, match="split_reductions"):
+    with pytest.raises(torch_npu_backend.OptionsError, match="option split_reductions must be a bool"):
         torch_npu_backend.NpuOptions.from_dict({"split_reductions": 1})
 
 
@@ -109,3 +122,15 @@ def test_column_sum_splits_its_rows(fresh_dynamo, shape, unsplit, bound):
     partial, final = prof.records
     assert partial.block_dim == 48, partial.block_dim
     assert partial.cycles + final.cycles < bound < unsplit, (partial.cycles, final.cycles)
+
+
+def test_logsumexp_kernels_all_run_on_the_simulator(fresh_dynamo):
+    """logsumexp over 4 long rows: its max splits; its sum of exp(x - max) does not (the max reaches it through a
+    keepdim reshape and a select, which the partial kernel could not lower), so no kernel falls back to the
+    interpreter."""
+    x = torch.randn(4, 65536, generator=torch.Generator().manual_seed(3))
+    compiled = torch.compile(lambda x: torch.logsumexp(x, -1), backend="npu")
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = compiled(x)
+    assert_close(got, torch.logsumexp(x, -1), "logsumexp")
+    assert len(prof.records) == 4 and all(r.simulated for r in prof.records), prof.records

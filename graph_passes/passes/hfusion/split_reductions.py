@@ -19,17 +19,18 @@ split into ``P`` slices of ``n / P``::
     %c = hfusion.reduce %p {dims = [0], kind = "sum"} : (tensor<128x128xf32>) -> tensor<128xf32>
 
 The partial reduction runs on the cores; the final one reads the partials. Rows (:func:`split_factor`): ``P``
-divides ``n``, keeps rows of at least ``min-row`` elements, and gives the busiest core the fewest elements (rows
-are dealt in work items of one 32-B block of partial results); made when it at least halves the busiest core's
-elements. Columns (:func:`column_split_factor`): ``P`` gives about ``2·cores`` work items of 512-B stretches of a
-slice's rows, slices of at least 16 rows; made when the rows are under ``cores`` × 512 B. Either way the reduction
-reads at least ``min-elems`` elements. After Inductor's split reductions (``split_reduction`` in
-``torch/_inductor/ir.py``); AscendNPU-IR instead spreads a full reduction with atomic-add stores
-(``enableMultiCoreReduce``), which the simulator does not model.
+divides ``n``, keeps rows of at least ``min-row`` elements, and gives the busiest core the fewest elements (rows are
+dealt in work items of one 32-B block of partial results); made when it cuts the busiest core's elements to a third.
+Columns (:func:`column_split_factor`): ``P`` gives about ``2·cores`` work items of 512-B stretches of a slice's
+rows, slices of at least 16 rows; made when the rows are under ``cores`` × 512 B and at least 512 of them or at most
+512 B. Either way the reduction reads at least ``min-elems`` elements. After Inductor's split reductions
+(``split_reduction`` in ``torch/_inductor/ir.py``); AscendNPU-IR instead spreads a full reduction with atomic-add
+stores (``enableMultiCoreReduce``), which the simulator does not model.
 
 The reshape reaches the reduction's input through the elementwise ops that feed it (each rebuilt at the new shape;
 an original with other users stays for them) and through broadcasts along the reduced dims of one value per kept
-element (a softmax's row max in ``exp(x - max)``, a bias row over the rows: rebuilt over the split shape) or along
+element (a softmax's row max in ``exp(x - max)``, a bias row over the rows: rebuilt over the split shape; that
+value must be a GM tensor or elementwise ops of GM tensors, which join the partial kernel) or along
 the kept dims of one value per reduced element (a norm's per-row mean in a weight gradient: reshaped to the slices
 first), down to values that are GM tensors anyway: function arguments or results of ops that are not elementwise,
 broadcast, fill or arange (a reduction, a gather, a matmul). A chain reaching another value fused ops would
@@ -37,9 +38,11 @@ compute is left alone: its reshape would make that value a GM tensor.
 
 A row kernel (the result broadcast back over its rows: softmax, norms) gives each core a whole row unsplit, and
 split it reads the rows once more per split reduction; it is split only when that cuts the busiest core's share
-to 40% (a pure reduction: to half). A column reduction broadcast back (``x - x.mean(0)``) is left alone. Kinds
+to 40% (a pure reduction: to a third). A column reduction broadcast back (``x - x.mean(0)``) is left alone. Kinds
 ``sum``, ``prod``, ``max``, ``min``: a float sum or product is summed in another order (a tree already); an integer
-one is exact; max and min are exact. Dynamic shapes are left alone.
+one is exact; max and min are exact. A dynamic shape has no static divisor to reshape by: a reduction over trailing
+dims of one keeps the input's own rows in the partial reduction (``x.sum()`` of ``[s0, 4096]``: ``s0`` partial
+sums), when their count may reach ``2·cores`` (:meth:`SplitReductions._own_rows`).
 
 Counters: ``reductions-split``.
 """
@@ -52,7 +55,7 @@ from typing import ClassVar
 
 from ...dialects.hfusion import ReduceOp, ReshapeOp
 from ...ir.core import OP_REGISTRY, Broadcast, Elementwise, Operation, Value
-from ...ir.sizes import as_expr
+from ...ir.sizes import SizeVars, as_expr
 from ...ir.types import TensorType
 from ...target import TargetSpec, module_target
 from .. import ModulePass, PassContext, register_pass
@@ -60,12 +63,14 @@ from .. import ModulePass, PassContext, register_pass
 SPLIT_KINDS = ("sum", "prod", "max", "min")
 FUSIBLE_PRODUCERS = ("hfusion.fill", "hfusion.arange")
 BURST_BYTES = 512  # a GM burst this long runs at full rate (ASCENDC: 512-B aligned GM runs fastest)
+MIN_COLUMN_ROWS = 512  # reduced rows below which a column reduction of rows wider than a burst is left alone
 
 
 def split_factor(k: int, n: int, cores: int, min_row: int, block_rows: int, row_kernel: bool) -> int | None:
     """The ``P`` that gives the busiest core the fewest elements as ``k·P`` rows of ``n / P``, dealt in work items
     of ``block_rows`` rows (a core writes whole 32-B blocks of partial results); None unless it cuts what the busiest
-    core reduces unsplit at least in half, or to 40% for a ``row_kernel``.
+    core reduces unsplit to a third, or to 40% for a ``row_kernel``: the final reduction is a kernel more (about
+    0.3 us), which a halving does not pay for (``sum(-1)`` of 48×2048 f32: 0.90 -> 0.99 us split in halves).
 
     Unsplit, a reduction whose result only leaves the kernel is dealt in the same blocks of rows (``x.sum(-1)`` of 8
     rows of f32 runs on one core); a row kernel (the result broadcast back over its rows: softmax, norms) writes
@@ -78,19 +83,22 @@ def split_factor(k: int, n: int, cores: int, min_row: int, block_rows: int, row_
 
     unsplit = busiest(1, 1 if row_kernel else block_rows)
     best = None
-    for p in range(2, n // min_row + 1):
-        if n % p == 0 and (best is None or busiest(p, block_rows) < busiest(best, block_rows)):
+    for p in _divisors(n, n // min_row):
+        if best is None or busiest(p, block_rows) < busiest(best, block_rows):
             best = p
-    if best is None or (5 if row_kernel else 4) * busiest(best, block_rows) > 2 * unsplit:
+    if best is None or (5 if row_kernel else 6) * busiest(best, block_rows) > 2 * unsplit:
         return None
     return best
 
 
-def _static_shape(t) -> list[int] | None:
-    if not isinstance(t, TensorType):
-        return None
-    dims = [as_expr(d) for d in t.shape]
-    return [int(d) for d in dims] if all(d.is_Integer for d in dims) else None
+def _divisors(n: int, most: int) -> list[int]:
+    """The divisors of ``n`` from 2 to ``most``, ascending."""
+    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    return sorted({x for d in small for x in (d, n // d) if 2 <= x <= most})
+
+
+def _static_shape(t) -> tuple[int, ...] | None:
+    return t.static_shape() if isinstance(t, TensorType) and t.is_static else None
 
 
 def _is_kernel_input(v: Value) -> bool:
@@ -107,16 +115,18 @@ def column_split_factor(n: int, row_bytes: int, cores: int, min_rows: int = 16) 
     """``P`` for a reduction over leading dims (``n`` reduced rows of ``row_bytes`` kept bytes, a column sum): the
     smallest divisor of ``n`` giving ``2·cores`` work items of up to 512 B of columns (``P · ceil(row_bytes / 512)``),
     at most ``n / min_rows`` (else the largest such divisor). None when the rows are wide enough (``cores`` strips of
-    512 B or more) or too few.
+    512 B or more), or too few for the rows' width: under 512 rows of more than 512 B, the unsplit kernel's strips are
+    wide and short enough that the final reduction's kernel costs more than the split saves (``g.sum(0)`` of
+    128×2048 f32: 1.16 -> 1.40 us split; 256×128: 0.94 -> 0.65).
 
     Unsplit, a column sum's work items are strips of the kept columns spread over the cores down to 32 B: each reads
     every row in bursts of its strip (``g.sum(0)`` of 8192×128 f32: 16 strips of 32 B, 21.0 us). Split, a work item
     reads whole 512-B stretches of its slice's rows (4.1 us). Measured on f32 column sums: 2·cores items beat
     ``cores`` (4096×1024: 13.7 -> 13.1 us; unsplit 13.4), and slices under 16 rows lose to the final reduction."""
-    if row_bytes >= cores * BURST_BYTES:
+    if row_bytes >= cores * BURST_BYTES or (n < MIN_COLUMN_ROWS and row_bytes > BURST_BYTES):
         return None
     want = -(-2 * cores // -(-row_bytes // BURST_BYTES))
-    divisors = [p for p in range(2, n // min_rows + 1) if n % p == 0]
+    divisors = _divisors(n, n // min_rows)
     if not divisors:
         return None
     return next((p for p in divisors if p >= want), divisors[-1])
@@ -150,27 +160,44 @@ class _Layout:
         return [d if d < self.lo else d - (self.hi - self.lo) + 2 for d in self.kept]
 
     def broadcast(self, op: Operation | None) -> str | None:
-        """"kept" for a broadcast of per-kept values along the reduced dims (a row max back over the row, a bias row
-        over the rows), "reduced" for one of a reduced-shaped value along the kept dims (a row's mean in a column
-        sum); else None."""
-        if op is None or op.name != "hfusion.broadcast" or tuple(_static_shape(op.result.type) or ()) != self.shape:
+        """``"kept"`` for a broadcast of per-kept values along the reduced dims (a row max back over the row, a bias
+        row over the rows), ``"reduced"`` for one of a reduced-shaped value along the kept dims (a row's mean in a
+        column sum); else None."""
+        if op is None or op.name != "hfusion.broadcast" or _static_shape(op.result.type) != self.shape:
             return None
         return {tuple(self.reduced): "kept", tuple(self.kept): "reduced"}.get(tuple(op.attributes["dims"]))
 
 
-def _splittable(v: Value, layout: _Layout) -> bool:
+def _splittable(v: Value, layout: _Layout, seen: dict) -> bool:
     """Can ``v`` (of the input's shape) be rebuilt at the split shape: elementwise ops and broadcasts (see
-    :meth:`_Layout.broadcast`) down to values that are GM tensors anyway (see the module docstring)?"""
-    op = getattr(v, "op", None)
-    kind = layout.broadcast(op)
-    if kind == "kept":
-        return True
-    if kind == "reduced":
-        return _is_kernel_input(op.operands[0])
-    if op is None or not op.has_trait(Elementwise):
-        return _is_kernel_input(v)
-    return all(tuple(_static_shape(x.type) or ()) == layout.shape and _splittable(x, layout)
-               for x in op.operands if isinstance(x.type, TensorType))
+    :meth:`_Layout.broadcast`) down to values that are GM tensors anyway (see the module docstring)? ``seen``
+    memoizes values already answered (a graph shared by many paths is walked once)."""
+    if v not in seen:
+        op = getattr(v, "op", None)
+        kind = layout.broadcast(op)
+        if kind == "kept":
+            seen[v] = _per_row(op.operands[0], seen)
+        elif kind == "reduced":
+            seen[v] = _is_kernel_input(op.operands[0])
+        elif op is None or not op.has_trait(Elementwise):
+            seen[v] = _is_kernel_input(v)
+        else:
+            seen[v] = all(_splittable(x, layout, seen) for x in op.operands if isinstance(x.type, TensorType))
+    return seen[v]
+
+
+def _per_row(v: Value, seen: dict) -> bool:
+    """Is ``v`` (one value per kept element) a GM tensor or computed from GM tensors by elementwise ops alone? Such
+    ops join the partial reduction's kernel at the kept shape; a reshape among them (a row max through a keepdim
+    view, as logsumexp has) could not be lowered there."""
+    key = ("per-row", v)
+    if key not in seen:
+        op = getattr(v, "op", None)
+        if op is not None and op.has_trait(Elementwise):
+            seen[key] = all(_per_row(x, seen) for x in op.operands if isinstance(x.type, TensorType))
+        else:
+            seen[key] = op is None or (op.name != "hfusion.reshape" and _is_kernel_input(v))
+    return seen[key]
 
 
 def _rebuild(v: Value, layout: _Layout, anchor: Operation, done: dict) -> Value:
@@ -200,15 +227,14 @@ def _rebuild(v: Value, layout: _Layout, anchor: Operation, done: dict) -> Value:
     return new.result
 
 
-def _broadcast_back(v: Value, layout: _Layout) -> bool:
-    """Is the reduction result ``v`` (or a value computed from it per kept element) broadcast back along the
-    reduced dims?"""
-    kept = [layout.shape[d] for d in layout.kept]
+def _broadcast_back(v: Value, reduced: list[int]) -> bool:
+    """Is the reduction result ``v`` (or a value computed from it elementwise) broadcast back along the ``reduced``
+    dims?"""
     for user in v.users:
-        if user.name == "hfusion.broadcast" and list(user.attributes["dims"]) == layout.reduced:
+        if user.name == "hfusion.broadcast" and list(user.attributes["dims"]) == reduced:
             return True
-        if user.has_trait(Elementwise) and _static_shape(user.result.type) == kept \
-                and _broadcast_back(user.result, layout):
+        if user.has_trait(Elementwise) and user.result.type.shape == v.type.shape \
+                and _broadcast_back(user.result, reduced):
             return True
     return False
 
@@ -224,11 +250,18 @@ class SplitReductions(ModulePass):
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         ctx.count("reductions-split", 0)
-        target = module_target(module)
+        target, sizes = module_target(module), module.size_vars()
         for host in [f for f in module.functions if not f.attributes.get("kernel")]:
             for op in [o for o in host.body.ops if o.name == "hfusion.reduce"]:
                 layout = self._layout(op, target)
                 if layout is not None and self._split(op, layout):
+                    ctx.count("reductions-split")
+                    continue
+                m = self._own_rows(op, sizes, target) if layout is None else None
+                if m is not None:
+                    src = op.operands[0]
+                    _replace(op, src, src.type.shape[:m], list(range(m, src.type.rank)),
+                             list(range(op.attributes["dims"][0], m)))
                     ctx.count("reductions-split")
 
     def _layout(self, op: Operation, target: TargetSpec) -> _Layout | None:
@@ -242,36 +275,63 @@ class SplitReductions(ModulePass):
             return None  # a block of trailing or leading dims: the kept elements stay contiguous
         n = prod(shape[lo:hi])
         kept = prod(shape) // n
-        probe = _Layout(tuple(shape), lo, hi, 1)
         if hi == len(shape):  # rows
             block_rows = max(1, target.ub_align // op.result.type.element_bytes)
-            p = split_factor(kept, n, target.vector_cores, self.min_row, block_rows, _broadcast_back(op.result, probe))
-        elif _broadcast_back(op.result, probe):
+            row_kernel = _broadcast_back(op.result, dims)
+            p = split_factor(kept, n, target.vector_cores, self.min_row, block_rows, row_kernel)
+        elif _broadcast_back(op.result, dims):
             return None  # a column reduction broadcast back (x - x.mean(0)): not measured
         else:
             p = column_split_factor(n, kept * op.operands[0].type.element_bytes, target.vector_cores)
         return _Layout(tuple(shape), lo, hi, p) if p is not None else None
 
+    def _own_rows(self, op: Operation, sizes: SizeVars, target: TargetSpec) -> int | None:
+        """For a reduction over trailing dims of a dynamic shape, the last dim ``m`` from which the reduced dims hold
+        at least ``min-row`` elements (or a symbolic count), when the dims before it (some of them reduced) may hold
+        ``2·cores`` rows: the partial reduction reduces ``[m, rank)`` keeping those rows, the final one the rest. No
+        reshape (a dynamic count has no static divisor), so an elementwise chain needs no rebuilding. A row kernel
+        (the result broadcast back) is left alone."""
+        t = op.operands[0].type
+        dims = list(op.attributes["dims"])
+        if op.attributes["kind"] not in SPLIT_KINDS or not dims or _static_shape(t) is not None:
+            return None
+        lo, hi = dims[0], dims[-1] + 1
+        if dims != list(range(lo, hi)) or hi != t.rank or _broadcast_back(op.result, dims):
+            return None
+        shape = [as_expr(d) for d in t.shape]
+        for m in range(hi - 1, lo, -1):
+            tail = prod(shape[m:])
+            if not tail.is_Integer or tail >= self.min_row:  # a symbolic row length: as long as it may be
+                rows = sizes.upper_bound(prod(shape[:m]))
+                return m if rows is None or rows >= 2 * target.vector_cores else None
+        return None
+
     def _split(self, op: Operation, layout: _Layout) -> bool:
         src = op.operands[0]
         same = layout.split == layout.shape  # [A, B] reduced whole: the rows of B
-        if not same and not _splittable(src, layout):
+        if not same and not _splittable(src, layout, {}):
             return False
         split = src if same else _rebuild(src, layout, op, {})
-        kind = op.attributes["kind"]
         partial_shape = layout.split[:layout.lo + 1] + layout.split[layout.lo + 2:]
-        partial = ReduceOp([split], [op.result.type.with_shape(partial_shape)], {"kind": kind, "dims": [layout.lo + 1]},
-                           [], op.loc)
-        final = ReduceOp([partial.result], [op.result.type], {"kind": kind, "dims": [layout.lo]}, [], op.loc)
-        for new in (partial, final):
-            op.parent.insert_before(op, new)
-        partial.result.name_hint = f"{op.result.name_hint or 'r'}_partial"
-        final.result.name_hint = op.result.name_hint
-        op.result.replace_all_uses_with(final.result)
-        op.erase()
+        _replace(op, split, partial_shape, [layout.lo + 1], [layout.lo])
         if split is not src:
             _erase_dead(getattr(src, "op", None))
         return True
+
+
+def _replace(op: Operation, split: Value, partial_shape, partial_dims: list[int], final_dims: list[int]) -> None:
+    """Replace the reduction ``op`` by one of ``split`` over ``partial_dims`` (to ``partial_shape``) and one of that
+    over ``final_dims``."""
+    kind = op.attributes["kind"]
+    partial = ReduceOp([split], [op.result.type.with_shape(tuple(partial_shape))],
+                       {"kind": kind, "dims": partial_dims}, [], op.loc)
+    final = ReduceOp([partial.result], [op.result.type], {"kind": kind, "dims": final_dims}, [], op.loc)
+    for new in (partial, final):
+        op.parent.insert_before(op, new)
+    partial.result.name_hint = f"{op.result.name_hint or 'r'}_partial"
+    final.result.name_hint = op.result.name_hint
+    op.result.replace_all_uses_with(final.result)
+    op.erase()
 
 
 def _erase_dead(op: Operation | None) -> None:

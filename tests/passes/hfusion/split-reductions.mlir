@@ -131,18 +131,42 @@ module attributes {target = "ascend910b1"} {
 
 // -----
 
-// Unchanged: fewer than 32768 elements; a dynamic dim; a middle dim; rows enough for the cores (64 rows of 65536:
+// Dynamic rows: no static divisor to reshape by, so a full sum keeps its own rows in the partial reduction (s0 rows,
+// up to unbounded); unchanged: a static tail under 1024 elements (8x256), rows bounded below 96 (s1 <= 64), a sum
+// broadcast back.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.reduce %a {dims = [1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<s0xf32>
+// CHECK-NEXT:    hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<s0xf32>) -> tensor<f32>
+// CHECK-NEXT:    hfusion.reduce %b {dims = [1, 2], kind = "max"}
+// CHECK-NEXT:    hfusion.reduce %c {dims = [0, 1], kind = "sum"}
+// CHECK-NEXT:    hfusion.reduce %d {dims = [0, 1], kind = "sum"}
+// CHECK-NEXT:    hfusion.broadcast
+module attributes {target = "ascend910b1", symbols = {s0 = [2, 9223372036854775807], s1 = [2, 64]}} {
+  func.func @dynamic_rows(%a: tensor<s0x4096xf32>, %b: tensor<s0x8x256xf32>, %c: tensor<s1x4096xf32>, %d: tensor<s0x4096xf32>) -> (tensor<f32>, tensor<s0xf32>, tensor<f32>, tensor<s0x4096xf32>) {
+    %0 = hfusion.reduce %a {dims = [0, 1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<f32>
+    %1 = hfusion.reduce %b {dims = [1, 2], kind = "max"} : (tensor<s0x8x256xf32>) -> tensor<s0xf32>
+    %2 = hfusion.reduce %c {dims = [0, 1], kind = "sum"} : (tensor<s1x4096xf32>) -> tensor<f32>
+    %3 = hfusion.reduce %d {dims = [0, 1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<f32>
+    %4 = hfusion.broadcast %3 {dims = [0, 1]} : (tensor<f32>) -> tensor<s0x4096xf32>
+    func.return %0, %1, %2, %4 : tensor<f32>, tensor<s0xf32>, tensor<f32>, tensor<s0x4096xf32>
+  }
+}
+
+// -----
+
+// Unchanged: fewer than 32768 elements; a dynamic dim reduced alone; a middle dim; rows enough for the cores (64 rows of 65536:
 // no split halves the busiest core's 8-row block); a bool "any"; a chain reaching a computed row of weights (its
 // reshape would make it a GM tensor); 24 rows of 65536 in a row kernel (the sum broadcast back): split, its busiest
 // core would reduce half a row (four 8-row work items of 1024); a column sum of 32-KiB rows (48 strips of 512 B
 // or more unsplit); a column mean broadcast back (x - x.mean(0)).
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     hfusion.reshape
+// CHECK-NOT:     _partial
 // CHECK:         func.return
 module attributes {target = "ascend910b1", symbols = {s0 = [2, 9223372036854775807]}} {
-  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<s0x4096xf32>, %c: tensor<4x65536x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>, %i: tensor<64x8192xf32>, %j: tensor<8192x128xf32>) -> (tensor<f32>, tensor<f32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>) {
+  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<4xs0xf32>, %c: tensor<4x65536x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>, %i: tensor<64x8192xf32>, %j: tensor<8192x128xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>) {
     %0 = hfusion.reduce %a {dims = [0, 1], kind = "sum"} : (tensor<16x1000xf32>) -> tensor<f32>
-    %1 = hfusion.reduce %b {dims = [0, 1], kind = "sum"} : (tensor<s0x4096xf32>) -> tensor<f32>
+    %1 = hfusion.reduce %b {dims = [1], kind = "sum"} : (tensor<4xs0xf32>) -> tensor<4xf32>
     %2 = hfusion.reduce %c {dims = [1], kind = "sum"} : (tensor<4x65536x4xf32>) -> tensor<4x4xf32>
     %3 = hfusion.reduce %d {dims = [1], kind = "sum"} : (tensor<512x65536xf32>) -> tensor<512xf32>
     %4 = hfusion.reduce %e {dims = [1], kind = "any"} : (tensor<4x262144xi1>) -> tensor<4xi1>
@@ -157,6 +181,6 @@ module attributes {target = "ascend910b1", symbols = {s0 = [2, 92233720368547758
     %12 = hfusion.reduce %j {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
     %13 = hfusion.broadcast %12 {dims = [0]} : (tensor<128xf32>) -> tensor<8192x128xf32>
     %14 = hfusion.elemwise_binary %j, %13 {fun = "sub"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
-    func.return %0, %1, %2, %3, %4, %7, %10, %11, %14 : tensor<f32>, tensor<f32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>
+    func.return %0, %1, %2, %3, %4, %7, %10, %11, %14 : tensor<f32>, tensor<4xf32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>
   }
 }
