@@ -110,3 +110,23 @@ def test_cross_entropy_dynamic_batch_keeps_the_gather_on_every_core(fresh_dynamo
         assert len(prof.records) == 3 and gather[0].block_dim > 1, [(r.kernel, r.block_dim) for r in prof.records]
         assert "div" not in gather[0].source
     assert fresh_dynamo["graphs_compiled"] == 1
+
+
+def test_cross_entropy_over_a_vocabulary_longer_than_ub(fresh_dynamo):
+    """A vocabulary of 65536 f32 logits (256 KiB a row, UB holds 192 KiB), forward and backward: eager's loss and
+    gradient. The target gather reads its source rows whole from UB (vgather), so that kernel has no vector schedule
+    and runs at tensor level with the reason named; the compile used to fail ("no tile fits UB"). Every other kernel
+    runs on the simulator."""
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(4, 65536, generator=gen, requires_grad=True)
+    t = torch.randint(0, 65536, (4,), generator=gen)
+    want = F.cross_entropy(x, t)
+    want.backward()
+    grad, x.grad = x.grad.clone(), None
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(_cross_entropy, backend="npu")(x, t)
+        got.backward()
+    assert_close(got, want, "loss")
+    assert_close(x.grad, grad, "grad")
+    (fallback,) = [r for r in prof.records if not r.simulated]
+    assert "hfusion.gather" in fallback.reason and "loaded whole into UB" in fallback.reason, fallback.reason

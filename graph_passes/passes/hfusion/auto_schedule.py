@@ -77,8 +77,19 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
         sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems,
                             options.tile_elems, options.row_pipeline)
     except ScheduleError as e:
-        raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
+        if not info.gather_sources:
+            raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
+        # vgather reads its source rows whole from UB: rows too long for UB have no vector schedule (a cross-entropy
+        # target gather over a vocabulary of 65536 f32); the kernel stays at tensor level, its reason in the profile
+        rows = ", ".join(f"{v.type} along dim {d}" for v, (d, _) in info.gather_sources.items())
+        ctx.count("kernels-unschedulable")
+        func.attributes.pop("schedule", None)
+        func.attributes.pop("tiling", None)
+        func.attributes["schedule_unsupported"] = "hfusion.gather"
+        func.attributes["schedule_unsupported_reason"] = f"gathers from rows loaded whole into UB ({rows}): {e}"
+        return False
     func.attributes.pop("schedule_unsupported", None)
+    func.attributes.pop("schedule_unsupported_reason", None)
     func.attributes["schedule"] = sched.attrs(info, options.multi_buffer)
     func.attributes["tiling"] = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim,
                                               target.ub_align)

@@ -90,6 +90,8 @@ def _unsupported_op(func: Operation, sizes) -> tuple[str, str] | None:
             if op.has_trait(Cube):
                 return op.name, ""
         return f"fusion_kind {func.attributes.get('fusion_kind')}", ""
+    if func.attributes.get("schedule_unsupported_reason"):  # analysable, but no tile fits (hfusion-auto-schedule)
+        return func.attributes["schedule_unsupported"], func.attributes["schedule_unsupported_reason"]
     try:
         analyze_kernel(func, sizes)
     except Unsupported as e:
