@@ -51,7 +51,7 @@ HFUSION_PREPARE = [
 # A reduction to fewer rows than there are vector cores (x.sum(), a loss's mean, amax over 4 long rows) becomes a
 # multi-core partial reduction over rows split from the reduced elements and a final one (Inductor's split
 # reductions; AscendNPU-IR uses atomic-add stores instead). After preparation, so fusion sees the two reductions.
-SPLIT_REDUCTIONS = ["hfusion-split-reductions"]
+SPLIT_REDUCTIONS = "hfusion-split-reductions"
 # GM bools are bytes, UB bools bit masks: inside kernels, i1 crosses the boundary as i8 (bitcasts) and i1 compute
 # becomes mask idioms. AscendNPU-IR runs LegalizeBool on outlined kernels, after their fusion kind is known and
 # before flattening (postProcessOutlinedKernel); we run it after flattening, so the bitcasts sit inside flatten's
@@ -104,7 +104,7 @@ class PipelineOptions:
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
     unfused = ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind", LEGALIZE_BOOL]
-    split = SPLIT_REDUCTIONS if opts.split_reductions else []
+    split = [SPLIT_REDUCTIONS] if opts.split_reductions else []
     stages = HFUSION_PREPARE + split + (HFUSION_FUSE if opts.fusion else unfused)
     return ",".join(stages)
 

@@ -68,11 +68,7 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     except Unsupported as e:
         if schedule_movement_kernel(func, sizes, target, options, ctx):
             return True
-        ctx.count("kernels-unschedulable")
-        func.attributes.pop("schedule", None)
-        func.attributes.pop("tiling", None)
-        func.attributes["schedule_unsupported"] = e.op_name
-        return False
+        return _unschedulable(func, ctx, e.op_name)
     try:
         sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems,
                             options.tile_elems, options.row_pipeline)
@@ -82,12 +78,7 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
         # vgather reads its source rows whole from UB: rows too long for UB have no vector schedule (a cross-entropy
         # target gather over a vocabulary of 65536 f32); the kernel stays at tensor level, its reason in the profile
         rows = ", ".join(f"{v.type} along dim {d}" for v, (d, _) in info.gather_sources.items())
-        ctx.count("kernels-unschedulable")
-        func.attributes.pop("schedule", None)
-        func.attributes.pop("tiling", None)
-        func.attributes["schedule_unsupported"] = "hfusion.gather"
-        func.attributes["schedule_unsupported_reason"] = f"gathers from rows loaded whole into UB ({rows}): {e}"
-        return False
+        return _unschedulable(func, ctx, "hfusion.gather", f"gathers from rows loaded whole into UB ({rows}): {e}")
     func.attributes.pop("schedule_unsupported", None)
     func.attributes.pop("schedule_unsupported_reason", None)
     func.attributes["schedule"] = sched.attrs(info, options.multi_buffer)
@@ -97,6 +88,18 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     if sched.reduce_looped:
         ctx.count("reductions-multipass")
     return True
+
+
+def _unschedulable(func: Operation, ctx: PassContext, op_name: str, reason: str | None = None) -> bool:
+    """Leave ``func`` without a schedule (it stays at tensor level), blaming ``op_name``; ``reason`` when the kernel
+    analyses fine but has no tile (convert-to-hivm reports it; otherwise it re-analyses for the reason)."""
+    ctx.count("kernels-unschedulable")
+    func.attributes.pop("schedule", None)
+    func.attributes.pop("tiling", None)
+    func.attributes["schedule_unsupported"] = op_name
+    if reason is not None:
+        func.attributes["schedule_unsupported_reason"] = reason
+    return False
 
 
 def schedule_movement_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:

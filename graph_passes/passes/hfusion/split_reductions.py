@@ -54,14 +54,17 @@ from math import prod
 from typing import ClassVar
 
 from ...dialects.hfusion import ReduceOp, ReshapeOp
-from ...ir.core import OP_REGISTRY, Broadcast, Elementwise, Operation, Value
+from ...analysis.fusion_kind import OpPattern, op_pattern
+from ...ir.core import OP_REGISTRY, Elementwise, Operation, Value
 from ...ir.sizes import SizeVars, as_expr
 from ...ir.types import TensorType
 from ...target import TargetSpec, module_target
 from .. import ModulePass, PassContext, register_pass
 
 SPLIT_KINDS = ("sum", "prod", "max", "min")
-FUSIBLE_PRODUCERS = ("hfusion.fill", "hfusion.arange")
+# producers fusion computes inside the kernels that use them (elementwise ops, fills, aranges, broadcasts)
+COMPUTED_IN_KERNELS = frozenset({OpPattern.ELEMENTWISE, OpPattern.ZERO_RANK_ELEMWISE, OpPattern.LAST_AXIS_BROADCAST,
+                                 OpPattern.OTHER_BROADCAST})
 BURST_BYTES = 512  # a GM burst this long runs at full rate (ASCENDC: 512-B aligned GM runs fastest)
 MIN_COLUMN_ROWS = 512  # reduced rows below which a column reduction of rows wider than a burst is left alone
 
@@ -108,7 +111,7 @@ def _is_kernel_input(v: Value) -> bool:
         return True
     if op.name == "hfusion.reshape":
         return _is_kernel_input(op.operands[0])
-    return not (op.has_trait(Elementwise) or op.has_trait(Broadcast) or op.name in FUSIBLE_PRODUCERS)
+    return op_pattern(op) not in COMPUTED_IN_KERNELS
 
 
 def column_split_factor(n: int, row_bytes: int, cores: int, min_rows: int = 16) -> int | None:
@@ -168,21 +171,21 @@ class _Layout:
         return {tuple(self.reduced): "kept", tuple(self.kept): "reduced"}.get(tuple(op.attributes["dims"]))
 
 
-def _splittable(v: Value, layout: _Layout, seen: dict) -> bool:
+def _splittable(v: Value, layout: _Layout, seen: dict, per_row: dict) -> bool:
     """Can ``v`` (of the input's shape) be rebuilt at the split shape: elementwise ops and broadcasts (see
-    :meth:`_Layout.broadcast`) down to values that are GM tensors anyway (see the module docstring)? ``seen``
-    memoizes values already answered (a graph shared by many paths is walked once)."""
+    :meth:`_Layout.broadcast`) down to values that are GM tensors anyway (see the module docstring)? ``seen`` and
+    ``per_row`` memoize values already answered (a graph shared by many paths is walked once)."""
     if v not in seen:
         op = getattr(v, "op", None)
         kind = layout.broadcast(op)
         if kind == "kept":
-            seen[v] = _per_row(op.operands[0], seen)
+            seen[v] = _per_row(op.operands[0], per_row)
         elif kind == "reduced":
             seen[v] = _is_kernel_input(op.operands[0])
         elif op is None or not op.has_trait(Elementwise):
             seen[v] = _is_kernel_input(v)
         else:
-            seen[v] = all(_splittable(x, layout, seen) for x in op.operands if isinstance(x.type, TensorType))
+            seen[v] = all(_splittable(x, layout, seen, per_row) for x in op.operands if isinstance(x.type, TensorType))
     return seen[v]
 
 
@@ -190,14 +193,13 @@ def _per_row(v: Value, seen: dict) -> bool:
     """Is ``v`` (one value per kept element) a GM tensor or computed from GM tensors by elementwise ops alone? Such
     ops join the partial reduction's kernel at the kept shape; a reshape among them (a row max through a keepdim
     view, as logsumexp has) could not be lowered there."""
-    key = ("per-row", v)
-    if key not in seen:
+    if v not in seen:
         op = getattr(v, "op", None)
         if op is not None and op.has_trait(Elementwise):
-            seen[key] = all(_per_row(x, seen) for x in op.operands if isinstance(x.type, TensorType))
+            seen[v] = all(_per_row(x, seen) for x in op.operands if isinstance(x.type, TensorType))
         else:
-            seen[key] = op is None or (op.name != "hfusion.reshape" and _is_kernel_input(v))
-    return seen[key]
+            seen[v] = op is None or (op.name != "hfusion.reshape" and _is_kernel_input(v))
+    return seen[v]
 
 
 def _rebuild(v: Value, layout: _Layout, anchor: Operation, done: dict) -> Value:
@@ -259,20 +261,17 @@ class SplitReductions(ModulePass):
                     continue
                 m = self._own_rows(op, sizes, target) if layout is None else None
                 if m is not None:
-                    src = op.operands[0]
-                    _replace(op, src, src.type.shape[:m], list(range(m, src.type.rank)),
-                             list(range(op.attributes["dims"][0], m)))
+                    src, lo = op.operands[0], _reduced_block(op)[0]
+                    _replace(op, src, src.type.shape[:m], list(range(m, src.type.rank)), list(range(lo, m)))
                     ctx.count("reductions-split")
 
     def _layout(self, op: Operation, target: TargetSpec) -> _Layout | None:
         """How ``op`` splits, if it does: its reduced dims trailing (rows) or leading (columns)."""
-        shape = _static_shape(op.operands[0].type)
-        dims = list(op.attributes["dims"])
-        if op.attributes["kind"] not in SPLIT_KINDS or shape is None or not dims or prod(shape) < self.min_elems:
+        shape, block = _static_shape(op.operands[0].type), _reduced_block(op)
+        if shape is None or block is None or prod(shape) < self.min_elems:
             return None
-        lo, hi = dims[0], dims[-1] + 1
-        if dims != list(range(lo, hi)) or (lo > 0 and hi < len(shape)):
-            return None  # a block of trailing or leading dims: the kept elements stay contiguous
+        lo, hi = block
+        dims = list(range(lo, hi))
         n = prod(shape[lo:hi])
         kept = prod(shape) // n
         if hi == len(shape):  # rows
@@ -291,12 +290,11 @@ class SplitReductions(ModulePass):
         ``2·cores`` rows: the partial reduction reduces ``[m, rank)`` keeping those rows, the final one the rest. No
         reshape (a dynamic count has no static divisor), so an elementwise chain needs no rebuilding. A row kernel
         (the result broadcast back) is left alone."""
-        t = op.operands[0].type
-        dims = list(op.attributes["dims"])
-        if op.attributes["kind"] not in SPLIT_KINDS or not dims or _static_shape(t) is not None:
+        t, block = op.operands[0].type, _reduced_block(op)
+        if block is None or _static_shape(t) is not None:
             return None
-        lo, hi = dims[0], dims[-1] + 1
-        if dims != list(range(lo, hi)) or hi != t.rank or _broadcast_back(op.result, dims):
+        lo, hi = block
+        if hi != t.rank or _broadcast_back(op.result, list(range(lo, hi))):
             return None
         shape = [as_expr(d) for d in t.shape]
         for m in range(hi - 1, lo, -1):
@@ -309,7 +307,7 @@ class SplitReductions(ModulePass):
     def _split(self, op: Operation, layout: _Layout) -> bool:
         src = op.operands[0]
         same = layout.split == layout.shape  # [A, B] reduced whole: the rows of B
-        if not same and not _splittable(src, layout, {}):
+        if not same and not _splittable(src, layout, {}, {}):
             return False
         split = src if same else _rebuild(src, layout, op, {})
         partial_shape = layout.split[:layout.lo + 1] + layout.split[layout.lo + 2:]
@@ -317,6 +315,17 @@ class SplitReductions(ModulePass):
         if split is not src:
             _erase_dead(getattr(src, "op", None))
         return True
+
+
+def _reduced_block(op: Operation) -> tuple[int, int] | None:
+    """``(lo, hi)`` when ``op`` is a reduction of a kind that splits over the dims ``[lo, hi)``, a block of trailing
+    or leading dims (the kept elements stay contiguous)."""
+    dims = list(op.attributes["dims"])
+    if op.attributes["kind"] not in SPLIT_KINDS or not dims:
+        return None
+    lo, hi = dims[0], dims[-1] + 1
+    rank = op.operands[0].type.rank
+    return (lo, hi) if dims == list(range(lo, hi)) and (lo == 0 or hi == rank) else None
 
 
 def _replace(op: Operation, split: Value, partial_shape, partial_dims: list[int], final_dims: list[int]) -> None:
