@@ -1,7 +1,8 @@
 """``canonicalize``: MLIR-style cleanups run to a fixed point by the shared greedy driver.
 
 Identities, chains, constant folding, canonical operand order, max/min before an exact f16 -> f32 widening,
-division by a power of two as a multiply, and dead pure ops. Each rule is one row of a table
+division by a power of two as a multiply, the sum of a one-hot select per slice (``one_hot_sums.py``), and dead
+pure ops. Each rule is one row of a table
 with the rule in a trailing comment; the driver (``graph_passes.rewrite``) runs them until none fires.
 """
 
@@ -18,6 +19,7 @@ from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
 from ..schedule.kernel_info import EXACT_INTEGERS
 from .base import ModulePass, PassContext
 from .folding import NUMPY_DTYPES, dense_value, evaluate, is_constant, python_scalar, splat_value
+from .one_hot_sums import sum_of_one_hot
 from .registry import register_pass
 
 LHS, RHS = 0, 1
@@ -266,11 +268,13 @@ PATTERNS = [
     Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
     Pattern("hfusion.cast", fold_cast, "fold_cast", "chains-folded"),
     Pattern("hfusion.reduce", reduce_before_widening, "reduce_before_widening", "reductions-narrowed"),
+    Pattern("hfusion.reduce", sum_of_one_hot, "sum_of_one_hot", "reductions-folded"),
     Pattern("hfusion.elemwise_binary", div_by_power_of_two, "div_by_power_of_two", "ops-folded"),
     Pattern(None, erase_dead_pure, "erase_dead_pure", "ops-erased"),
 ]  # fmt: skip
 
-COUNTERS = ("ops-folded", "operands-swapped", "chains-folded", "reductions-narrowed", "ops-erased")
+COUNTERS = ("ops-folded", "operands-swapped", "chains-folded", "reductions-narrowed", "reductions-folded",
+            "ops-erased")
 
 
 @register_pass

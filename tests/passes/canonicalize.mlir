@@ -214,3 +214,64 @@ module attributes {symbols = {s0 = [1, 64]}} {
     func.return %0, %1 : tensor<s0xf32>, tensor<s0xf32>
   }
 }
+
+// -----
+
+// The sum of a one-hot select times a per-row factor (a cross-entropy backward): one term per row, computed per
+// row — the index in range, the select, the factor and + 0 * w; no reduction is left.
+// CHECK-LABEL: func.func @sum_of_one_hot(
+// CHECK-SAME:    [[I:%[0-9a-z_]+]]: tensor<s0xi32>, [[W:%[0-9a-z_]+]]: tensor<s0xf32>
+// CHECK-NOT:     hfusion.reduce
+// CHECK-DAG:     [[LO:%[0-9a-z_]+]] = hfusion.compare [[I]], {{%[0-9a-z_]+}} {predicate = "ge"} : (tensor<s0xi32>, i32) -> tensor<s0xi1>
+// CHECK-DAG:     [[HI:%[0-9a-z_]+]] = hfusion.compare [[I]], {{%[0-9a-z_]+}} {predicate = "lt"} : (tensor<s0xi32>, i32) -> tensor<s0xi1>
+// CHECK:         [[IN:%[0-9a-z_]+]] = hfusion.elemwise_binary [[LO]], [[HI]] {fun = "logical_and"}
+// CHECK:         [[S:%[0-9a-z_]+]] = hfusion.select [[IN]], {{%[0-9a-z_]+}}, {{%[0-9a-z_]+}} : (tensor<s0xi1>, f32, f32) -> tensor<s0xf32>
+// CHECK:         [[P:%[0-9a-z_]+]] = hfusion.elemwise_binary [[S]], [[W]] {fun = "mul"}
+// CHECK:         [[Z:%[0-9a-z_]+]] = hfusion.elemwise_binary [[W]], {{%[0-9a-z_]+}} {fun = "mul"}
+// CHECK:         [[R:%[0-9a-z_]+]] = hfusion.elemwise_binary [[P]], [[Z]] {fun = "add"}
+// CHECK-NOT:     hfusion.reduce
+// CHECK:         func.return [[R]], {{%[0-9a-z_]+}} :
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @sum_of_one_hot(%i: tensor<s0xi32>, %w: tensor<s0xf32>) -> (tensor<s0xf32>, tensor<s0x1000xf32>) {
+    %a = hfusion.arange {start = 0, step = 1} : () -> tensor<1000xi32>
+    %p = hfusion.broadcast %a {dims = [0]} : (tensor<1000xi32>) -> tensor<s0x1000xi32>
+    %ib = hfusion.broadcast %i {dims = [1]} : (tensor<s0xi32>) -> tensor<s0x1000xi32>
+    %h = hfusion.compare %ib, %p {predicate = "eq"} : (tensor<s0x1000xi32>, tensor<s0x1000xi32>) -> tensor<s0x1000xi1>
+    %z = hfusion.fill {value = 0.0} : () -> tensor<s0x1000xf32>
+    %c = arith.constant {value = -1.0} : () -> f32
+    %s = hfusion.select %h, %c, %z : (tensor<s0x1000xi1>, f32, tensor<s0x1000xf32>) -> tensor<s0x1000xf32>
+    %wb = hfusion.broadcast %w {dims = [1]} : (tensor<s0xf32>) -> tensor<s0x1000xf32>
+    %m = hfusion.elemwise_binary %s, %wb {fun = "mul"} : (tensor<s0x1000xf32>, tensor<s0x1000xf32>) -> tensor<s0x1000xf32>
+    %r = hfusion.reduce %m {dims = [1], kind = "sum"} : (tensor<s0x1000xf32>) -> tensor<s0xf32>
+    func.return %r, %m : tensor<s0xf32>, tensor<s0x1000xf32>
+  }
+}
+
+// -----
+
+// Not the rule's form: positions from 1 (not 0..n-1), an else value that is not zero, an index that varies along
+// the summed dim. Every reduction stays.
+// CHECK-LABEL: func.func @sums_kept(
+// CHECK-COUNT-3: hfusion.reduce
+module attributes {symbols = {s0 = [1, 64]}} {
+  func.func @sums_kept(%i: tensor<s0xi32>, %j: tensor<s0x1000xi32>) -> (tensor<s0xf32>, tensor<s0xf32>, tensor<s0xf32>) {
+    %a1 = hfusion.arange {start = 1, step = 1} : () -> tensor<1000xi32>
+    %p1 = hfusion.broadcast %a1 {dims = [0]} : (tensor<1000xi32>) -> tensor<s0x1000xi32>
+    %a = hfusion.arange {start = 0, step = 1} : () -> tensor<1000xi32>
+    %p = hfusion.broadcast %a {dims = [0]} : (tensor<1000xi32>) -> tensor<s0x1000xi32>
+    %ib = hfusion.broadcast %i {dims = [1]} : (tensor<s0xi32>) -> tensor<s0x1000xi32>
+    %z = hfusion.fill {value = 0.0} : () -> tensor<s0x1000xf32>
+    %o = hfusion.fill {value = 0.5} : () -> tensor<s0x1000xf32>
+    %c = arith.constant {value = -1.0} : () -> f32
+    %h1 = hfusion.compare %ib, %p1 {predicate = "eq"} : (tensor<s0x1000xi32>, tensor<s0x1000xi32>) -> tensor<s0x1000xi1>
+    %s1 = hfusion.select %h1, %c, %z : (tensor<s0x1000xi1>, f32, tensor<s0x1000xf32>) -> tensor<s0x1000xf32>
+    %r1 = hfusion.reduce %s1 {dims = [1], kind = "sum"} : (tensor<s0x1000xf32>) -> tensor<s0xf32>
+    %h2 = hfusion.compare %ib, %p {predicate = "eq"} : (tensor<s0x1000xi32>, tensor<s0x1000xi32>) -> tensor<s0x1000xi1>
+    %s2 = hfusion.select %h2, %c, %o : (tensor<s0x1000xi1>, f32, tensor<s0x1000xf32>) -> tensor<s0x1000xf32>
+    %r2 = hfusion.reduce %s2 {dims = [1], kind = "sum"} : (tensor<s0x1000xf32>) -> tensor<s0xf32>
+    %h3 = hfusion.compare %j, %p {predicate = "eq"} : (tensor<s0x1000xi32>, tensor<s0x1000xi32>) -> tensor<s0x1000xi1>
+    %s3 = hfusion.select %h3, %c, %z : (tensor<s0x1000xi1>, f32, tensor<s0x1000xf32>) -> tensor<s0x1000xf32>
+    %r3 = hfusion.reduce %s3 {dims = [1], kind = "sum"} : (tensor<s0x1000xf32>) -> tensor<s0xf32>
+    func.return %r1, %r2, %r3 : tensor<s0xf32>, tensor<s0xf32>, tensor<s0xf32>
+  }
+}
