@@ -8,7 +8,8 @@ Legality (:meth:`FusionGraph.can_fuse`) is separate from benefit (:meth:`FusionG
   other (the outlined kernel could then not be placed anywhere in the host block).
 - ``score(a, b)``: bytes of GM traffic the merge saves, at every shape symbol's lower bound: a value passed from
   one group to the other is no longer read back (and no longer written when nothing else uses it); an input
-  both groups read is read once. Except when exactly one of the groups reduces every element
+  both groups read is read once; 0 when the merged kernel would reduce leading dims, store a value of that
+  reduction's domain and not hold the reduced rows in UB (:meth:`FusionGraph.column_rows_fit`). Except when exactly one of the groups reduces every element
   (:func:`runs_on_one_core`): the merged kernel has one work item, so the other group's work would move onto one
   core. That merge is weighed by time, in bytes through one core's GM port (:meth:`FusionGraph.one_core_saving`),
   so the per-row part of a loss (the gather of each row's target logit, the ignore_index masks) stays a
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..ir.core import Cube, Operation, Value
 from ..ir.sizes import INF, SizeVars, as_expr
+from sympy import prod as sympy_prod
 from ..ir.types import ShapedType
 from ..target import TargetSpec, target_spec
 from .fusion_kind import IMPORTANT, FusionKind, OpPattern, group_kind, op_pattern
@@ -155,6 +157,8 @@ class FusionGraph:
         if one_a != one_b:
             return self.one_core_saving(a if one_a else b, b if one_a else a)
         members = set(a.ops) | set(b.ops)
+        if not self.column_rows_fit(members):
+            return 0
         saved = 0
         for src, dst in ((a, b), (b, a)):
             dst_ops = set(dst.ops)
@@ -167,6 +171,39 @@ class FusionGraph:
         a_inputs = self._inputs(a)
         saved += sum(value_bytes(v, self.sizes) for v in self._inputs(b) if v in a_inputs)
         return saved
+
+    def column_rows_fit(self, ops: set[Operation]) -> bool:
+        """Would a kernel of ``ops`` that reduces leading dims (a column sum) and also stores a value of that
+        reduction's domain still hold every reduced row in UB, at its narrowest column strip? False when it would
+        not: the schedule would tile the rows (multi-pass) and the stored value's elementwise work would run in
+        that slow schedule; kept apart, it runs over every core (the cross-entropy gradient of a GPT step beside
+        its bias sum: 7.2 µs fused on 16 cores, two passes; apart 1.63 µs on 43 cores plus a 0.97 µs sum).
+
+        An upper estimate of the schedule's buffers (graph_passes/schedule/buffers.py): every value of the domain
+        the group computes or reads gets a buffer of the reduced rows × one strip (32 B of the group's narrowest
+        dtype, ``tiling._granule``'s unit), two for the ones loaded or stored; no in-place sharing or inlined
+        broadcasts are counted, so a merge that fits this estimate fits the schedule."""
+        domains = {op.operands[0].type.shape: op.attributes["dims"] for op in ops if op.name == "hfusion.reduce"
+                   and op.operands[0].type.rank - 1 not in op.attributes["dims"]}
+        if not domains:
+            return True
+        values = {v for op in ops for v in (*op.operands, *op.results) if isinstance(v.type, ShapedType)}
+        strip = self.target.ub_align // min(v.type.element_bytes for v in values)
+        for shape, dims in domains.items():
+            full = [v for v in values if v.type.shape == shape]
+            stores = [v for v in full if getattr(v, "op", None) in ops and any(u not in ops for u in v.users)]
+            if not stores:
+                continue
+            rows = self.sizes.upper_bound(as_expr(sympy_prod([shape[d] for d in dims])))
+            if rows is None:
+                continue
+            need = 0
+            for v in full:
+                copies = 2 if v in stores or getattr(v, "op", None) not in ops else 1
+                need += copies * rows * -(-strip * v.type.element_bytes // self.target.ub_align) * self.target.ub_align
+            if need > self.target.ub_bytes:
+                return False
+        return True
 
     def one_core_saving(self, serial: Group, par: Group) -> int:
         """Time saved by merging ``par`` into ``serial``, a group that runs on one core, in bytes through one

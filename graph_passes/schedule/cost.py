@@ -51,7 +51,7 @@ class Estimate:
 
 
 def _rows_cols(shape) -> tuple[int, int]:
-    return math.prod(shape[:-1]), shape[-1]
+    return (math.prod(shape[:-1]), shape[-1]) if shape else (1, 1)  # a rank-0 value: one element
 
 
 def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estimate:

@@ -136,3 +136,47 @@ module {
     func.return %a2, %b2 : tensor<6x5xf32>, tensor<6x1xf32>
   }
 }
+
+// -----
+
+// A value stored and also summed over its rows: with a compare (i1: column strips of 32) and 256 rows the buffers
+// of one pass would not fit UB, so the gradient stays a kernel over every core and the column sum one of its own; over 64
+// rows they fit, and the two fuse (the sum reads the gradient from UB).
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    -> (tensor<256x512xf32>) attributes {fusion_kind = "ANY_PB"
+// CHECK:         hfusion.compare
+// CHECK-NOT:     hfusion.reduce
+// CHECK:       func.return
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    -> (tensor<512xf32>) attributes {fusion_kind = "ANY_PBR"
+// CHECK-NOT:     hfusion.compare
+// CHECK:         hfusion.reduce
+// CHECK-LABEL: func.func @main_fused_2(
+// CHECK-SAME:    -> (tensor<64x512xf32>, tensor<512xf32>) attributes {fusion_kind = "ANY_PBR"
+// CHECK:         hfusion.compare
+// CHECK:         hfusion.reduce
+module {
+  func.func @main(%i: tensor<256xi32>, %e: tensor<256x512xf32>, %s: tensor<256xf32>, %j: tensor<64xi32>, %f: tensor<64x512xf32>) -> (tensor<256x512xf32>, tensor<512xf32>, tensor<64x512xf32>, tensor<512xf32>) {
+    %c = arith.constant {value = -1.0} : () -> f32
+    %zero = arith.constant {value = 0.0} : () -> f32
+    %a = hfusion.arange {start = 0, step = 1} : () -> tensor<512xi32>
+    %p = hfusion.broadcast %a {dims = [0]} : (tensor<512xi32>) -> tensor<256x512xi32>
+    %ib = hfusion.broadcast %i {dims = [1]} : (tensor<256xi32>) -> tensor<256x512xi32>
+    %h = hfusion.compare %ib, %p {predicate = "eq"} : (tensor<256x512xi32>, tensor<256x512xi32>) -> tensor<256x512xi1>
+    %o = hfusion.select %h, %c, %zero : (tensor<256x512xi1>, f32, f32) -> tensor<256x512xf32>
+    %x = hfusion.elemwise_unary %e {fun = "exp"} : (tensor<256x512xf32>) -> tensor<256x512xf32>
+    %sb = hfusion.broadcast %s {dims = [1]} : (tensor<256xf32>) -> tensor<256x512xf32>
+    %m = hfusion.elemwise_binary %x, %sb {fun = "mul"} : (tensor<256x512xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
+    %g = hfusion.elemwise_binary %o, %m {fun = "sub"} : (tensor<256x512xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
+    %r = hfusion.reduce %g {dims = [0], kind = "sum"} : (tensor<256x512xf32>) -> tensor<512xf32>
+    %a2 = hfusion.arange {start = 0, step = 1} : () -> tensor<512xi32>
+    %p2 = hfusion.broadcast %a2 {dims = [0]} : (tensor<512xi32>) -> tensor<64x512xi32>
+    %jb = hfusion.broadcast %j {dims = [1]} : (tensor<64xi32>) -> tensor<64x512xi32>
+    %h2 = hfusion.compare %jb, %p2 {predicate = "eq"} : (tensor<64x512xi32>, tensor<64x512xi32>) -> tensor<64x512xi1>
+    %o2 = hfusion.select %h2, %c, %zero : (tensor<64x512xi1>, f32, f32) -> tensor<64x512xf32>
+    %x2 = hfusion.elemwise_unary %f {fun = "exp"} : (tensor<64x512xf32>) -> tensor<64x512xf32>
+    %g2 = hfusion.elemwise_binary %o2, %x2 {fun = "sub"} : (tensor<64x512xf32>, tensor<64x512xf32>) -> tensor<64x512xf32>
+    %r2 = hfusion.reduce %g2 {dims = [0], kind = "sum"} : (tensor<64x512xf32>) -> tensor<512xf32>
+    func.return %g, %r, %g2, %r2 : tensor<256x512xf32>, tensor<512xf32>, tensor<64x512xf32>, tensor<512xf32>
+  }
+}
