@@ -15,6 +15,10 @@ The copy reads the register when the scalar unit issues it; an index outside ``[
 numbers (docs/simulator.md). Each row pays a normal DMA (the GM model's per-transfer cost) and four scalar
 instructions plus the issue. Rows of a multi-dim box (dims 1.. of the tile) move like a ``hivm.load`` box
 (:func:`codegen.dma._bursts`), every copy at the same register offset.
+
+Along the last dim (``dim`` attribute; one element of each row, a loss's target logit): the register is the
+element's byte offset in its row (``i · es``, bound ``C · es``) and copy ``r`` starts at source row ``off + r``: one
+DMA of ``es`` bytes per row into the row's 32-B UB slot, whatever the row's length.
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ def emit_embedding_gather(L, op) -> None:
         return
     es = src.es
     natural = _gm_strides(L, src)
-    rows = L.size(src.type.shape[0])
-    row_bytes = _fold(natural[0] * es)
+    dim = op.attributes.get("dim", 0)
+    others = [d for d in range(len(natural)) if d != dim]
+    rows = L.size(src.type.shape[dim])
+    row_bytes = _fold(natural[dim] * es)  # the index's step: a row, or one element along the last dim
     lin = Imm(0)
-    for o, s in zip(offsets, natural[1:]):
-        lin = _fold(lin + o * s)
+    for o, d in zip(offsets, others):
+        lin = _fold(lin + o * natural[d])
     base = _fold(src.addr + lin * es)
+    step = _fold(natural[0] * es) if dim else Imm(0)  # along the last dim: each index row is the next source row
     if not isinstance(base, Imm) and base != src.addr:
         base = L.b.mov(L.fresh("table_row"), base)
     bound = _fold(rows * row_bytes)
@@ -54,7 +61,7 @@ def emit_embedding_gather(L, op) -> None:
     us = dst.static_strides()
     idx_pitch = index.static_strides()[0] * index.es
     dims = [d for d in range(1, len(extents)) if _static(extents[d]) != 1]
-    dims, box, gs, ub_strides = _merge(dims, extents, natural, us)
+    dims, box, gs, ub_strides = _merge(dims, extents, natural, us)  # along the last dim: no dim, one element
     L.b.dmov("g_lo", -1)
     L.b.dmov("g_hi", rows)
     L.b.dmov("g_row", row_bytes)
@@ -64,8 +71,8 @@ def emit_embedding_gather(L, op) -> None:
         L.b.smax("i64", "g_i", "g_i", "g_lo")
         L.b.smin("i64", "g_i", "g_i", "g_hi")
         L.b.smul("i64", "g_i", "g_i", "g_row")
-        _bursts(L, op, dims, box, base, _fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es, True,
-                gm_reg="g_i", gm_bound=bound)
+        _bursts(L, op, dims, box, _fold(base + r * step), _fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es,
+                True, gm_reg="g_i", gm_bound=bound)
 
     counted(L, "r", extents[0], row, max_unroll=1)
 

@@ -13,6 +13,8 @@ only for this gather (``index_select``) is read un-broadcast.
 ``hfusion.gather`` of whole rows along dim 0 (``embedding``; the index spans dim 0 only, read un-broadcast):
 ``hivm.embedding_gather %src, %index, %dst, %off…, %e…`` — the table stays in GM and each row of the tile is one DMA
 at the row its index names (AscendNPU-IR's ``hivm.embedding_gather``), at the tile's offsets in the other dims.
+One element of each row along the last dim (the result has extent 1 there): the same op with ``dim`` = the last,
+one DMA of one element per row of the tile, at the tile's offset in dim 0.
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ def lower_gather(kl, v) -> None:
     if src in kl.info.row_gathers:
         kl.emit(index)
         kl.counts["loads"] += 1
-        offsets = [kl.dims[d][0] for d in range(1, kl.info.rank)]
-        kl.create(hivm.EmbeddingGatherOp, [kl.args[src], kl.buffer(index), kl.buffer(v), *offsets, *kl.extents(v)])
+        dim = kl.info.row_gathers[src]
+        offsets = [kl.dims[d][0] for d in range(kl.info.rank) if d != dim]
+        kl.create(hivm.EmbeddingGatherOp, [kl.args[src], kl.buffer(index), kl.buffer(v), *offsets, *kl.extents(v)],
+                  **({"dim": dim} if dim else {}))
         return
     kl.emit(src)
     kl.emit(index)

@@ -526,10 +526,15 @@ class EmbeddingGatherOp(HIVMOp):
     address it computed (``DataCopy``). It thus reads ``index`` on PIPE_S and reads ``src`` / writes ``dst`` on
     PIPE_MTE2 (:meth:`pipe_accesses`): inject-sync orders the index's producer before it with a flag to S, and its
     consumers after it with flags from MTE2. ``index`` (i32 or i64) has extent 1 in every dim but 0. An index outside
-    ``[0, src.shape[0])`` is an error when the kernel runs."""
+    ``[0, src.shape[0])`` is an error when the kernel runs.
+
+    ``dim`` = the last dim instead of 0: one element of each row, ``dst[r, 0] = src[off + r, index[r, 0]]``
+    (``off``: the offset in dim 0; a cross-entropy's target logit, one DMA of one element per row); the index and
+    ``dst`` rows are then 32-B padded rows of one element."""
 
     name = "hivm.embedding_gather"
     operand_names = ("src", "index", "dst", "*indices")
+    attribute_schema = {"dim": IntAttr(optional=True)}  # absent: 0
     traits = (MemoryEffect,)
     pipe = "PIPE_MTE2"
     num_buffers = 3
@@ -549,9 +554,11 @@ class EmbeddingGatherOp(HIVMOp):
 
     def verify_(self) -> None:
         super().verify_()
-        _, idx, _ = _verify_gather(self, min_rank=2)
-        if idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
+        src, idx, _ = _verify_gather(self, min_rank=2)
+        if self.attributes.get("dim", 0) == 0 and idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
             raise self.error(f"the index {idx} must have extent 1 in every dim but 0 (one index per row)")
+        if self.attributes.get("dim", 0) not in (0, src.rank - 1):
+            raise self.error(f"gathers along dim {self.attributes['dim']}: dim 0 (rows) or the last (elements)")
 
 
 # ---------------------------------------------------------------------------------------------------------------

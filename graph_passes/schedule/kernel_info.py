@@ -110,7 +110,7 @@ def tensor_values(info_ops, args) -> list[Value]:
     return vals
 
 
-def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
+def analyze_kernel(func: Operation, sizes: SizeVars, target) -> KernelInfo:
     """The domain, masks and reductions of ``func``; raises :class:`Unsupported` when it has no vector schedule.
 
     Views at the kernel boundary are not computed: a reshape, bitcast or unit-stride slice of an argument is a load
@@ -121,7 +121,7 @@ def analyze_kernel(func: Operation, sizes: SizeVars) -> KernelInfo:
     layout = kernel_layout(func, sizes)
     ops, inputs, outputs, results, views = layout.ops, layout.inputs, layout.outputs, layout.results, layout.views
     domain, masks, rank = layout.domain, layout.masks, len(layout.domain)
-    gather_sources, row_gathers = _gather_sources(ops, masks, inputs, rank)
+    gather_sources, row_gathers = _gather_sources(ops, masks, inputs, rank, target.dma_half_bytes)
     for v in layout.values:
         if v not in masks:
             raise Unsupported(_producer_name(v), f"cannot place value of type {v.type} in the domain {list(domain)}")
@@ -259,15 +259,23 @@ def looked_through(op: Operation) -> bool:
         users[0].operands[1] is op.result and gather_index(users[0]) is op.operands[0]
 
 
-def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> tuple[dict, dict]:
+def _gather_sources(ops, masks: dict, inputs: list, rank: int, element_row_bytes: int) -> tuple[dict, dict]:
     """The kernel's gathers; the source is a kernel input used only by gathers, and either
 
     - gathered along the last domain dim: ``hivm.vgather`` in UB, the source's rows loaded whole; the index is any
       value of the result's domain dims. First dict: argument → (domain dim, its static extent there);
     - or whole rows along dim 0, the index spanning only dim 0 (``embedding``, ``index_select(x, 0, i)``: the index
       broadcast over the row): ``hivm.embedding_gather``, one DMA per row from GM at an address the scalar unit
-      computes from the index (the source is never loaded whole, its dim 0 may be dynamic). Second dict: argument →
-      the gathered dim (0)."""
+      computes from the index (the source is never loaded whole, its dim 0 may be dynamic);
+    - or one element of each row along the last dim (``x.gather(-1, t[:, None])``: a loss's target logit; the
+      result has extent 1 there) from rows of at least ``element_row_bytes`` (or of a symbolic length):
+      ``hivm.embedding_gather`` along the last dim, one DMA of one element per row — a row's bytes are never
+      loaded, however long (a GPT vocabulary: 196 KiB of f32 a row, more than UB). The bound is the target's
+      ``dma_half_bytes`` (PTO's transfer curve: a DMA of that size spends as long on its fixed part as on its
+      bytes): a tile of k rows loaded whole costs about ``half + k·row``, k element DMAs ``k·half``, so rows
+      shorter than ``half`` are cheaper loaded whole (512 rows of 1000 f32: 4,074 cycles with vgather, 8,351
+      with one DMA per row).
+      Second dict: argument → the gathered dim (0, or the last)."""
     out, rows = {}, {}
     for op in ops:
         if op.name != "hfusion.gather":
@@ -278,6 +286,13 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int) -> tuple[dict, di
         if src.type.rank != rank or masks.get(op.result) != tuple(range(rank)):
             raise Unsupported(op.name, f"gathers {src.type} outside the kernel's domain of rank {rank}")
         dim = op.attributes["dim"]
+        row = as_expr(src.type.shape[dim]) * src.type.element_bytes
+        if dim == rank - 1 and rank > 1 and as_expr(op.result.type.shape[dim]) == 1 and \
+                not (row.is_Integer and row < element_row_bytes):
+            if src in out:
+                raise Unsupported(op.name, "an argument is gathered both as elements and along its last dim")
+            rows[src] = dim  # one element per row: hivm.embedding_gather of one-element rows along the last dim
+            continue
         if dim != rank - 1:
             index_mask = masks.get(gather_index(op))
             if dim != 0 or index_mask != (0,):

@@ -395,7 +395,8 @@ def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_ste
     while the bytes stay the same: such a dim is cut only as far as no core gets a second work item (256 rows of
     128 on 48 cores: 43 tiles of 6 whole rows, not 86 half rows — 7 DMAs on the busiest core instead of 14)."""
     dims = {d: int(info.domain[d]) for d in info.parallel_dims if d not in keep}
-    across_rows = {d for d in dims if info.row_gathers and d not in info.row_gathers.values()}
+    rows_gathered = 0 in info.row_gathers.values()  # an element gather (along the last dim) is one DMA a row anyway
+    across_rows = {d for d in dims if rows_gathered and d not in info.row_gathers.values()}
     for d in dims:
         count = {p: -(-dims[p] // tile[p]) for p in dims}
         n_work = _prod(count.values())

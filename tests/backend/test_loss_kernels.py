@@ -131,10 +131,22 @@ def _training_step_matches_eager(n, c, seed, ignored=()):
 
 def test_cross_entropy_over_a_vocabulary_longer_than_ub(fresh_dynamo):
     """A vocabulary of 65536 f32 logits (256 KiB a row, UB holds 192 KiB), forward and backward: eager's loss and
-    gradient. The target gather reads its source rows whole from UB (vgather), so that kernel has no vector schedule
-    and runs at tensor level with the reason named; the compile used to fail ("no tile fits UB"). Every other kernel
-    runs on the simulator."""
+    gradient, every kernel on the simulator. The target gather moves one element of each row (one DMA at an address
+    the scalar unit computes from the target: hivm.embedding_gather along the last dim), not the rows: it read them
+    whole for vgather, which fit no tile, and ran at tensor level."""
     records = _training_step_matches_eager(4, 65536, seed=4)
+    assert all(r.simulated for r in records), [(r.kernel, r.reason) for r in records if not r.simulated]
+    (gather,) = [r for r in records if "gather" in r.source]
+    assert gather.gm_bytes < 1024, gather.gm_bytes  # 4 elements, the targets, the outputs: not 1 MiB of rows
+
+
+def test_gather_of_several_elements_from_rows_longer_than_ub_is_interpreted(fresh_dynamo):
+    """Two elements of each 65536-f32 row: vgather would load the rows whole and no tile fits UB, so that kernel
+    stays at tensor level with the reason named (the compile does not fail), and gives eager's values."""
+    gen = torch.Generator().manual_seed(6)
+    x, idx = torch.randn(4, 65536, generator=gen), torch.randint(0, 65536, (4, 2), generator=gen)
+    out, records = _profile(lambda x, i: torch.gather(x, 1, i) * 2, [x, idx])
+    assert_close(out, torch.gather(x, 1, idx) * 2, "gather")
     (fallback,) = [r for r in records if not r.simulated]
     assert "hfusion.gather" in fallback.reason and "loaded whole into UB" in fallback.reason, fallback.reason
 

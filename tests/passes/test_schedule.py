@@ -26,7 +26,7 @@ def schedule(module, options=""):
 
 def ub_bytes(module, kernel, sched) -> int:
     """UB bytes of the buffers the lowering allocates (recomputed independently of the recorded figure)."""
-    info = analyze_kernel(kernel, module.size_vars())
+    info = analyze_kernel(kernel, module.size_vars(), TARGET)
     plan = plan_buffers(info, sched["reduce_looped"])
     return plan.ub_bytes(sched["tile"], TARGET.ub_align, sched["multi_buffer"])
 
@@ -212,7 +212,7 @@ def test_row_kernel_software_pipelined_when_the_estimate_favours_it():
     m = vk.softmax_f16()
     kernel, sched, tiling, _ = schedule(m)
     assert sched["pipelined"] and sched["tile"][1] == 4096
-    info = analyze_kernel(kernel, m.size_vars())
+    info = analyze_kernel(kernel, m.size_vars(), TARGET)
     plan = plan_buffers(info, False)
     (stages,) = [st for st in split_stages(info, plan, sched["tile"], TARGET, True)
                  + split_stages(info, plan, sched["tile"], TARGET, False) if st.split == sched["stage_split"]][:1]
@@ -230,7 +230,7 @@ def test_no_stage_cut_carries_a_stored_buffer():
     a result (stores come last): no cut, the lockstep schedule."""
     m = vk.softmax(rows=256, cols=4096, symbols="")
     kernel, sched, _, _ = schedule(m)
-    info = analyze_kernel(kernel, m.size_vars())
+    info = analyze_kernel(kernel, m.size_vars(), TARGET)
     assert split_stages(info, plan_buffers(info, False), sched["tile"], TARGET) == []
     assert not sched.get("pipelined")
 
@@ -240,7 +240,7 @@ def test_invariant_load_read_only_by_hoisted_values_shares_ub():
     so the schedule counts the UB peak (hivm-plan-memory places it over the loop's buffers), not the sum."""
     m = vk.scaled_rows_f16()
     kernel, sched, _, _ = schedule(m)
-    info = analyze_kernel(kernel, m.size_vars())
+    info = analyze_kernel(kernel, m.size_vars(), TARGET)
     plan = plan_buffers(info, False)
     tile, whole = sched["tile"], {1}
     early = [b for b in plan.buffers if plan._dead_before_loop(b, whole)]
@@ -257,7 +257,7 @@ def test_pipelined_estimate_keeps_the_ddr_bound():
 
     m = vk.softmax_f16()
     kernel, sched, _, _ = schedule(m)
-    info = analyze_kernel(kernel, m.size_vars())
+    info = analyze_kernel(kernel, m.size_vars(), TARGET)
     plan = plan_buffers(info, False)
     stages = split_stages(info, plan, [2, 4096], TARGET)[0]
     free = Estimate(0, 0)  # no vector work at all: only DDR bounds it

@@ -64,7 +64,7 @@ class AutoSchedule(ModulePass):
 
 def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
     try:
-        info = analyze_kernel(func, sizes)
+        info = analyze_kernel(func, sizes, target)
     except Unsupported as e:
         if schedule_movement_kernel(func, sizes, target, options, ctx):
             return True

@@ -47,7 +47,7 @@ class ConvertToHIVM(ModulePass):
         for func in list(module.functions):
             if not func.attributes.get("kernel") or _is_hivm(func):
                 continue
-            blame = _unsupported_op(func, sizes)
+            blame = _unsupported_op(func, sizes, target)
             if blame is not None:
                 func.attributes["hivm.unsupported"], detail = blame
                 if detail:
@@ -60,7 +60,7 @@ class ConvertToHIVM(ModulePass):
             if schedule.get("kind") == "MOVEMENT":
                 lowering = MovementLowering(analyze_movement(func, sizes), schedule, tiling)
             else:
-                lowering = KernelLowering(analyze_kernel(func, sizes), schedule, tiling, target.ub_align)
+                lowering = KernelLowering(analyze_kernel(func, sizes, target), schedule, tiling, target.ub_align)
             try:
                 new = lowering.build()
             except LoweringError as e:
@@ -82,7 +82,7 @@ def _is_hivm(func: Operation) -> bool:
     return any(op.dialect == "hivm" for op in func.walk())
 
 
-def _unsupported_op(func: Operation, sizes) -> tuple[str, str] | None:
+def _unsupported_op(func: Operation, sizes, target) -> tuple[str, str] | None:
     """The op that keeps ``func`` at tensor level and why (empty when the op says it all: a cube op), or None when
     it has a vector lowering."""
     if func.attributes.get("fusion_kind") not in VECTOR_KINDS:
@@ -93,7 +93,7 @@ def _unsupported_op(func: Operation, sizes) -> tuple[str, str] | None:
     if func.attributes.get("schedule_unsupported_reason"):  # analysable, but no tile fits (hfusion-auto-schedule)
         return func.attributes["schedule_unsupported"], func.attributes["schedule_unsupported_reason"]
     try:
-        analyze_kernel(func, sizes)
+        analyze_kernel(func, sizes, target)
     except Unsupported as e:
         if func.attributes.get("schedule", {}).get("kind") == "MOVEMENT":
             return None

@@ -88,6 +88,7 @@ def _boundary(op) -> bool:
 
 def test_outlined_cross_entropy_kernel_is_schedulable_and_unchanged():
     from graph_passes.schedule.kernel_info import Unsupported, analyze_kernel
+    from graph_passes.target import target_spec
 
     fused, _ = run(CROSS_ENTROPY, FUSED)
     after, ctx = run(CROSS_ENTROPY, FUSED + ",hfusion-propagate-reshape{outlined=true}")
@@ -95,9 +96,9 @@ def test_outlined_cross_entropy_kernel_is_schedulable_and_unchanged():
     (before_kernel,) = [f for f in fused.functions if f.attributes.get("kernel")]
     (kernel,) = [f for f in after.functions if f.attributes.get("kernel")]
     with pytest.raises(Unsupported, match="hfusion.reshape"):  # the reshapes inside the body, before
-        analyze_kernel(before_kernel, fused.size_vars())
+        analyze_kernel(before_kernel, fused.size_vars(), target_spec(None))
     assert all(_boundary(op) for op in kernel.body.ops if op.name == "hfusion.reshape")
-    info = analyze_kernel(kernel, after.size_vars())
+    info = analyze_kernel(kernel, after.size_vars(), target_spec(None))
     assert info.reduce_dims == (0, 1)  # both reductions also reduce the index column's unit dim
     gen = torch.Generator().manual_seed(3)
     logp = torch.randn(37, 8, generator=gen)
