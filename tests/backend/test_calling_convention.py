@@ -1,5 +1,5 @@
 """Graph boundaries: outputs that alias inputs or views, input mutation, Python int arguments (SymInt `index`
-parameters under dynamic=True), several outputs sharing a value."""
+parameters under dynamic=True), several outputs sharing a value, an output of rank 0 computed from constants."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ CASES = {
     "int_argument": (lambda x, n: x * n + n, lambda: [torch.randn(3, 4), 3]),
     "masked_fill_grad": (lambda x: x.masked_fill(x > 0, 0.0), lambda: [torch.randn(3, 4, requires_grad=True)]),
     "outputs_share_value": (lambda x: (x + 1, (x + 1).view(-1)), lambda: [torch.randn(3, 4, requires_grad=True)]),
+    # a kernel of one rank-0 value computed from constants (its cost estimate had no rows: the compile failed)
+    "rank0_output": (lambda x: (x * 2, torch.ops.aten.scalar_tensor(3.0) + 1), lambda: [torch.randn(3, 4)]),
 }
 
 
