@@ -134,3 +134,42 @@ def test_logsumexp_kernels_all_run_on_the_simulator(fresh_dynamo):
         got = compiled(x)
     assert_close(got, torch.logsumexp(x, -1), "logsumexp")
     assert len(prof.records) == 4 and all(r.simulated for r in prof.records), prof.records
+
+
+def _centre(x):
+    return x - x.mean(0)
+
+
+def _batch_norm(x):
+    return (x - x.mean(0)) / (x.var(0, unbiased=False) + 1e-5).sqrt()
+
+
+# (name, fn, shape, µs unsplit for the record, split bound): the statistics' kernel ran on one core per 32-B strip.
+BROADCAST_BACK = [("x - x.mean(0)", _centre, (8192, 128), 35.2, 15), ("x - x.mean(0)", _centre, (65536, 16), 133.3, 15),
+                  ("batch norm", _batch_norm, (8192, 128), 63.7, 20), ("batch norm", _batch_norm, (65536, 16), 359.0, 20)]
+
+
+@pytest.mark.parametrize("name,fn,shape,unsplit,bound", BROADCAST_BACK,
+                         ids=[f"{c[0]} {c[2][0]}x{c[2][1]}" for c in BROADCAST_BACK])
+def test_column_statistics_broadcast_back_split_over_few_strips(fresh_dynamo, name, fn, shape, unsplit, bound):
+    """Column statistics broadcast back over columns with fewer 32-B strips than cores (a batch norm over 128 or 16
+    features): each statistic's sum splits over the rows on every core, the normalisation runs over every core;
+    eager's values."""
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(3))
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(fn, backend="npu")(x)
+    assert_close(got, fn(x), name, scale=10)
+    assert all(r.simulated for r in prof.records)
+    assert max(r.block_dim for r in prof.records) == 48
+    assert sum(r.us for r in prof.records) < bound < unsplit, [(r.kernel, r.block_dim, r.us) for r in prof.records]
+
+
+def test_column_mean_broadcast_back_over_many_strips_stays_one_kernel(fresh_dynamo):
+    """x - x.mean(0) over 2048x768 f32: 96 strips of 32 B, every core busy unsplit; one kernel reads x once (two
+    passes over its rows: 11.9 µs; split into statistics and normalisation, 20.0)."""
+    x = torch.randn(2048, 768, generator=torch.Generator().manual_seed(4))
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(_centre, backend="npu")(x)
+    assert_close(got, _centre(x), "x - x.mean(0)")
+    (kernel,) = prof.records
+    assert kernel.block_dim == 48 and kernel.us < 14, (kernel.block_dim, kernel.us)

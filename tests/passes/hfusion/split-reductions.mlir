@@ -158,13 +158,14 @@ module attributes {target = "ascend910b1", symbols = {s0 = [2, 92233720368547758
 // no split halves the busiest core's 8-row block); a bool "any"; a chain reaching a computed row of weights (its
 // reshape would make it a GM tensor); 24 rows of 65536 in a row kernel (the sum broadcast back): split, its busiest
 // core would reduce half a row (four 8-row work items of 1024); a column sum of 32-KiB rows (48 strips of 512 B
-// or more unsplit); a column mean broadcast back (x - x.mean(0)).
+// or more unsplit); a column sum broadcast back over columns with a 32-B strip for every core (x - x.mean(0) over
+// 2048x768: one kernel reads x once).
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     hfusion.reshape
 // CHECK-NOT:     _partial
 // CHECK:         func.return
 module attributes {target = "ascend910b1", symbols = {s0 = [2, 9223372036854775807]}} {
-  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<4xs0xf32>, %c: tensor<4x65536x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>, %i: tensor<64x8192xf32>, %j: tensor<8192x128xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>) {
+  func.func @kept(%a: tensor<16x1000xf32>, %b: tensor<4xs0xf32>, %c: tensor<4x65536x4xf32>, %d: tensor<512x65536xf32>, %e: tensor<4x262144xi1>, %f: tensor<262144xf32>, %g: tensor<4x262144xf32>, %h: tensor<24x65536xf32>, %i: tensor<64x8192xf32>, %j: tensor<2048x768xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<2048x768xf32>) {
     %0 = hfusion.reduce %a {dims = [0, 1], kind = "sum"} : (tensor<16x1000xf32>) -> tensor<f32>
     %1 = hfusion.reduce %b {dims = [1], kind = "sum"} : (tensor<4xs0xf32>) -> tensor<4xf32>
     %2 = hfusion.reduce %c {dims = [1], kind = "sum"} : (tensor<4x65536x4xf32>) -> tensor<4x4xf32>
@@ -178,9 +179,35 @@ module attributes {target = "ascend910b1", symbols = {s0 = [2, 92233720368547758
     %9 = hfusion.broadcast %8 {dims = [1]} : (tensor<24xf32>) -> tensor<24x65536xf32>
     %10 = hfusion.elemwise_binary %h, %9 {fun = "div"} : (tensor<24x65536xf32>, tensor<24x65536xf32>) -> tensor<24x65536xf32>
     %11 = hfusion.reduce %i {dims = [0], kind = "sum"} : (tensor<64x8192xf32>) -> tensor<8192xf32>
-    %12 = hfusion.reduce %j {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
-    %13 = hfusion.broadcast %12 {dims = [0]} : (tensor<128xf32>) -> tensor<8192x128xf32>
-    %14 = hfusion.elemwise_binary %j, %13 {fun = "sub"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
-    func.return %0, %1, %2, %3, %4, %7, %10, %11, %14 : tensor<f32>, tensor<4xf32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<8192x128xf32>
+    %12 = hfusion.reduce %j {dims = [0], kind = "sum"} : (tensor<2048x768xf32>) -> tensor<768xf32>
+    %13 = hfusion.broadcast %12 {dims = [0]} : (tensor<768xf32>) -> tensor<2048x768xf32>
+    %14 = hfusion.elemwise_binary %j, %13 {fun = "sub"} : (tensor<2048x768xf32>, tensor<2048x768xf32>) -> tensor<2048x768xf32>
+    func.return %0, %1, %2, %3, %4, %7, %10, %11, %14 : tensor<f32>, tensor<4xf32>, tensor<4x4xf32>, tensor<512xf32>, tensor<4xi1>, tensor<4xf32>, tensor<24x65536xf32>, tensor<8192xf32>, tensor<2048x768xf32>
+  }
+}
+
+// -----
+
+// A batch norm's statistics over 8192 rows of 128 f32 (16 column strips of 32 B, fewer than the cores): the mean's
+// sum splits; the variance's sum of (x - mean)^2 splits too, its broadcast of the mean (a reduction's result, a GM
+// tensor to the partial kernel) rebuilt over the slices.
+// CHECK-LABEL: func.func @batch_norm_stats(
+// CHECK:         [[XS:%[0-9a-z_]+]] = hfusion.reshape [[X:%[0-9a-z_]+]] : (tensor<8192x128xf32>) -> tensor<{{[0-9]+}}x{{[0-9]+}}x128xf32>
+// CHECK:         [[P:%[0-9a-z_]+]] = hfusion.reduce [[XS]] {dims = [1], kind = "sum"}
+// CHECK:         [[S:%[0-9a-z_]+]] = hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<{{[0-9]+}}x128xf32>) -> tensor<128xf32>
+// CHECK:         [[M:%[0-9a-z_]+]] = hfusion.elemwise_binary [[S]]
+// CHECK:         hfusion.broadcast [[M]] {dims = [0, 1]} : (tensor<128xf32>) -> tensor<{{[0-9]+}}x{{[0-9]+}}x128xf32>
+// CHECK:         hfusion.reduce {{%[0-9a-z_]+}} {dims = [1], kind = "sum"}
+// CHECK:         hfusion.reduce {{%[0-9a-z_]+}} {dims = [0], kind = "sum"} : (tensor<{{[0-9]+}}x128xf32>) -> tensor<128xf32>
+module attributes {target = "ascend910b1"} {
+  func.func @batch_norm_stats(%x: tensor<8192x128xf32>) -> (tensor<8192x128xf32>, tensor<128xf32>) {
+    %n = arith.constant {value = 0.0001220703125} : () -> f32
+    %0 = hfusion.reduce %x {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
+    %1 = hfusion.elemwise_binary %0, %n {fun = "mul"} : (tensor<128xf32>, f32) -> tensor<128xf32>
+    %2 = hfusion.broadcast %1 {dims = [0]} : (tensor<128xf32>) -> tensor<8192x128xf32>
+    %3 = hfusion.elemwise_binary %x, %2 {fun = "sub"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
+    %4 = hfusion.elemwise_binary %3, %3 {fun = "mul"} : (tensor<8192x128xf32>, tensor<8192x128xf32>) -> tensor<8192x128xf32>
+    %5 = hfusion.reduce %4 {dims = [0], kind = "sum"} : (tensor<8192x128xf32>) -> tensor<128xf32>
+    func.return %3, %5 : tensor<8192x128xf32>, tensor<128xf32>
   }
 }
