@@ -1,16 +1,25 @@
 """The decomposition table handed to AOTAutograd: torch's core-aten decompositions, minus every op that has a
-lowering of its own (a direct lowering gives better IR: softmax stays one max/exp/sum/div sequence, silu one op).
+lowering of its own (a direct lowering gives better IR: softmax stays one max/exp/sum/div sequence, silu one op),
+plus torch's decompositions of the batch norms, which core aten keeps whole (into var_mean, the normalisation and,
+in training, the running statistics' update; their backward is core-aten's ``native_batch_norm_backward``).
 """
 
 from __future__ import annotations
 
-from torch._decomp import core_aten_decompositions
+import torch
+from torch._decomp import core_aten_decompositions, get_decompositions
 
 from .lowerings import LOWERINGS
 
 
+aten = torch.ops.aten
+BATCH_NORMS = [aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
+               aten._native_batch_norm_legit_no_training, aten.native_batch_norm]
+
+
 def decomposition_table() -> dict:
     table = dict(core_aten_decompositions())
+    table.update(get_decompositions(BATCH_NORMS))
     for op in LOWERINGS:
         table.pop(op, None)
     return table

@@ -27,8 +27,9 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..ir.core import Cube, Operation, Value
-from ..ir.sizes import INF, SizeVars, as_expr
 from sympy import prod as sympy_prod
+
+from ..ir.sizes import INF, SizeVars, as_expr
 from ..ir.types import ShapedType
 from ..target import TargetSpec, target_spec
 from .fusion_kind import IMPORTANT, FusionKind, OpPattern, group_kind, op_pattern
@@ -67,6 +68,33 @@ class Group:
 
     def has_cube(self) -> bool:
         return any(op.has_trait(Cube) for op in self.ops)
+
+
+def reduces_below_domain(ops: list[Operation]) -> bool:
+    """Does a reduction of ``ops`` read a value that does not span the kernel's domain — the shape of the group's
+    largest tensors, gathered sources and reshaped values (views) aside (schedule/kernel_info.py) — nor that shape
+    without its unit dims?
+    A reduction's input is placed over the domain whole: the final reduction of a batch norm's per-(n, c) partial
+    sums ``[N, C]`` beside its normalisation over ``[N, C, H·W]`` has no such place."""
+    viewed = {id(op.operands[0]) for op in ops if op.name in ("hfusion.gather", "hfusion.reshape")}
+    values = [v for op in ops for v in (*op.operands, *op.results)
+              if isinstance(v.type, ShapedType) and id(v) not in viewed]
+    if not values:
+        return False
+
+    def size(v):  # rank, then dims that are not 1, then static elements
+        dims = [as_expr(d) for d in v.type.shape]
+        n = as_expr(v.type.numel())
+        return v.type.rank, sum(d != 1 for d in dims), int(n) if n.is_Integer else 0
+
+    domain = [str(d) for d in max(values, key=size).type.shape]
+    loops = [d for d in domain if d != "1"]
+    for op in ops:
+        if op.name == "hfusion.reduce":
+            shape = [str(d) for d in op.operands[0].type.shape]
+            if shape != domain and [d for d in shape if d != "1"] != loops:
+                return True
+    return False
 
 
 def runs_on_one_core(ops: list[Operation], sizes: SizeVars) -> bool:
@@ -120,7 +148,8 @@ class FusionGraph:
     def can_fuse(self, a: Group, b: Group) -> bool:
         if a is b or a.has_cube() or b.has_cube():
             return False
-        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(self._merged_ops(a, b)):
+        ops = self._merged_ops(a, b)
+        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(ops) or reduces_below_domain(ops):
             return False
         return not self._path_through_outside(a, b) and not self._path_through_outside(b, a)
 

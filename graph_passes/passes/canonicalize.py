@@ -161,16 +161,36 @@ def fold_transpose(op: Operation, rw: Rewriter) -> bool:
 
 
 def fold_reshape(op: Operation, rw: Rewriter) -> bool:
-    """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x)."""
+    """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x); reshape(cast(reshape(x))) -> cast(x)."""
     src = op.operands[0]
     if src.type == op.result.type:
         rw.replace_op(op, [src])  # reshape(x: T) -> T  ->  x
         return True
     inner = getattr(src, "op", None)
+    if inner is not None and inner.name == "hfusion.cast" and len(src.uses) == 1:
+        return _unshape_cast(op, inner, rw)
     if inner is None or inner.name != "hfusion.reshape":
         return False
     new = rw.create("hfusion.reshape", [inner.operands[0]], [op.result.type])
     rw.replace_op(op, new.results)  # reshape(reshape(x)) -> reshape(x)
+    return True
+
+
+def _non_unit(shape) -> list:
+    return [str(d) for d in shape if str(d) != "1"]
+
+
+def _unshape_cast(op: Operation, cast: Operation, rw: Rewriter) -> bool:
+    """reshape(cast(reshape(x))) -> cast(x) when the two reshapes only add and remove unit dims (a batch norm's f16
+    weight unsqueezed to [C, 1, 1], widened, and squeezed back): no reshape of a computed value is left for a
+    kernel."""
+    inner = getattr(cast.operands[0], "op", None)
+    if inner is None or inner.name != "hfusion.reshape" or inner.operands[0].type.shape != op.result.type.shape:
+        return False
+    if _non_unit(inner.result.type.shape) != _non_unit(op.result.type.shape):
+        return False  # not unit dims added and removed: a flattened kernel's loop (hfusion-flatten-ops) stays
+    new = rw.create("hfusion.cast", [inner.operands[0]], [op.result.type], dict(cast.attributes))
+    rw.replace_op(op, new.results)  # reshape(cast(reshape(x))) -> cast(x)
     return True
 
 

@@ -105,9 +105,9 @@ def sum_of_one_hot(op: Operation, rw: Rewriter) -> bool:
     idx = _build(rw, index, reduced, "")
     it, bt = TensorType(reduced, idx.type.dtype), TensorType(reduced, "i1")
     zero_i = rw.create("arith.constant", [], [ScalarType(it.dtype)], {"value": 0}).result
-    n_i = rw.create("arith.constant", [], [ScalarType(it.dtype)], {"value": int(n)}).result
+    last = rw.create("arith.constant", [], [ScalarType(it.dtype)], {"value": int(n) - 1}).result  # fits: an index
     low = rw.create("hfusion.compare", [idx, zero_i], [bt], {"predicate": "ge"}).result
-    high = rw.create("hfusion.compare", [idx, n_i], [bt], {"predicate": "lt"}).result
+    high = rw.create("hfusion.compare", [idx, last], [bt], {"predicate": "le"}).result
     inside = rw.create("hfusion.elemwise_binary", [low, high], [bt], {"fun": "logical_and"}).result
     zero = rw.create("arith.constant", [], [ScalarType(dtype)], {"value": 0 if dtype in INT_DTYPES else 0.0}).result
     res = rw.create("hfusion.select", [inside, _build(rw, a, reduced, dtype), zero], [out]).result

@@ -423,13 +423,16 @@ def _prod(xs) -> int:
 
 def gather_scratch(index: Buffer, tile, ub_align: int) -> int:
     """Scratch of a ``hivm.vgather``'s index conversion (codegen.index_ops): the byte offsets, one i32 per index
-    element in rows padded to 8 (32 B), plus for i64 indices the low and high words of each."""
+    element in rows padded to 8 (32 B), plus for i64 indices the low and high words of each; and one repeat's
+    offsets past the last row, since a ``vgather`` reads a whole repeat of offsets (64 words) whatever its mask —
+    the last row's read otherwise ran into the next buffer, which the next work item's index load was writing
+    (64 rows of 7000 f32 by an i64 index: a race the hazard checker stopped)."""
     shape = index.shape(tile, ub_align)
     rows = 1
     for s in shape[:-1]:
         rows *= s
     words = rows * (-(-shape[-1] // 8) * 8)
-    return (3 if index.dtype == "i64" else 1) * (-(-words * 4 // ub_align) * ub_align)
+    return (3 if index.dtype == "i64" else 1) * (-(-words * 4 // ub_align) * ub_align) + REPEAT_BYTES - ub_align
 
 
 def _reuse_candidates(op) -> list[Value]:

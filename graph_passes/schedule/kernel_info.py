@@ -287,7 +287,7 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int, element_row_bytes
             raise Unsupported(op.name, f"gathers {src.type} outside the kernel's domain of rank {rank}")
         dim = op.attributes["dim"]
         row = as_expr(src.type.shape[dim]) * src.type.element_bytes
-        if dim == rank - 1 and rank > 1 and as_expr(op.result.type.shape[dim]) == 1 and \
+        if dim == rank - 1 and rank == 2 and as_expr(op.result.type.shape[dim]) == 1 and \
                 not (row.is_Integer and row < element_row_bytes):
             if src in out:
                 raise Unsupported(op.name, "an argument is gathered both as elements and along its last dim")

@@ -220,6 +220,13 @@ CASES: list[Case] = [
     Case("log_softmax", lambda x: F.log_softmax(x, 1), _x),
     Case("layer_norm", lambda x, w, b: F.layer_norm(x, (8,), w, b) + F.layer_norm(x, (3, 8)),
          lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, dtype=f, gen=g), rand(8, dtype=f, gen=g)]),
+    # batch norms (torch's decompositions: var_mean, the normalisation, the running statistics' in-place update)
+    Case("batch_norm", lambda x, w, b, m, v: (F.batch_norm(x, m, v, w, b, training=True), m + 0, v + 0),
+         lambda f, g: [rand(4, 3, 5, 5, dtype=f, gen=g), rand(3, dtype=f, gen=g), rand(3, dtype=f, gen=g),
+                       rand(3, dtype=f, gen=g, grad=False), rand(3, dtype=f, gen=g, grad=False, lo=0.5)]),
+    Case("batch_norm_1d_eval", lambda x, w, b, m, v: F.batch_norm(x, m, v, w, b, training=False),
+         lambda f, g: [rand(6, 8, dtype=f, gen=g), rand(8, dtype=f, gen=g), rand(8, dtype=f, gen=g),
+                       rand(8, dtype=f, gen=g, grad=False), rand(8, dtype=f, gen=g, grad=False, lo=0.5)]),
     # -- matmul -----------------------------------------------------------------------------------------------------
     Case("mm", lambda a, b: a @ b, lambda f, g: [rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
     Case("matmul_3d", lambda x, w: x @ w, lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),

@@ -162,3 +162,15 @@ def test_cross_entropy_backward_has_no_row_sum(fresh_dynamo):
                                                                                   for r in backward]
     logits = max(backward, key=lambda r: r.gm_bytes)
     assert logits.block_dim == 48 and logits.cycles < 6000, (logits.block_dim, logits.cycles)
+
+
+def test_gather_over_rows_just_under_a_dma_half_is_race_free(fresh_dynamo):
+    """x.gather(1, t) * 2 over 64 rows of 7000 f32 (28,000 B, under a DMA's half size: vgather over rows loaded
+    whole, by an i64 index): each row's vgather reads a whole repeat of byte offsets from the scratch, which now has
+    that repeat's room past the last row; it ran into the next buffer, which the next work item's index load was
+    writing (a race the hazard checker stopped)."""
+    gen = torch.Generator().manual_seed(7)
+    x, t = torch.randn(64, 7000, generator=gen), torch.randint(0, 7000, (64, 1), generator=gen)
+    out, records = _profile(lambda x, t: x.gather(1, t) * 2, [x, t])
+    assert_close(out, x.gather(1, t) * 2, "gather")
+    assert all(r.simulated for r in records)

@@ -173,3 +173,26 @@ def test_column_mean_broadcast_back_over_many_strips_stays_one_kernel(fresh_dyna
     assert_close(got, _centre(x), "x - x.mean(0)")
     (kernel,) = prof.records
     assert kernel.block_dim == 48 and kernel.us < 14, (kernel.block_dim, kernel.us)
+
+
+def test_batch_norm_2d_statistics_reduce_rows_first(fresh_dynamo):
+    """BatchNorm2d in training over [16, 64, 16, 16], forward and backward: each sum over dims (0, 2, 3) of the
+    [16, 64, 256] view runs as rows of every (n, c) over the cores (43 or 48), then over n; eager's output, gradients and
+    running statistics. One kernel per statistic over 8 channel strips took 58.2 µs in all."""
+    torch.manual_seed(0)
+    bn, ref = torch.nn.BatchNorm2d(64), torch.nn.BatchNorm2d(64)
+    x = torch.randn(16, 64, 16, 16, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    with torch_npu_backend.profile(trace=False) as prof:
+        y = torch.compile(bn, backend="npu")(x)
+        y.square().sum().backward()
+    want = ref(x_ref)
+    want.square().sum().backward()
+    assert_close(y, want, "output")
+    assert_close(x.grad, x_ref.grad, "grad x", scale=10)
+    assert_close(bn.weight.grad, ref.weight.grad, "grad weight", scale=10)
+    assert_close(bn.running_var, ref.running_var, "running var")
+    assert all(r.simulated for r in prof.records)
+    rows = [r for r in prof.records if r.fusion_kind == "LAST_AXIS_PBR"]
+    assert len(rows) >= 2 and all(r.block_dim >= 43 for r in rows), [(r.fusion_kind, r.block_dim) for r in rows]
+    assert sum(r.us for r in prof.records) < 25, [(r.fusion_kind, r.block_dim, r.us) for r in prof.records]

@@ -76,15 +76,30 @@ def mean_all(ctx, x, *, dtype=None):
     return mean_dim(ctx, x, None, False)
 
 
+def _var_and_mean(ctx, v, dims, correction, keepdim):
+    """(sum((v - mean)^2) / (N - correction), mean with the reduced dims kept) in v's dtype."""
+    mean = mean_value(ctx, v, dims, True)
+    centered = binary(ctx, "sub", v, mean)
+    sq = reduce(ctx, "sum", binary(ctx, "mul", centered, centered), dims, keepdim)
+    denom = numel(v.type.shape, dims) - (1 if correction is None else correction)
+    d = ctx.scalar(float(denom), sq.type.dtype) if denom.is_Number else ctx.size_value(denom)
+    return ctx.emit(ElemwiseBinaryOp, [sq, d], sq.type, fun="div"), mean
+
+
 @register_lowering(aten.var.correction)
 def var(ctx, x, dim=None, *, correction=None, keepdim=False):
     """var = sum((x - mean)^2) / (N - correction)."""
     out = ctx.out_type()
     v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
-    dims = normalize_dims(ctx, dim, v.type.rank)
-    centered = binary(ctx, "sub", v, mean_value(ctx, v, dims, True))
-    sq = reduce(ctx, "sum", binary(ctx, "mul", centered, centered), dims, keepdim)
-    denom = numel(v.type.shape, dims) - (1 if correction is None else correction)
-    d = ctx.scalar(float(denom), sq.type.dtype) if denom.is_Number else ctx.size_value(denom)
-    res = ctx.emit(ElemwiseBinaryOp, [sq, d], sq.type, fun="div")
+    res, _ = _var_and_mean(ctx, v, normalize_dims(ctx, dim, v.type.rank), correction, keepdim)
     return ctx.reshape(ctx.cast(res, out.dtype), out.shape)
+
+
+@register_lowering(aten.var_mean.correction)
+def var_mean(ctx, x, dim=None, *, correction=None, keepdim=False):
+    """(var, mean) as ``var`` computes them (a batch norm's statistics)."""
+    var_t, mean_t = ctx.out_type(0), ctx.out_type(1)
+    v = ctx.cast(ctx.tensor(x), opmath(var_t.dtype))
+    res, mean = _var_and_mean(ctx, v, normalize_dims(ctx, dim, v.type.rank), correction, keepdim)
+    return (ctx.reshape(ctx.cast(res, var_t.dtype), var_t.shape),
+            ctx.reshape(ctx.cast(mean, mean_t.dtype), mean_t.shape))

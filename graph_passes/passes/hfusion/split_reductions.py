@@ -46,7 +46,10 @@ kernel reads x once (11.9 µs; 14.5 split). Kinds
 ``sum``, ``prod``, ``max``, ``min``: a float sum or product is summed in another order (a tree already); an integer
 one is exact; max and min are exact. A dynamic shape has no static divisor to reshape by: a reduction over trailing
 dims of one keeps the input's own rows in the partial reduction (``x.sum()`` of ``[s0, 4096]``: ``s0`` partial
-sums), when their count may reach ``2·cores`` (:meth:`SplitReductions._own_rows`).
+sums), when their count may reach ``2·cores`` (:meth:`SplitReductions._own_rows`). A reduction over dims that are
+not one block but end with the last (a batch norm's ``[N, C, H·W]`` over dims 0 and 2) reduces its trailing block
+first, as rows of every kept index in between (``[N, C]`` partial sums over the cores), then the rest; no reshape
+(:meth:`SplitReductions._trailing_block`; BatchNorm2d's training step over [16, 64, 16, 16]: 58.2 → 15.6 µs).
 
 Counters: ``reductions-split``.
 """
@@ -253,6 +256,7 @@ class SplitReductions(ModulePass):
     name: ClassVar[str] = "hfusion-split-reductions"
     min_elems: int = 32768  # smaller reductions are latency-bound: a second kernel costs more than it saves
     min_row: int = 1024  # elements per partial row (a row kernel's fixed costs are per row)
+    min_trailing: int = 64  # elements of a trailing block reduced first as rows (shorter rows cost more than they save)
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         ctx.count("reductions-split", 0)
@@ -267,6 +271,13 @@ class SplitReductions(ModulePass):
                 if m is not None:
                     src, lo = op.operands[0], _reduced_block(op)[0]
                     _replace(op, src, src.type.shape[:m], list(range(m, src.type.rank)), list(range(lo, m)))
+                    ctx.count("reductions-split")
+                    continue
+                trailing = self._trailing_block(op, sizes) if layout is None else None
+                if trailing is not None:
+                    src, dims = op.operands[0], list(op.attributes["dims"])
+                    rest = [d for d in dims if d not in trailing]
+                    _replace(op, src, [s for d, s in enumerate(src.type.shape) if d not in trailing], trailing, rest)
                     ctx.count("reductions-split")
 
     def _layout(self, op: Operation, target: TargetSpec) -> _Layout | None:
@@ -308,6 +319,27 @@ class SplitReductions(ModulePass):
                 rows = sizes.upper_bound(prod(shape[:m]))
                 return m if rows is None or rows >= 2 * target.vector_cores else None
         return None
+
+    def _trailing_block(self, op: Operation, sizes: SizeVars) -> list[int] | None:
+        """For a reduction over dims that are not one block but end with the last (a batch norm's ``[N, C, H·W]``
+        over dims 0 and 2), the trailing block of reduced dims, when it holds at least ``min-trailing`` elements:
+        reduced first, as rows (every ``(n, c)`` a row, spread over the cores), then the rest from those partial
+        results. No reshape: the input and its elementwise producers stay as they are."""
+        dims, t = sorted(op.attributes["dims"]), op.operands[0].type
+        if op.attributes["kind"] not in SPLIT_KINDS or not dims or t.rank - 1 not in dims or \
+                _reduced_block(op) is not None or not t.dtype.startswith(("f", "bf")):
+            return None  # Note: integer row sums of the partial step have no pipelined codegen yet: floats only
+        lo = t.rank - 1
+        while lo - 1 in dims:
+            lo -= 1
+        if lo == dims[0]:
+            return None  # one trailing block after all (_reduced_block declined it)
+        trailing = list(range(lo, t.rank))
+        row = sizes.lower_bound(as_expr(prod([as_expr(t.shape[d]) for d in trailing])))
+        total = sizes.lower_bound(as_expr(t.numel()))
+        if row is None or row < self.min_trailing or total is None or total < self.min_elems:
+            return None
+        return trailing
 
     def _split(self, op: Operation, layout: _Layout) -> bool:
         src = op.operands[0]

@@ -180,3 +180,21 @@ module {
     func.return %g, %r, %g2, %r2 : tensor<256x512xf32>, tensor<512xf32>, tensor<64x512xf32>, tensor<512xf32>
   }
 }
+
+// -----
+
+// A reduction of [16, 64] partial sums beside elementwise work over [16, 64, 256] (a batch norm's final sum and
+// its normalisation): a kernel's domain is its largest tensors' shape and the reduction's input has no place in
+// it, so they stay two kernels.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    -> (tensor<64xf32>) attributes {fusion_kind = "ANY_PBR"
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    -> (tensor<16x64x256xf32>) attributes {fusion_kind = "ANY_PB"
+module {
+  func.func @main(%p: tensor<16x64xf32>, %x: tensor<16x64x256xf32>) -> (tensor<16x64x256xf32>) {
+    %0 = hfusion.reduce %p {dims = [0], kind = "sum"} : (tensor<16x64xf32>) -> tensor<64xf32>
+    %1 = hfusion.broadcast %0 {dims = [0, 2]} : (tensor<64xf32>) -> tensor<16x64x256xf32>
+    %2 = hfusion.elemwise_binary %x, %1 {fun = "sub"} : (tensor<16x64x256xf32>, tensor<16x64x256xf32>) -> tensor<16x64x256xf32>
+    func.return %2 : tensor<16x64x256xf32>
+  }
+}

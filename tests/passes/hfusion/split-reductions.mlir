@@ -211,3 +211,22 @@ module attributes {target = "ascend910b1"} {
     func.return %3, %5 : tensor<8192x128xf32>, tensor<128xf32>
   }
 }
+
+// -----
+
+// A batch norm's statistics over [N, C, H*W] (dims 0 and 2, not one block): the trailing block (H*W, 256
+// elements) first, as rows of every (n, c), then dim 0 of those partial sums; no reshape. A trailing block of 16
+// elements stays one reduction.
+// CHECK-LABEL: func.func @trailing_block_first(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<16x64x256xf32>, [[Y:%[0-9a-z_]+]]: tensor<64x64x16xf32>
+// CHECK-NOT:     hfusion.reshape
+// CHECK:         [[P:%[0-9a-z_]+]] = hfusion.reduce [[X]] {dims = [2], kind = "sum"} : (tensor<16x64x256xf32>) -> tensor<16x64xf32>
+// CHECK:         hfusion.reduce [[P]] {dims = [0], kind = "sum"} : (tensor<16x64xf32>) -> tensor<64xf32>
+// CHECK:         hfusion.reduce [[Y]] {dims = [0, 2], kind = "max"} : (tensor<64x64x16xf32>) -> tensor<64xf32>
+module attributes {target = "ascend910b1"} {
+  func.func @trailing_block_first(%x: tensor<16x64x256xf32>, %y: tensor<64x64x16xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+    %0 = hfusion.reduce %x {dims = [0, 2], kind = "sum"} : (tensor<16x64x256xf32>) -> tensor<64xf32>
+    %1 = hfusion.reduce %y {dims = [0, 2], kind = "max"} : (tensor<64x64x16xf32>) -> tensor<64xf32>
+    func.return %0, %1 : tensor<64xf32>, tensor<64xf32>
+  }
+}
