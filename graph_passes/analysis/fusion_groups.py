@@ -210,17 +210,18 @@ class FusionGraph:
         1.63 µs on 43 cores plus a 0.97 µs sum). ``x - x.mean(0)`` over 2048×768 f32 (96 strips) stays one
         two-pass kernel on 48 cores (11.9 µs; 20.0 apart).
 
-        An upper estimate of the schedule's buffers (graph_passes/schedule/buffers.py): every value of the domain
-        the group computes or reads gets a buffer of the reduced rows × one strip (32 B of the group's narrowest
-        dtype, ``tiling._granule``'s unit), two for the ones loaded or stored; no in-place sharing or inlined
-        broadcasts are counted, so a merge that fits this estimate fits the schedule."""
-        domains = {op.operands[0].type.shape: op.attributes["dims"] for op in ops if op.name == "hfusion.reduce"
-                   and op.operands[0].type.rank - 1 not in op.attributes["dims"]}
+        An estimate of the schedule's buffers (graph_passes/schedule/buffers.py): every value of the reduction's
+        domain the group computes or reads gets a buffer of the reduced rows × one strip (32 B of the group's
+        narrowest dtype, ``tiling._granule``'s unit), two for the ones loaded or stored. It leaves out in-place
+        sharing and inlined broadcasts (which it over-counts) and smaller values and the scratch (which it
+        under-counts)."""
+        domains = [(op.operands[0].type.shape, op.attributes["dims"]) for op in ops if op.name == "hfusion.reduce"
+                   and op.operands[0].type.rank - 1 not in op.attributes["dims"]]
         if not domains:
             return True
         values = {v for op in ops for v in (*op.operands, *op.results) if isinstance(v.type, ShapedType)}
         strip = self.target.ub_align // min(v.type.element_bytes for v in values)
-        for shape, dims in domains.items():
+        for shape, dims in domains:
             full = [v for v in values if v.type.shape == shape]
             stores = [v for v in full if getattr(v, "op", None) in ops and any(u not in ops for u in v.users)]
             if not stores:
