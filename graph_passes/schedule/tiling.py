@@ -41,6 +41,7 @@ import math
 
 import sympy
 
+from ..dialects.hivm import SCALAR_LOOP_DTYPES
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
@@ -228,7 +229,8 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         if not single.block_dim_override:
             single.io_copies = 1
             return single
-    if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info):
+    if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info) and \
+            not _scalar_loop_work(info):
         return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
     return sched
 
@@ -268,6 +270,15 @@ def _static_rows(info: KernelInfo) -> bool:
     """A row kernel with static shapes: rank 2, the last dim reduced whole (one pass), the rows its work items."""
     return (info.rank == 2 and tuple(info.reduce_dims) == (1,) and info.parallel_dims == [0]
             and all(as_expr(n).is_Integer for n in info.domain))
+
+
+def _scalar_loop_work(info: KernelInfo) -> bool:
+    """Does the kernel compute i64 values other than by a cast (scalar loops on PIPE_S, synchronised with the
+    vector pipe by flags: docs/codegen.md)? Its two pipeline stages would share those flags' ids, which codegen
+    refuses (an i32 row sum over 256×1000, accumulated in i64, ran in the interpreter); the scalar loops, not the
+    vector start-ups the pipeline pairs, bound such a kernel anyway."""
+    return any(op.name != "hfusion.cast" and r.type.dtype in SCALAR_LOOP_DTYPES
+               for op in info.ops for r in op.results if hasattr(r.type, "dtype"))
 
 
 def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer: int, cap_elems, step: int,

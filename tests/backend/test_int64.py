@@ -88,3 +88,15 @@ def test_i64_arange_as_eager():
 
     got, _ = _simulated(fn, x)
     _equal(got, fn(x))
+
+
+def test_integer_row_sum_is_not_software_pipelined():
+    """An i32 row sum over 256 rows of 1000 accumulates in i64 (scalar loops synchronised with the vector pipe by
+    flags): a software-pipelined row loop would give its two stages the same flag ids, which codegen refuses (the
+    kernel ran in the interpreter); the schedule keeps such kernels in lockstep, on the simulator."""
+    x = torch.randint(-100, 100, (256, 1000), dtype=torch.int32, generator=torch.Generator().manual_seed(9))
+    torch._dynamo.reset()
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(lambda x: x.sum(-1), backend="npu")(x)
+    assert torch.equal(got, x.sum(-1))
+    assert all(r.simulated for r in prof.records), [r.reason for r in prof.records]
