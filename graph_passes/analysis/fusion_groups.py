@@ -26,9 +26,9 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
-from ..ir.core import Cube, Operation, Value
 from sympy import prod as sympy_prod
 
+from ..ir.core import Cube, Operation, Value
 from ..ir.sizes import INF, SizeVars, as_expr
 from ..ir.types import ShapedType
 from ..target import TargetSpec, target_spec
@@ -230,10 +230,8 @@ class FusionGraph:
             columns = self.sizes.upper_bound(as_expr(sympy_prod([s for d, s in enumerate(shape) if d not in dims])))
             if rows is None or columns is None or columns // strip >= self.target.vector_cores:
                 continue  # a strip for every core: even a multi-pass schedule keeps them busy
-            need = 0
-            for v in full:
-                copies = 2 if v in stores or getattr(v, "op", None) not in ops else 1
-                need += copies * rows * -(-strip * v.type.element_bytes // self.target.ub_align) * self.target.ub_align
+            need = sum((2 if v in stores or getattr(v, "op", None) not in ops else 1) * rows * strip
+                       * v.type.element_bytes for v in full)  # a strip's bytes: whole 32-B granules already
             if need > self.target.ub_bytes:
                 return False
         return True

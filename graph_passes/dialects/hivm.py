@@ -555,11 +555,12 @@ class EmbeddingGatherOp(HIVMOp):
     def verify_(self) -> None:
         super().verify_()
         src, idx, _ = _verify_gather(self, min_rank=2)
-        if self.attributes.get("dim", 0) == 0 and idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
+        dim = self.attributes.get("dim", 0)
+        if dim == 0 and idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
             raise self.error(f"the index {idx} must have extent 1 in every dim but 0 (one index per row)")
-        if self.attributes.get("dim", 0) not in (0, 1) or (self.attributes.get("dim", 0) == 1 and src.rank != 2):
-            raise self.error(f"gathers along dim {self.attributes['dim']} of {src}: dim 0 (rows), or dim 1 of a rank-2 "
-                             "source (one element per row)")
+        if dim not in (0, 1) or (dim == 1 and src.rank != 2):
+            raise self.error(f"gathers along dim {dim} of {src}: dim 0 (rows), or dim 1 of a rank-2 source (one "
+                             "element per row)")
 
 
 # ---------------------------------------------------------------------------------------------------------------

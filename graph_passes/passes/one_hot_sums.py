@@ -12,11 +12,9 @@ range; ``+ 0 * w`` keeps a non-finite ``w`` giving NaN, as the sum's ``0 * w`` t
 from __future__ import annotations
 
 from ..ir.core import Operation, Value
-from ..ir.types import ScalarType, TensorType
+from ..ir.types import INT_DTYPES, ScalarType, TensorType
 from ..rewrite import Rewriter
 from .folding import splat_value
-
-INT_DTYPES = ("i8", "i16", "i32", "i64")
 
 
 def _along(v: Value, d: int, reduced: tuple):
@@ -47,6 +45,11 @@ def _positions(v: Value, d: int, n) -> bool:
         op = getattr(op.operands[0], "op", None)
     return op is not None and op.name == "hfusion.arange" and op.attributes["start"] == 0 and \
         op.attributes["step"] == 1 and op.result.type.shape == (n,)
+
+
+def _is_tensor(how) -> bool:
+    """Does the recipe ``how`` (:func:`_along`) give a tensor of the reduced shape (not a scalar)?"""
+    return how[0] == "broadcast" or (how[0] == "value" and isinstance(how[1].type, TensorType))
 
 
 def _build(rw: Rewriter, how, reduced: tuple, dtype: str) -> Value:
@@ -97,10 +100,9 @@ def sum_of_one_hot(op: Operation, rw: Rewriter) -> bool:
     if found is None:
         return False
     (index, a), dtype = found, xt.dtype
-    if index[0] == "value" and not isinstance(index[1].type, TensorType):
+    if not _is_tensor(index):
         return False  # a scalar index: the sum is a constant fold's business
-    if factor is not None and factor[0] != "broadcast" and not (factor[0] == "value" and
-                                                                 isinstance(factor[1].type, TensorType)):
+    if factor is not None and not _is_tensor(factor):
         return False  # a scalar factor: sum_d(x * c) is not this rule's (c * 0 would need a scalar op)
     idx = _build(rw, index, reduced, "")
     it, bt = TensorType(reduced, idx.type.dtype), TensorType(reduced, "i1")

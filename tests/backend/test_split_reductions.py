@@ -196,3 +196,15 @@ def test_batch_norm_2d_statistics_reduce_rows_first(fresh_dynamo):
     rows = [r for r in prof.records if r.fusion_kind == "LAST_AXIS_PBR"]
     assert len(rows) >= 2 and all(r.block_dim >= 43 for r in rows), [(r.fusion_kind, r.block_dim) for r in rows]
     assert sum(r.us for r in prof.records) < 25, [(r.fusion_kind, r.block_dim, r.us) for r in prof.records]
+
+
+def test_integer_sum_over_dims_around_a_kept_one_reduces_rows_first(fresh_dynamo):
+    """x.sum((0, 2)) of i32 [16, 64, 64] (accumulated in i64 scalar loops): the trailing dim first as rows over the
+    cores, then dim 0; one kernel over the 64 kept channels took 10.6 µs. Eager's values exactly."""
+    x = torch.randint(-50, 50, (16, 64, 64), dtype=torch.int32, generator=torch.Generator().manual_seed(10))
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(lambda x: x.sum((0, 2)), backend="npu")(x)
+    assert torch.equal(got, x.sum((0, 2)))
+    rows, final = prof.records
+    assert rows.simulated and final.simulated and rows.block_dim >= 43, (rows.block_dim, rows.reason, final.reason)
+    assert rows.us + final.us < 6, (rows.us, final.us)

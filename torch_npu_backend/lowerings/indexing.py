@@ -92,12 +92,6 @@ def _bcast(ctx, v, out_type, dims):
     return ctx.emit(BroadcastOp, [v], out_type.with_dtype(v.type.dtype), dims=dims)
 
 
-def _positions(ctx, n, dim, rank):
-    """The positions ``0..n-1`` along ``dim`` of a rank-``rank`` domain (size 1 in the other dims)."""
-    positions = ctx.emit(ArangeOp, [], TensorType((n,), "i32"), start=0, step=1)
-    return ctx.reshape(positions, [n if i == dim else 1 for i in range(rank)])
-
-
 @register_lowering(aten.scatter.value)
 def scatter_value(ctx, x, dim, index, value):
     """out = x with out[.., index[.., j, ..], ..] = value along ``dim``: a one-hot mask and a select.
@@ -113,18 +107,18 @@ def scatter_value(ctx, x, dim, index, value):
     if idx.type.rank != rank or any(idx.type.shape[i] != v.type.shape[i] for i in range(rank) if i != dim):
         raise ctx.error(f"index {idx.type} must match input {v.type} outside dim {dim}")
     c = v.type.shape[dim]
-    if idx.type.shape[dim] == 1:  # one position per slice (nll_loss's backward): no ``any`` over j, no transpose
-        hot = compare(ctx, "eq", _as_position(ctx, idx), _positions(ctx, c, dim, rank))
-        return ctx.emit(SelectOp, [ctx.broadcast_to(hot, v.type.shape), ctx.scalar(value, out.dtype),
-                                   ctx.cast(v, out.dtype)], out)
-    wide = TensorType(tuple(idx.type.shape) + (c,), "i32")  # [.., K (at dim), .., C (last)]
     positions = ctx.emit(ArangeOp, [], TensorType((c,), "i32"), start=0, step=1)
-    hot = compare(ctx, "eq", _bcast(ctx, _as_position(ctx, idx), wide, [rank]),
-                  _bcast(ctx, positions, wide, list(range(rank))))  # fmt: skip
-    mask = ctx.emit(ReduceOp, [hot], TensorType(tuple(idx.type.shape[:dim] + idx.type.shape[dim + 1:]) + (c,), "i1"),
-                    kind="any", dims=[dim])  # fmt: skip
-    if dim != rank - 1:
-        perm = list(range(rank - 1))
-        perm.insert(dim, rank - 1)
-        mask = ctx.emit(TransposeOp, [mask], TensorType(tuple(v.type.shape), "i1"), perm=perm)
+    if idx.type.shape[dim] == 1:  # one position per slice (nll_loss's backward): no ``any`` over j, no transpose
+        along = ctx.reshape(positions, [c if i == dim else 1 for i in range(rank)])
+        mask = ctx.broadcast_to(compare(ctx, "eq", _as_position(ctx, idx), along), v.type.shape)
+    else:
+        wide = TensorType(tuple(idx.type.shape) + (c,), "i32")  # [.., K (at dim), .., C (last)]
+        hot = compare(ctx, "eq", _bcast(ctx, _as_position(ctx, idx), wide, [rank]),
+                      _bcast(ctx, positions, wide, list(range(rank))))  # fmt: skip
+        mask = ctx.emit(ReduceOp, [hot], TensorType(tuple(idx.type.shape[:dim] + idx.type.shape[dim + 1:]) + (c,),
+                                                    "i1"), kind="any", dims=[dim])  # fmt: skip
+        if dim != rank - 1:
+            perm = list(range(rank - 1))
+            perm.insert(dim, rank - 1)
+            mask = ctx.emit(TransposeOp, [mask], TensorType(tuple(v.type.shape), "i1"), perm=perm)
     return ctx.emit(SelectOp, [mask, ctx.scalar(value, out.dtype), ctx.cast(v, out.dtype)], out)

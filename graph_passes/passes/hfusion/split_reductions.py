@@ -327,13 +327,11 @@ class SplitReductions(ModulePass):
         results. No reshape: the input and its elementwise producers stay as they are."""
         dims, t = sorted(op.attributes["dims"]), op.operands[0].type
         if op.attributes["kind"] not in SPLIT_KINDS or not dims or t.rank - 1 not in dims or \
-                _reduced_block(op) is not None or not t.dtype.startswith(("f", "bf")):
-            return None  # Note: integer row sums of the partial step have no pipelined codegen yet: floats only
+                _reduced_block(op) is not None:
+            return None
         lo = t.rank - 1
         while lo - 1 in dims:
             lo -= 1
-        if lo == dims[0]:
-            return None  # one trailing block after all (_reduced_block declined it)
         trailing = list(range(lo, t.rank))
         row = sizes.lower_bound(as_expr(prod([as_expr(t.shape[d]) for d in trailing])))
         total = sizes.lower_bound(as_expr(t.numel()))
@@ -357,7 +355,7 @@ class SplitReductions(ModulePass):
 def _reduced_block(op: Operation) -> tuple[int, int] | None:
     """``(lo, hi)`` when ``op`` is a reduction of a kind that splits over the dims ``[lo, hi)``, a block of trailing
     or leading dims (the kept elements stay contiguous)."""
-    dims = list(op.attributes["dims"])
+    dims = sorted(op.attributes["dims"])
     if op.attributes["kind"] not in SPLIT_KINDS or not dims:
         return None
     lo, hi = dims[0], dims[-1] + 1
