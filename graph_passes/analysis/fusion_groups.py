@@ -70,12 +70,13 @@ class Group:
         return any(op.has_trait(Cube) for op in self.ops)
 
 
-def reduces_below_domain(ops: list[Operation]) -> bool:
-    """Does a reduction of ``ops`` read a value that does not span the kernel's domain — the shape of the group's
-    largest tensors, gathered sources and reshaped values (views) aside (schedule/kernel_info.py) — nor that shape
-    without its unit dims?
-    A reduction's input is placed over the domain whole: the final reduction of a batch norm's per-(n, c) partial
-    sums ``[N, C]`` beside its normalisation over ``[N, C, H·W]`` has no such place."""
+def below_domain(ops: list[Operation]) -> bool:
+    """Does a reduction or a gather of ``ops`` have no place over the kernel's domain — the shape of the group's
+    largest tensors, gathered sources and reshaped values (views) aside (schedule/kernel_info.py)?
+    A reduction's input is placed over the domain whole, or over it without its unit dims: the final reduction of a
+    batch norm's per-(n, c) partial sums ``[N, C]`` beside its normalisation over ``[N, C, H·W]`` has no such place.
+    A gather's source and result have the domain's rank: a position-embedding lookup ``[T, D]`` broadcast over the
+    batch of a ``[B, T, D]`` layer norm (GPT-2, BERT) runs as a kernel of its own."""
     viewed = {id(op.operands[0]) for op in ops if op.name in ("hfusion.gather", "hfusion.reshape")}
     values = [v for op in ops for v in (*op.operands, *op.results)
               if isinstance(v.type, ShapedType) and id(v) not in viewed]
@@ -94,6 +95,8 @@ def reduces_below_domain(ops: list[Operation]) -> bool:
             shape = [str(d) for d in op.operands[0].type.shape]
             if shape != domain and [d for d in shape if d != "1"] != loops:
                 return True
+        if op.name == "hfusion.gather" and op.results[0].type.rank != len(domain):
+            return True
     return False
 
 
@@ -149,7 +152,7 @@ class FusionGraph:
         if a is b or a.has_cube() or b.has_cube():
             return False
         ops = self._merged_ops(a, b)
-        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(ops) or reduces_below_domain(ops):
+        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(ops) or below_domain(ops):
             return False
         return not self._path_through_outside(a, b) and not self._path_through_outside(b, a)
 

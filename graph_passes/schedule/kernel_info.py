@@ -134,15 +134,18 @@ def analyze_kernel(func: Operation, sizes: SizeVars, target) -> KernelInfo:
             if not sizes.statically_known_equal(s, domain[d]):
                 raise Unsupported(_producer_name(v), f"dim of size {s} does not match domain dim {d} = {domain[d]}")
 
+    # Reductions agree on the domain dims they reduce; a dim of extent 1 is reduced or kept alike (a loss's count of
+    # valid labels over [N] beside its sum over [N, 1]): the kernel reduces the union.
     reduce_dims = None
+    unit = {d for d, s in enumerate(domain) if sizes.statically_known_equal(s, 1)}
     for op in ops:
         if op.name != "hfusion.reduce":
             continue
         m = masks[op.operands[0]]
         dims = tuple(m[i] for i in op.attributes["dims"])
-        if reduce_dims is not None and dims != reduce_dims:
+        if reduce_dims is not None and set(dims) - unit != set(reduce_dims) - unit:
             raise Unsupported(op.name, f"reduces dims {dims}, another reduction of the kernel reduces {reduce_dims}")
-        reduce_dims = dims
+        reduce_dims = tuple(sorted(set(dims) | set(reduce_dims or ())))
 
     arg_masks = {a: masks[a] for a in inputs if a in masks}
     for res, (src, _) in views.items():

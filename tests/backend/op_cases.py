@@ -196,6 +196,11 @@ CASES: list[Case] = [
          lambda f, g: [rand(6, 8, dtype=f, gen=g)]),
     Case("slice_scatter", lambda x, y: aten.slice_scatter(x, y, 1, 2, 5), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                                       rand(3, 3, dtype=f, gen=g)]),
+    # its backward pads by the negated amounts: slices
+    Case("constant_pad_nd", lambda x: (F.pad(x, (1, 2), value=0.5) * 2, F.pad(x, (-1, 2, 0, -1)), F.pad(x, (0, 0, 2, 0))),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g)]),
+    Case("constant_pad_nd_int", lambda t: F.pad(t, (0, 1), value=-100)[..., 1:] + 1,
+         lambda f, g: [ints(2, 9, gen=g)], backward=False, floats=False),
     Case("select_scatter", lambda x, y: aten.select_scatter(x, y, 0, 1), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                                      rand(8, dtype=f, gen=g)]),
     # -- reductions -----------------------------------------------------------------------------------------------

@@ -185,3 +185,20 @@ def test_last_dim_gather_of_rank_3_is_interpreted_with_its_reason(fresh_dynamo):
     assert_close(out, x.gather(-1, t) * 2, "gather")
     (fallback,) = [r for r in records if not r.simulated]
     assert "rank 1 and 2" in fallback.reason, fallback.reason
+
+
+def _shifted_lm_loss(logits, labels):
+    """A causal LM's loss as transformers computes it: the labels padded with the ignore index and shifted by one."""
+    shifted = F.pad(labels, (0, 1), value=-100)[..., 1:].reshape(-1)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), shifted, ignore_index=-100)
+
+
+def test_shifted_lm_loss_runs_on_the_simulator(fresh_dynamo):
+    """The count of valid labels (a sum over [N]) and the loss sum (over the picked [N, 1] values) share a kernel:
+    they reduce the same dims but for a unit dim, which the kernel's reductions may differ by (it ran in the
+    interpreter: "reduces dims (0, 1), another reduction of the kernel reduces (0,)")."""
+    gen = torch.Generator().manual_seed(3)
+    logits, labels = torch.randn(2, 16, 256, generator=gen), torch.randint(0, 256, (2, 16), generator=gen)
+    out, records = _profile(_shifted_lm_loss, [logits, labels])
+    assert_close(out, _shifted_lm_loss(logits, labels), "shifted LM loss")
+    assert all(r.executed == "simulator" for r in records), [(r.kernel, r.source, r.reason) for r in records]

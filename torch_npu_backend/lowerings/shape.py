@@ -10,8 +10,10 @@ from __future__ import annotations
 import sympy
 import torch
 
-from graph_passes.dialects.hfusion import ConcatOp, SliceOp, TransposeOp
+from graph_passes.dialects.hfusion import ConcatOp, FillOp, SliceOp, TransposeOp
+from graph_passes.ir.types import is_float_dtype
 
+from ..symbolic import is_symbolic
 from . import register_lowering
 from .common import normalize_dim
 
@@ -166,3 +168,39 @@ def _scatter_values(ctx, v, s, dim, lo, hi):
     if len(ordered) == 1:
         return ordered[0]
     return ctx.emit(ConcatOp, ordered, out, dim=dim)
+
+
+@register_lowering(aten.constant_pad_nd.default)
+def constant_pad_nd(ctx, x, pad, value=0):
+    """``F.pad(x, pad, value=value)``: per dim from the last, ``pad = [before, after, ...]``; a negative amount
+    slices that many elements off, a positive one concatenates a fill of ``value`` (a causal LM's labels padded
+    with the ignore index, a mask widened by one column)."""
+    v = ctx.tensor(x)
+    amounts = [ctx.expr(p) for p in pad]
+    if len(amounts) % 2 or len(amounts) // 2 > v.type.rank:
+        raise ctx.error(f"pad {list(pad)} must hold two amounts per dim for at most {v.type.rank} dims")
+    if not all(a.is_Integer for a in amounts):
+        raise ctx.error(f"pad {list(pad)}: symbolic amounts are not supported")
+    if is_symbolic(value) or not isinstance(value, (int, float, bool)):
+        raise ctx.error(f"pad value {value!r} is not a number")
+    fill = float(value) if is_float_dtype(v.type.dtype) else (bool(value) if v.type.dtype == "i1" else int(value))
+    for i in range(len(amounts) // 2):
+        dim, (before, after) = v.type.rank - 1 - i, (int(a) for a in amounts[2 * i: 2 * i + 2])
+        if before < 0 or after < 0:
+            cut = v.type.shape[dim] - max(-before, 0) - max(-after, 0)
+            v = _slice_value(ctx, v, dim, max(-before, 0), cut, 1, _with_dim(v.type, dim, cut))
+        fills = [ctx.emit(FillOp, [], _with_dim(v.type, dim, n), value=fill) if n > 0 else None for n in (before, after)]
+        parts = [p for p in (fills[0], v, fills[1]) if p is not None]
+        if len(parts) > 1:
+            length = v.type.shape[dim] + max(before, 0) + max(after, 0)
+            v = ctx.emit(ConcatOp, parts, _with_dim(v.type, dim, length), dim=dim)
+    out = ctx.out_type()
+    if tuple(v.type.shape) != tuple(out.shape):
+        raise ctx.error(f"padded shape {list(v.type.shape)} does not match the result {out}")
+    return v
+
+
+def _with_dim(t, dim, size):
+    shape = list(t.shape)
+    shape[dim] = sympy.sympify(size)
+    return t.with_shape(shape)

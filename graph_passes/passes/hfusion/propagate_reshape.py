@@ -144,33 +144,56 @@ def _sink_reshape(sizes: SizeVars):
     return sink_reshape
 
 
-def _hoist_reshape(sizes: SizeVars):
-    def hoist_reshape_to_arguments(op: Operation, rw: Rewriter) -> bool:
-        """reshape(E(a, c…): S -> T) -> E(reshape(a), c'…) when E's only user is the reshape and its tensor operands
-        are function arguments or constants: the reshapes then sit on arguments (loads at a kernel's boundary)."""
-        src = op.operands[0]
-        e = getattr(src, "op", None)
-        if e is None or not e.has_trait(Elementwise) or len(e.results) != 1 or len(src.uses) != 1:
-            return False
-        if not isinstance(src.type, TensorType) or not _is_collapse_or_expand(src.type, op.result.type, sizes):
-            return False
-        out_shape = op.result.type.shape
+def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
+    def readable_at_any_shape(e: Operation, src: Value) -> bool:
+        """Are ``e``'s tensor operands function arguments of ``src``'s shape or constants?"""
+        return all(not isinstance(v.type, TensorType) or _recreatable_constant(v) is not None
+                   or (getattr(v, "op", None) is None and _same_shape(v.type.shape, src.type.shape, sizes))
+                   for v in e.operands)
+
+    def rebuild(e: Operation, src: Value, shape, before: Operation, loc, rw: Rewriter) -> Value:
+        """``e`` at ``shape``, reading its arguments reshaped, inserted before ``before``."""
         operands = []
         for v in e.operands:
             if not isinstance(v.type, TensorType):
                 operands.append(v)
-            elif getattr(v, "op", None) is None and _same_shape(v.type.shape, src.type.shape, sizes):
-                operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(out_shape)], loc=op.loc).result)
-            elif (const := _recreatable_constant(v)) is not None:
+            elif getattr(v, "op", None) is None:
+                operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(shape)], before=before,
+                                          loc=loc).result)
+            else:
+                const = _recreatable_constant(v)
                 attrs = dict(const.attributes)
                 if const.name == "arith.constant":
                     attrs["value"] = _flat(attrs.get("value"))
-                operands.append(rw.create(const.name, [], [v.type.with_shape(out_shape)], attrs, loc=const.loc).result)
-            else:
-                return False
-        new = rw.create(e.name, operands, [op.result.type], dict(e.attributes), loc=e.loc)
+                operands.append(rw.create(const.name, [], [v.type.with_shape(shape)], attrs, before=before,
+                                          loc=const.loc).result)
+        new = rw.create(e.name, operands, [src.type.with_shape(shape)], dict(e.attributes), before=before, loc=e.loc)
         new.result.name_hint = src.name_hint
-        rw.replace_op(op, new.results)
+        return new.result
+
+    def hoist_reshape_to_arguments(op: Operation, rw: Rewriter) -> bool:
+        """reshape(E(a, c…): S -> T) -> E(reshape(a), c'…) when E's only user is the reshape and its tensor operands
+        are function arguments or constants: the reshapes then sit on arguments (loads at a kernel's boundary).
+        ``inside_body``: for a reshape an op other than the return reads (one before the return is a store), when
+        E's users are all reshapes; E's other reshapes then read the new E (a saved rotary table's unsqueeze before
+        the return: a store of the value the body computes)."""
+        if inside_body and all(u.name == "func.return" for u in op.result.users):
+            return False
+        src = op.operands[0]
+        e = getattr(src, "op", None)
+        if e is None or not e.has_trait(Elementwise) or len(e.results) != 1 or not isinstance(src.type, TensorType):
+            return False
+        others = [u for u in dict.fromkeys(src.users) if u is not op]
+        if others and not inside_body:
+            return False
+        if not all(r.name == "hfusion.reshape" and _is_collapse_or_expand(src.type, r.result.type, sizes)
+                   for r in [op, *others]) or not readable_at_any_shape(e, src):
+            return False
+        first = min([op, *others], key=lambda u: u.parent.ops.index(u))
+        new = rebuild(e, src, op.result.type.shape, first, op.loc, rw)
+        rw.replace_op(op, [new])
+        for r in others:
+            rw.replace_op(r, [rw.create("hfusion.reshape", [new], [r.result.type], before=r, loc=r.loc).result])
         return True
 
     return hoist_reshape_to_arguments
@@ -259,11 +282,22 @@ class PropagateReshape(ModulePass):
             *[Pattern(name, collapse_down(sizes), "collapse_down", "reshapes-propagated")
               for name in ELEMENTWISE_OPS + ("hfusion.reduce",)],
         ]  # fmt: skip
+        # A collapse left inside the body reads a value computed from arguments only (a rotary table's cos
+        # [1, T, D] collapsed to [T, D] and broadcast over [B, H, T, D]: there is no larger shape to lift to):
+        # the op reads its arguments collapsed instead, loads at the boundary, and the op it replaces goes. A
+        # separate sweep, so collapse_down does not move it back.
+        hoist = Pattern("hfusion.reshape", _hoist_reshape(sizes, inside_body=True), "hoist_reshape_to_arguments",
+                        "reshapes-propagated")
         moved = 0
         for func in module.functions:
             if not func.attributes.get("kernel") or func.attributes.get("fusion_kind") not in VECTOR_KINDS:
                 continue
             stats = apply_patterns_greedily(func, patterns, max_sweeps=self.max_iterations)
             moved += stats.by_counter.get("reshapes-propagated", 0)
+            stats = apply_patterns_greedily(func, [hoist], max_sweeps=self.max_iterations)
+            moved += stats.by_counter.get("reshapes-propagated", 0)
+            for op in reversed(list(func.body.ops)):  # the ops the hoist replaced (they read arguments whole)
+                if op.has_trait(Elementwise) and not any(r.uses for r in op.results):
+                    op.erase()
             tidy_reshapes(func)
         ctx.count("reshapes-propagated", moved)

@@ -24,6 +24,10 @@ Patterns, for reshapes that only drop (*collapse*) or only insert (*expand*) uni
 - ``collapse_down`` also reads an argument ``x`` that has an expand view ``reshape(x: T -> S)`` as
   ``collapse(reshape(x))``: ``E(x, …)`` and ``reduce(x)`` are lifted too, so the kernel loads ``x`` in one shape.
 
+Then, in a sweep of its own, ``hoist_reshape_to_arguments`` (propagate_reshape.py) takes a collapse still inside
+the body of an op that reads only arguments and constants (a rotary table's ``cos`` of ``[1, T, D]`` collapsed and
+broadcast over ``[B, H, T, D]``: no larger shape to lift to): the op reads its arguments collapsed.
+
 Every rewrite raises an op's rank (to a shape already in the body), so the driver converges. A reshape that cannot
 move (of a reduction result, a gather or a slice) stays where it is, and the kernel stays unsupported.
 """

@@ -198,3 +198,27 @@ module {
     func.return %2 : tensor<16x64x256xf32>
   }
 }
+
+// -----
+
+// A position-embedding lookup [16, 8] broadcast over the batch of a [2, 16, 8] row sum (GPT-2's wpe beside its
+// first layer norm): a gather's source and result have the kernel's domain rank, so the lookup is a kernel of its
+// own and the sum reads it broadcast.
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK-SAME:    -> (tensor<16x8xf32>) attributes {fusion_kind = "ANY_PB"
+// CHECK:         hfusion.gather
+// CHECK-LABEL: func.func @main_fused_1(
+// CHECK-SAME:    -> (tensor<2x16xf32>) attributes {fusion_kind = "LAST_AXIS_PBR"
+// CHECK-NOT:     hfusion.gather
+// CHECK:         func.return
+module {
+  func.func @main(%wpe: tensor<64x8xf32>, %x: tensor<2x16x8xf32>) -> (tensor<2x16xf32>) {
+    %p = hfusion.arange {start = 0, step = 1} : () -> tensor<16xi64>
+    %pb = hfusion.broadcast %p {dims = [1]} : (tensor<16xi64>) -> tensor<16x8xi64>
+    %e = hfusion.gather %wpe, %pb {dim = 0} : (tensor<64x8xf32>, tensor<16x8xi64>) -> tensor<16x8xf32>
+    %eb = hfusion.broadcast %e {dims = [0]} : (tensor<16x8xf32>) -> tensor<2x16x8xf32>
+    %a = hfusion.elemwise_binary %x, %eb {fun = "add"} : (tensor<2x16x8xf32>, tensor<2x16x8xf32>) -> tensor<2x16x8xf32>
+    %s = hfusion.reduce %a {dims = [2], kind = "sum"} : (tensor<2x16x8xf32>) -> tensor<2x16xf32>
+    func.return %s : tensor<2x16xf32>
+  }
+}

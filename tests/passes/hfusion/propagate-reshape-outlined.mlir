@@ -52,6 +52,21 @@
 // CHECK-NEXT:    [[RC:%[0-9a-z_]+]] = hfusion.reshape [[C]] : (tensor<6xf16>) -> tensor<6x1xf16>
 // CHECK-NEXT:    func.return [[E]], [[RC]]
 
+// A rotary table: cos and sin of a [1, T, D] argument, collapsed to [T, D] and broadcast over [B, H, T, D]; cos is
+// also saved for the backward pass (an unsqueeze to the return). The collapse has no larger shape to lift to (the
+// broadcast is not elementwise): cos and sin read the argument collapsed (a load at the boundary), the saved cos
+// is the [T, D] one unsqueezed (a store), and the [1, T, D] ops go.
+// CHECK-LABEL: func.func @rotary_table(
+// CHECK-SAME:    [[A:%[0-9a-z_]+]]: tensor<1x4x8xf32>, [[Q:%[0-9a-z_]+]]: tensor<2x3x4x8xf32>
+// CHECK-NEXT:    [[RA:%[0-9a-z_]+]] = hfusion.reshape [[A]] : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.elemwise_unary [[RA]] {fun = "cos"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[SAVED:%[0-9a-z_]+]] = hfusion.reshape [[C]] : (tensor<4x8xf32>) -> tensor<1x1x4x8xf32>
+// CHECK-NEXT:    [[B:%[0-9a-z_]+]] = hfusion.broadcast [[C]] {dims = [0, 1]}
+// CHECK-NEXT:    hfusion.elemwise_binary [[Q]], [[B]] {fun = "mul"}
+// CHECK-NEXT:    hfusion.elemwise_unary [[RA]] {fun = "sin"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NOT:     tensor<1x4x8xf32>)
+// CHECK:         func.return {{%[0-9a-z_]+}}, [[SAVED]]
+
 // Host functions are not touched in this mode.
 // CHECK-LABEL: func.func @host(
 // CHECK-NEXT:    hfusion.reshape
@@ -101,6 +116,19 @@ module {
     %c = hfusion.cast %s {round_mode = "rint"} : (tensor<6xf32>) -> tensor<6xf16>
     %rc = hfusion.reshape %c : (tensor<6xf16>) -> tensor<6x1xf16>
     func.return %e, %rc : tensor<6x1xf32>, tensor<6x1xf16>
+  }
+  func.func @rotary_table(%a: tensor<1x4x8xf32>, %q: tensor<2x3x4x8xf32>, %out0: tensor<2x3x4x8xf32>, %out1: tensor<1x1x4x8xf32>) -> (tensor<2x3x4x8xf32>, tensor<1x1x4x8xf32>) attributes {kernel, fusion_kind = "ANY_PB", output_args = [2, 3]} {
+    %c = hfusion.elemwise_unary %a {fun = "cos"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %saved = hfusion.reshape %c : (tensor<1x4x8xf32>) -> tensor<1x1x4x8xf32>
+    %s = hfusion.elemwise_unary %a {fun = "sin"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %rc = hfusion.reshape %c : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+    %bc = hfusion.broadcast %rc {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
+    %qc = hfusion.elemwise_binary %q, %bc {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+    %rs = hfusion.reshape %s : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+    %bs = hfusion.broadcast %rs {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
+    %qs = hfusion.elemwise_binary %q, %bs {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+    %r = hfusion.elemwise_binary %qc, %qs {fun = "add"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+    func.return %r, %saved : tensor<2x3x4x8xf32>, tensor<1x1x4x8xf32>
   }
   func.func @host(%x: tensor<5xf32>) -> (tensor<5x1xf32>) {
     %r = hfusion.reshape %x : (tensor<5xf32>) -> tensor<5x1xf32>
