@@ -205,7 +205,7 @@ def _constant(interp, op):
         return _py_scalar(v, t.dtype)
     flat = torch.tensor(_flatten(v), dtype=torch_dtype(t.dtype))
     shape = interp.shape(t)
-    return flat.expand(shape).clone() if flat.numel() == 1 else flat.reshape(shape)
+    return flat.reshape(()).expand(shape).clone() if flat.numel() == 1 else flat.reshape(shape)  # a splat, or rank 0
 
 
 def _flatten(v):

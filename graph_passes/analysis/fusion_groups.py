@@ -100,6 +100,14 @@ def below_domain(ops: list[Operation]) -> bool:
     return False
 
 
+def gathers_computed_value(ops: list[Operation]) -> bool:
+    """Does a gather of ``ops`` read a value the group computes? A gather reads its source from GM (rows loaded
+    whole, or one DMA per row at an address the scalar unit computes): a flip of a computed gradient gathers it in
+    a kernel of its own."""
+    computed = {id(r) for op in ops for r in op.results}
+    return any(op.name == "hfusion.gather" and id(op.operands[0]) in computed for op in ops)
+
+
 def runs_on_one_core(ops: list[Operation], sizes: SizeVars) -> bool:
     """Does a kernel of ``ops`` reduce every element of its domain (a reduction to one element from more)? Such a
     kernel has one work item: the schedule runs it on one core (docs/schedule.md, "Work split")."""
@@ -152,7 +160,8 @@ class FusionGraph:
         if a is b or a.has_cube() or b.has_cube():
             return False
         ops = self._merged_ops(a, b)
-        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(ops) or below_domain(ops):
+        if self.kind(a, b) == FusionKind.UNKNOWN or mixes_movement_and_compute(ops) or below_domain(ops) \
+                or gathers_computed_value(ops):
             return False
         return not self._path_through_outside(a, b) and not self._path_through_outside(b, a)
 

@@ -57,6 +57,28 @@ def int_division_operands(dtype):
     return make
 
 
+def _shift_right(x, y):
+    """T5's labels shifted right: a slice assigned from another tensor (a functionalized ``copy``), a rank-0
+    constant tensor written into the first column."""
+    z = x.clone()
+    z[:, 1:] = y[:, :-1] * 2
+    z[:, 0] = torch.tensor(0.5).to(x.dtype)
+    return z
+
+
+def _empties(x):
+    """Every kind of uninitialised tensor, then written whole (copy_ / fill_)."""
+    a = torch.empty_like(x)
+    a.copy_(x * 2)
+    b = x.new_empty(x.shape)
+    b.fill_(3.0)
+    c = torch.empty(x.shape, dtype=x.dtype)
+    c.copy_(x)
+    d = torch.empty_strided(x.shape, (x.shape[1], 1), dtype=x.dtype)
+    d.copy_(x + 1)
+    return a + b + c + d
+
+
 def bools(*shape, gen=None):
     return torch.rand(*shape, generator=gen) > 0.5
 
@@ -201,11 +223,17 @@ CASES: list[Case] = [
          lambda f, g: [rand(3, 8, dtype=f, gen=g)]),
     Case("constant_pad_nd_int", lambda t: F.pad(t, (0, 1), value=-100)[..., 1:] + 1,
          lambda f, g: [ints(2, 9, gen=g)], backward=False, floats=False),
+    Case("copy_slice_assign", lambda x, y: _shift_right(x, y), lambda f, g: [rand(3, 8, dtype=f, gen=g),
+                                                                           rand(3, 8, dtype=f, gen=g)]),
+    Case("empty_then_written", _empties, _x),
     Case("select_scatter", lambda x, y: aten.select_scatter(x, y, 0, 1), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                                      rand(8, dtype=f, gen=g)]),
     # -- reductions -----------------------------------------------------------------------------------------------
     Case("sum", lambda x: (x.sum(), x.sum(1), x.sum((0, 2), keepdim=True), x.sum(-1, dtype=torch.float32)),
          lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("cumsum", lambda x: (x.cumsum(1), x.cumsum(0) * 2), lambda f, g: [rand(5, 9, dtype=f, gen=g)]),
+    Case("cumsum_int", lambda m: (m.cumsum(1) * m - 1, m.to(torch.bool).cumsum(-1)),  # OPT's positions from its mask
+         lambda f, g: [ints(2, 16, hi=2, gen=g)], backward=False, floats=False),
     Case("sum_int", lambda i, b: (i.sum(1), b.sum(), i.to(torch.int32).sum(0)),
          lambda f, g: [ints(3, 8, gen=g), bools(3, 8, gen=g)], backward=False, floats=False),
     # prod's backward uses cumprod (no lowering yet): forward only

@@ -24,11 +24,19 @@ def _compile_error(fn, *args, **kw):
 
 
 def test_unsupported_op_names_op_and_node():
-    chain = _compile_error(lambda x: torch.cumsum(x, 0) + 1, torch.randn(4))
+    chain = _compile_error(lambda x: torch.cumprod(x, 0) + 1, torch.randn(4))
     errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
     assert errs, f"no UnsupportedOpError in {chain}"
-    assert errs[0].op == "aten.cumsum.default" and errs[0].node == "cumsum"
-    assert "no npu lowering for aten op aten.cumsum.default (FX node 'cumsum')" in str(chain[0])
+    assert errs[0].op == "aten.cumprod.default" and errs[0].node == "cumprod"
+    assert "no npu lowering for aten op aten.cumprod.default (FX node 'cumprod')" in str(chain[0])
+
+
+def test_cumsum_over_a_symbolic_length_names_the_reason():
+    """A scan's step count is the length's log: a dynamic length along the summed dim is refused, named."""
+    chain = _compile_error(lambda x: torch.cumsum(x, 0) + 1, torch.randn(6, 3), dynamic=True)
+    errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
+    assert errs and errs[0].op == "aten.cumsum.default", chain
+    assert "symbolic length" in str(errs[0]) and "step count must be static" in str(errs[0]), str(errs[0])
 
 
 def test_unsupported_dtype_names_dtype():

@@ -47,3 +47,11 @@ def arange(ctx, start, end, step=1, *, dtype=None, layout=None, device=None, pin
     if any(is_symbolic(v) for v in (start, step)):
         raise ctx.error("symbolic start or step")
     return ctx.emit(ArangeOp, [], ctx.out_type(), start=start, step=step)
+
+
+@register_lowering(aten.new_empty_strided.default, aten.empty_strided.default, aten.new_empty.default,
+                   aten.empty.memory_format, aten.empty_permuted.default)
+def empty(ctx, *args, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    """An uninitialised tensor (a slice assignment's backward allocates one and then writes every element): zeros,
+    one valid choice of its unspecified values — value semantics have no uninitialised memory."""
+    return _fill(ctx, 0, device)

@@ -122,3 +122,20 @@ def scatter_value(ctx, x, dim, index, value):
             perm.insert(dim, rank - 1)
             mask = ctx.emit(TransposeOp, [mask], TensorType(tuple(v.type.shape), "i1"), perm=perm)
     return ctx.emit(SelectOp, [mask, ctx.scalar(value, out.dtype), ctx.cast(v, out.dtype)], out)
+
+
+@register_lowering(aten.flip.default)
+def flip(ctx, x, dims):
+    """x reversed along ``dims``: an index_select of ``arange(n - 1, -1, -1)`` per dim (a cumsum's backward flips
+    its gradient, sums and flips back). A gather along the last dim runs as ``vgather``; along another dim it is an
+    element gather, interpreted (docs/runtime.md)."""
+    v = ctx.tensor(x)
+    for d in sorted({normalize_dim(ctx, d, v.type.rank) for d in dims}):
+        n = v.type.shape[d]
+        if not n.is_Integer:
+            raise ctx.error(f"flip of dim {d} of symbolic length {n}")
+        if int(n) < 2:
+            continue
+        idx = ctx.emit(ArangeOp, [], TensorType((n,), "i64"), start=int(n) - 1, step=-1)
+        v = _index_select(ctx, v, d, idx, v.type.shape)
+    return v

@@ -8,7 +8,8 @@ from graph_passes.dialects.hfusion import ElemwiseBinaryOp
 
 from ..dtypes import opmath
 from . import register_lowering
-from .common import binary, normalize_dims, numel, reduce
+from .common import binary, normalize_dim, normalize_dims, numel, reduce
+from .shape import pad_value
 
 aten = torch.ops.aten
 
@@ -103,3 +104,22 @@ def var_mean(ctx, x, dim=None, *, correction=None, keepdim=False):
     res, mean = _var_and_mean(ctx, v, normalize_dims(ctx, dim, v.type.rank), correction, keepdim)
     return (ctx.reshape(ctx.cast(res, var_t.dtype), var_t.shape),
             ctx.reshape(ctx.cast(mean, mean_t.dtype), mean_t.shape))
+
+
+@register_lowering(aten.cumsum.default)
+def cumsum(ctx, x, dim, *, dtype=None):
+    """A prefix sum as ⌈log2 n⌉ steps ``v = v + v shifted by 2^k along dim`` (zeros shifted in; Hillis and Steele's
+    scan): elementwise adds and shifts (a slice and a concatenated fill) the vector kernels run. OPT's positions are
+    the attention mask's cumsum. Integer sums are exact; a float sum adds in another order than eager's left to
+    right. The length must be static (the step count is)."""
+    out = ctx.out_type()
+    v = ctx.cast(ctx.tensor(x), out.dtype)
+    d = normalize_dim(ctx, dim, v.type.rank)
+    n = v.type.shape[d]
+    if not n.is_Integer:
+        raise ctx.error(f"cumsum over dim {d} of symbolic length {n}: the scan's step count must be static")
+    k, tail = 1, [0, 0] * (v.type.rank - 1 - d)
+    while k < int(n):
+        v = binary(ctx, "add", v, pad_value(ctx, v, tail + [k, -k], 0))
+        k *= 2
+    return v

@@ -54,6 +54,14 @@ def clone(ctx, x, *, memory_format=None):
     return ctx.tensor(x)  # value semantics: a copy or an alias is the same value
 
 
+@register_lowering(aten.copy.default)
+def copy(ctx, x, src, non_blocking=False):
+    """``x.copy_(src)`` functionalized (T5 shifts its labels right by assigning a slice): ``src`` cast to ``x``'s
+    dtype and broadcast to its shape; ``x``'s values are not read."""
+    out = ctx.out_type()
+    return ctx.broadcast_to(ctx.cast(ctx.tensor(src), out.dtype), out.shape)
+
+
 def _slice_value(ctx, v, dim, offset, size, step, out_type):
     rank = v.type.rank
     offsets = [0] * rank
@@ -172,20 +180,28 @@ def _scatter_values(ctx, v, s, dim, lo, hi):
 
 @register_lowering(aten.constant_pad_nd.default)
 def constant_pad_nd(ctx, x, pad, value=0):
-    """``F.pad(x, pad, value=value)``: per dim from the last, ``pad = [before, after, ...]``; a negative amount
-    slices that many elements off, a positive one concatenates a fill of ``value`` (a causal LM's labels padded
-    with the ignore index, a mask widened by one column)."""
-    v = ctx.tensor(x)
+    """``F.pad(x, pad, value=value)`` (a causal LM's labels padded with the ignore index, a mask widened by one
+    column)."""
     amounts = [ctx.expr(p) for p in pad]
-    if len(amounts) % 2 or len(amounts) // 2 > v.type.rank:
-        raise ctx.error(f"pad {list(pad)} must hold two amounts per dim for at most {v.type.rank} dims")
     if not all(a.is_Integer for a in amounts):
         raise ctx.error(f"pad {list(pad)}: symbolic amounts are not supported")
     if is_symbolic(value) or not isinstance(value, (int, float, bool)):
         raise ctx.error(f"pad value {value!r} is not a number")
+    v = pad_value(ctx, ctx.tensor(x), [int(a) for a in amounts], value)
+    out = ctx.out_type()
+    if tuple(v.type.shape) != tuple(out.shape):
+        raise ctx.error(f"padded shape {list(v.type.shape)} does not match the result {out}")
+    return v
+
+
+def pad_value(ctx, v, amounts: list[int], value):
+    """``v`` padded: per dim from the last, ``amounts = [before, after, ...]``; a negative amount slices that many
+    elements off, a positive one concatenates a fill of ``value``."""
+    if len(amounts) % 2 or len(amounts) // 2 > v.type.rank:
+        raise ctx.error(f"pad {amounts} must hold two amounts per dim for at most {v.type.rank} dims")
     fill = float(value) if is_float_dtype(v.type.dtype) else (bool(value) if v.type.dtype == "i1" else int(value))
     for i in range(len(amounts) // 2):
-        dim, (before, after) = v.type.rank - 1 - i, (int(a) for a in amounts[2 * i: 2 * i + 2])
+        dim, (before, after) = v.type.rank - 1 - i, amounts[2 * i: 2 * i + 2]
         if before < 0 or after < 0:
             cut = v.type.shape[dim] - max(-before, 0) - max(-after, 0)
             v = _slice_value(ctx, v, dim, max(-before, 0), cut, 1, _with_dim(v.type, dim, cut))
@@ -194,9 +210,6 @@ def constant_pad_nd(ctx, x, pad, value=0):
         if len(parts) > 1:
             length = v.type.shape[dim] + max(before, 0) + max(after, 0)
             v = ctx.emit(ConcatOp, parts, _with_dim(v.type, dim, length), dim=dim)
-    out = ctx.out_type()
-    if tuple(v.type.shape) != tuple(out.shape):
-        raise ctx.error(f"padded shape {list(v.type.shape)} does not match the result {out}")
     return v
 
 

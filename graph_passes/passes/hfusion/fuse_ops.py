@@ -67,6 +67,7 @@ class FuseOps(ModulePass):
 
     def fuse_function(self, module: Operation, host: Operation, sizes: SizeVars, ctx: PassContext) -> None:
         block = host.body
+        _own_gather_indices(block)
         graph = FusionGraph(list(block.ops), sizes, self.max_horizontal_fusion_size, module_target(module))
         groups = graph.run() if self.fuse else graph.groups()
         minimum = 1 if self.outline_single_op else 2
@@ -116,6 +117,27 @@ class FuseOps(ModulePass):
                 stack.extend(v.op for v in op.operands if getattr(v, "op", None) in members)
             parts.append(([op for op in g.ops if op in cone], [out]))
         return parts
+
+
+def _own_gather_indices(block: Block) -> None:
+    """Give every gather its own index broadcast when it shares one (cse merged the equal index rows of two flips
+    of one shape): a gather's lowering reads the index before its broadcast (schedule/kernel_info.gather_index), so
+    a shared broadcast, stored by one kernel and read whole by another, left the second gather without a schedule.
+    The broadcast (and an arange or fill under it) is copied next to each gather: computed, never read from GM."""
+    for op in list(block.ops):
+        if op.name != "hfusion.gather":
+            continue
+        idx = op.operands[1]
+        bcast = getattr(idx, "op", None)
+        if bcast is None or bcast.name != "hfusion.broadcast" or len(idx.uses) == 1:
+            continue
+        mapping = {}
+        row = getattr(bcast.operands[0], "op", None)
+        if row is not None and row.name in ("hfusion.arange", "hfusion.fill") and len(bcast.operands[0].uses) > 1:
+            block.insert_before(op, row.clone(mapping))
+        copy = bcast.clone(mapping)
+        block.insert_before(op, copy)
+        op.set_operand(1, copy.result)
 
 
 def _fresh_name(prefix: str, taken: set[str]) -> str:
