@@ -21,6 +21,7 @@ _ENTRY_POINT_GROUP = "torch_dynamo_backends"
 def npu_backend(gm, example_inputs, options: dict | None = None):
     """``torch.compile(model, backend="npu", options={...})``: forward and backward through AOTAutograd."""
     from torch._dynamo.backends.common import aot_autograd
+    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     from .decompositions import decomposition_table
 
@@ -29,8 +30,13 @@ def npu_backend(gm, example_inputs, options: dict | None = None):
     fw = functools.partial(_compile, options=opts, kind="forward")
     bw = functools.partial(_compile, options=opts, kind="backward")
     inference = functools.partial(_compile, options=opts, kind="inference")
-    return aot_autograd(fw_compiler=fw, bw_compiler=bw, inference_compiler=inference,
-                        decompositions=decomposition_table())(gm, example_inputs)  # fmt: skip
+    compiler = aot_autograd(fw_compiler=fw, bw_compiler=bw, inference_compiler=inference,
+                            decompositions=decomposition_table())  # fmt: skip
+    # Note: scaled_dot_product_attention traces as its math composition (matmuls, softmax, masks) with autograd's
+    # formulas for those ops; on CPU it would otherwise pick the fused flash kernel, whose backward op has no
+    # decomposition (a Hugging Face model's default attention could run inference but not train).
+    with sdpa_kernel([SDPBackend.MATH]):
+        return compiler(gm, example_inputs)
 
 
 def _compile(gm, example_inputs, *, options, kind):

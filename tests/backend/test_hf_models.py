@@ -1,6 +1,7 @@
-"""Hugging Face models end to end: GPT-2, BERT and Llama, built from small configs with random weights (nothing is
-downloaded), through ``torch.compile(backend="npu")`` — logits and loss in inference, loss and every gradient in a
-training step — against eager, with every kernel that is not a matmul on the simulator.
+"""Hugging Face models end to end: GPT-2, BERT, DistilBERT, Llama, Qwen2, Gemma, Phi, GPT-NeoX, OPT and T5, built
+from small configs with random weights (nothing is downloaded) and their default attention, through
+``torch.compile(backend="npu")`` — logits and loss in inference, loss and every gradient in a training step —
+against eager, with every kernel that is not a matmul on the simulator.
 
 Llama inference runs by default (rotary tables, RMS norm, SiLU MLP, grouped-query attention, the shifted-label
 loss); the rest is in the ``slow`` tier.
@@ -23,22 +24,40 @@ KNOWN_INTERPRETED = {"bert": ["element type i64"]}
 
 
 def _build(name: str):
+    """A small ``name`` model, random weights, its default attention (``sdpa``: the math composition when traced)."""
     small = dict(vocab_size=VOCAB)
+    decoder = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+                   max_position_embeddings=64, **small)
     if name == "gpt2":
-        cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=64, resid_pdrop=0.0,
-                                      embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0, **small)
-        model = transformers.GPT2LMHeadModel(cfg)
-    elif name == "bert":
-        cfg = transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
-                                      max_position_embeddings=64, hidden_dropout_prob=0.0,
-                                      attention_probs_dropout_prob=0.0, **small)
-        model = transformers.BertForMaskedLM(cfg)
-    else:
-        cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
-                                       intermediate_size=128, max_position_embeddings=64, **small)
-        model = transformers.LlamaForCausalLM(cfg)
-    model.config._attn_implementation = "eager"
-    return model
+        return transformers.GPT2LMHeadModel(transformers.GPT2Config(
+            n_layer=2, n_embd=64, n_head=4, n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+            bos_token_id=0, eos_token_id=0, **small))
+    if name == "bert":
+        return transformers.BertForMaskedLM(transformers.BertConfig(
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, **decoder))
+    if name == "distilbert":
+        return transformers.DistilBertForMaskedLM(transformers.DistilBertConfig(
+            n_layers=2, dim=64, n_heads=4, hidden_dim=128, max_position_embeddings=64, dropout=0.0,
+            attention_dropout=0.0, **small))
+    if name == "llama":
+        return transformers.LlamaForCausalLM(transformers.LlamaConfig(num_key_value_heads=2, **decoder))
+    if name == "qwen2":
+        return transformers.Qwen2ForCausalLM(transformers.Qwen2Config(num_key_value_heads=2, **decoder))
+    if name == "gemma":
+        return transformers.GemmaForCausalLM(transformers.GemmaConfig(num_key_value_heads=2, head_dim=16, **decoder))
+    if name == "phi":
+        return transformers.PhiForCausalLM(transformers.PhiConfig(resid_pdrop=0.0, embd_pdrop=0.0, **decoder))
+    if name == "gpt_neox":
+        return transformers.GPTNeoXForCausalLM(transformers.GPTNeoXConfig(**decoder))
+    if name == "opt":  # positions from the attention mask's cumsum
+        return transformers.OPTForCausalLM(transformers.OPTConfig(
+            num_hidden_layers=2, hidden_size=64, num_attention_heads=4, ffn_dim=128, max_position_embeddings=64,
+            word_embed_proj_dim=64, dropout=0.0, **small))
+    if name == "t5":  # encoder-decoder; the labels shifted right by a slice assignment
+        return transformers.T5ForConditionalGeneration(transformers.T5Config(
+            num_layers=2, num_decoder_layers=2, d_model=64, num_heads=4, d_kv=16, d_ff=128, dropout_rate=0.0,
+            decoder_start_token_id=0, pad_token_id=0, **small))
+    raise ValueError(name)
 
 
 def _check_kernels(name, prof):
@@ -74,13 +93,13 @@ def test_llama_inference(fresh_dynamo):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gpt2", "bert"])
+@pytest.mark.parametrize("name", ["gpt2", "bert", "distilbert", "qwen2", "gemma", "phi", "gpt_neox", "opt", "t5"])
 def test_inference(name, fresh_dynamo):
     _inference(name, fresh_dynamo)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gpt2", "bert", "llama"])
+@pytest.mark.parametrize("name", ["gpt2", "bert", "llama", "opt", "t5"])
 def test_training_step(name, fresh_dynamo):
     torch.manual_seed(0)
     model = _build(name).train()
