@@ -78,6 +78,8 @@ class CompiledGraph:
         self.runs += 1
         bindings = self.bindings(args)
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
+                  for a in inputs]  # host float scalars (importer.HOST_SCALAR_CASTS): the importer made them f32
         if self.predicates or any(o.kind == "size" for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:

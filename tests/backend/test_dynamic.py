@@ -67,3 +67,24 @@ def test_symbolic_expression_survives_into_types(fresh_dynamo, tmp_path):
 def test_dynamic_forward_and_backward(name, fn, make):
     for n in (3, 6):
         check_model(fn, make(n), backward=True, dynamic=True)
+
+
+def test_float_attribute_becomes_an_f32_host_scalar(fresh_dynamo):
+    """With dynamic=True, dynamo passes a module's float attribute as a 0-d f64 tensor, converted to f32 where used
+    (a rotary embedding's attention scaling): it is an f32 scalar argument, and a new value needs no recompile."""
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 0.5
+
+        def forward(self, x):
+            return (x * self.scale).cos() * self.scale
+
+    model = Scaled()
+    compiled = torch.compile(model, backend="npu", dynamic=True)
+    for scale, rows in ((0.5, 3), (0.7, 5)):
+        model.scale = scale
+        x = torch.randn(rows, 8)
+        assert_close(compiled(x), model(x), f"scale {scale}")
+    assert fresh_dynamo["graphs_compiled"] == 1
