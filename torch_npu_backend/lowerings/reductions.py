@@ -111,9 +111,10 @@ def cumsum(ctx, x, dim, *, dtype=None):
     """A prefix sum as ⌈log2 n⌉ steps ``v = v + v shifted by 2^k along dim`` (zeros shifted in; Hillis and Steele's
     scan): elementwise adds and shifts (a slice and a concatenated fill) the vector kernels run. OPT's positions are
     the attention mask's cumsum. Integer sums are exact; a float sum adds in another order than eager's left to
-    right. The length must be static (the step count is)."""
+    right, in f32 for f16/bf16 (eager's accumulation type), rounded once. The length must be static (the step
+    count is)."""
     out = ctx.out_type()
-    v = ctx.cast(ctx.tensor(x), out.dtype)
+    v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
     d = normalize_dim(ctx, dim, v.type.rank)
     n = v.type.shape[d]
     if not n.is_Integer:
@@ -122,4 +123,4 @@ def cumsum(ctx, x, dim, *, dtype=None):
     while k < int(n):
         v = binary(ctx, "add", v, pad_value(ctx, v, tail + [k, -k], 0))
         k *= 2
-    return v
+    return ctx.cast(v, out.dtype)
