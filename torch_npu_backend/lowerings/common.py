@@ -8,9 +8,10 @@ from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dty
 
 from graph_passes.dialects.hfusion import CompareOp, ElemwiseBinaryOp, ElemwiseUnaryOp, ReduceOp, SelectOp
 from graph_passes.ir.core import Value
-from graph_passes.ir.types import TensorType
+from graph_passes.ir.types import TensorType, is_float_dtype
 
 from ..dtypes import ir_dtype
+from ..symbolic import is_symbolic
 
 
 def promote(ctx, *args) -> str:
@@ -99,6 +100,13 @@ def expect_default(ctx, name: str, value, default) -> None:
     """Arguments that only take their default value here raise (never silently ignored)."""
     if value != default:
         raise ctx.error(f"{name}={value!r} (only {default!r} is supported)")
+
+
+def fill_value(ctx, value, dtype: str):
+    """A fill's number as the attribute of an ``hfusion.fill`` of ``dtype`` (float, bool for i1, else int)."""
+    if is_symbolic(value) or not isinstance(value, (int, float, bool)):
+        raise ctx.error(f"fill value {value!r} is not a number")
+    return float(value) if is_float_dtype(dtype) else (bool(value) if dtype == "i1" else int(value))
 
 
 def check_device(ctx, device) -> None:

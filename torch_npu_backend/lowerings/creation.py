@@ -8,22 +8,18 @@ from __future__ import annotations
 import torch
 
 from graph_passes.dialects.hfusion import ArangeOp, FillOp
-from graph_passes.ir.types import is_float_dtype
 
 from ..symbolic import is_symbolic
 from . import register_lowering
-from .common import check_device
+from .common import check_device, fill_value
 
 aten = torch.ops.aten
 
 
 def _fill(ctx, value, device):
     check_device(ctx, device)
-    if is_symbolic(value) or not isinstance(value, (int, float, bool)):
-        raise ctx.error(f"fill value {value!r} is not a number")
     out = ctx.out_type()
-    value = float(value) if is_float_dtype(out.dtype) else (bool(value) if out.dtype == "i1" else int(value))
-    return ctx.emit(FillOp, [], out, value=value)
+    return ctx.emit(FillOp, [], out, value=fill_value(ctx, value, out.dtype))
 
 
 @register_lowering(aten.full.default)

@@ -11,11 +11,9 @@ import sympy
 import torch
 
 from graph_passes.dialects.hfusion import ConcatOp, FillOp, SliceOp, TransposeOp
-from graph_passes.ir.types import is_float_dtype
 
-from ..symbolic import is_symbolic
 from . import register_lowering
-from .common import normalize_dim
+from .common import fill_value, normalize_dim
 
 aten = torch.ops.aten
 
@@ -185,8 +183,6 @@ def constant_pad_nd(ctx, x, pad, value=0):
     amounts = [ctx.expr(p) for p in pad]
     if not all(a.is_Integer for a in amounts):
         raise ctx.error(f"pad {list(pad)}: symbolic amounts are not supported")
-    if is_symbolic(value) or not isinstance(value, (int, float, bool)):
-        raise ctx.error(f"pad value {value!r} is not a number")
     v = pad_value(ctx, ctx.tensor(x), [int(a) for a in amounts], value)
     out = ctx.out_type()
     if tuple(v.type.shape) != tuple(out.shape):
@@ -199,7 +195,7 @@ def pad_value(ctx, v, amounts: list[int], value):
     elements off, a positive one concatenates a fill of ``value``."""
     if len(amounts) % 2 or len(amounts) // 2 > v.type.rank:
         raise ctx.error(f"pad {amounts} must hold two amounts per dim for at most {v.type.rank} dims")
-    fill = float(value) if is_float_dtype(v.type.dtype) else (bool(value) if v.type.dtype == "i1" else int(value))
+    fill = fill_value(ctx, value, v.type.dtype)
     for i in range(len(amounts) // 2):
         dim, (before, after) = v.type.rank - 1 - i, amounts[2 * i: 2 * i + 2]
         if before < 0 or after < 0:
