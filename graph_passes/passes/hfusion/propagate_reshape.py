@@ -146,22 +146,30 @@ def _sink_reshape(sizes: SizeVars):
 
 def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
     def readable_at_any_shape(e: Operation, src: Value) -> bool:
-        """Are ``e``'s tensor operands function arguments of ``src``'s shape or constants?"""
-        return all(not isinstance(v.type, TensorType) or _recreatable_constant(v) is not None
-                   or (getattr(v, "op", None) is None and _same_shape(v.type.shape, src.type.shape, sizes))
-                   for v in e.operands)
+        """Are ``e``'s tensor operands function arguments of ``src``'s shape or constants — or, ``inside_body``,
+        results of elementwise ops that only ``e`` reads (the reshape moves on up through them: a rotary table's
+        ``cast(cos(x))``)?"""
+        def readable(v):
+            if not isinstance(v.type, TensorType) or _recreatable_constant(v) is not None:
+                return True
+            if not _same_shape(v.type.shape, src.type.shape, sizes):
+                return False
+            d = getattr(v, "op", None)
+            return d is None or (inside_body and d.has_trait(Elementwise) and len(d.results) == 1 and
+                                 len(v.uses) == 1)
+        return all(readable(v) for v in e.operands)
 
     def rebuild(e: Operation, src: Value, shape, before: Operation, loc, rw: Rewriter) -> Value:
         """``e`` at ``shape``, reading its arguments reshaped, inserted before ``before``."""
         operands = []
         for v in e.operands:
+            const = _recreatable_constant(v) if isinstance(v.type, TensorType) else None
             if not isinstance(v.type, TensorType):
                 operands.append(v)
-            elif getattr(v, "op", None) is None:
+            elif const is None:  # an argument, or an elementwise result this reshape then moves up through
                 operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(shape)], before=before,
                                           loc=loc).result)
             else:
-                const = _recreatable_constant(v)
                 attrs = dict(const.attributes)
                 if const.name == "arith.constant":
                     attrs["value"] = _flat(attrs.get("value"))
@@ -194,6 +202,8 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         rw.replace_op(op, [new])
         for r in others:
             rw.replace_op(r, [rw.create("hfusion.reshape", [new], [r.result.type], before=r, loc=r.loc).result])
+        if not src.uses:
+            rw.erase_op(e)  # its operands may now have the one reader the next hoist needs
         return True
 
     return hoist_reshape_to_arguments

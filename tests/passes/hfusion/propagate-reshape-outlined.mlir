@@ -67,6 +67,16 @@
 // CHECK-NOT:     tensor<1x4x8xf32>)
 // CHECK:         func.return {{%[0-9a-z_]+}}, [[SAVED]]
 
+// In bf16 the table is cast after cos: the collapse moves up through the cast, then through cos, to the argument.
+// CHECK-LABEL: func.func @rotary_table_cast(
+// CHECK-SAME:    [[A:%[0-9a-z_]+]]: tensor<1x4x8xf32>
+// CHECK-NEXT:    [[RA:%[0-9a-z_]+]] = hfusion.reshape [[A]] : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.elemwise_unary [[RA]] {fun = "cos"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[H:%[0-9a-z_]+]] = hfusion.cast [[C]] {round_mode = "rint"} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+// CHECK-NEXT:    hfusion.broadcast [[H]] {dims = [0, 1]}
+// CHECK-NOT:     tensor<1x4x8x
+// CHECK:         func.return
+
 // Host functions are not touched in this mode.
 // CHECK-LABEL: func.func @host(
 // CHECK-NEXT:    hfusion.reshape
@@ -129,6 +139,14 @@ module {
     %qs = hfusion.elemwise_binary %q, %bs {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
     %r = hfusion.elemwise_binary %qc, %qs {fun = "add"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
     func.return %r, %saved : tensor<2x3x4x8xf32>, tensor<1x1x4x8xf32>
+  }
+  func.func @rotary_table_cast(%a: tensor<1x4x8xf32>, %q: tensor<2x3x4x8xbf16>, %out0: tensor<2x3x4x8xbf16>) -> (tensor<2x3x4x8xbf16>) attributes {kernel, fusion_kind = "ANY_PB", output_args = [2]} {
+    %c = hfusion.elemwise_unary %a {fun = "cos"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %h = hfusion.cast %c {round_mode = "rint"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xbf16>
+    %rh = hfusion.reshape %h : (tensor<1x4x8xbf16>) -> tensor<4x8xbf16>
+    %bh = hfusion.broadcast %rh {dims = [0, 1]} : (tensor<4x8xbf16>) -> tensor<2x3x4x8xbf16>
+    %r = hfusion.elemwise_binary %q, %bh {fun = "mul"} : (tensor<2x3x4x8xbf16>, tensor<2x3x4x8xbf16>) -> tensor<2x3x4x8xbf16>
+    func.return %r : tensor<2x3x4x8xbf16>
   }
   func.func @host(%x: tensor<5xf32>) -> (tensor<5x1xf32>) {
     %r = hfusion.reshape %x : (tensor<5xf32>) -> tensor<5x1xf32>
