@@ -130,14 +130,14 @@ def test_training_step(name, fresh_dynamo):
 
 @pytest.mark.slow
 def test_llama_inference_dynamic_sequence_length(fresh_dynamo):
-    """dynamic=True: one compile serves two sequence lengths, logits and loss equal to eager. Kernels of three kinds
-    stay at tensor level with their reasons (the dynamic causal mask's arange has two places in its [T, T] domain, the
-    rotary kernel keeps a reshape, the safe softmax's row ``any`` is a looped reduction whose partials codegen
-    cannot lay out); the test does not pin them."""
+    """dynamic=True: one compile serves two sequence lengths, logits and loss equal to eager. Kernels of two kinds
+    stay at tensor level with their reasons (the dynamic causal mask's arange has two places in its [T, T] domain,
+    the safe softmax's row ``any`` is a looped reduction whose partials codegen cannot lay out); the test does not
+    pin them. The rotary kernel (its table scaled by a host scalar) runs on the simulator."""
     torch.manual_seed(0)
     model = _build("llama").eval()
     compiled = torch.compile(model, backend="npu", dynamic=True)
-    with torch.no_grad():
+    with torch.no_grad(), torch_npu_backend.profile(trace=False) as prof:
         for seq in (16, 12):
             ids = torch.randint(0, VOCAB, (BATCH, seq), generator=torch.Generator().manual_seed(seq))
             expected = model(input_ids=ids, labels=ids)
@@ -145,3 +145,5 @@ def test_llama_inference_dynamic_sequence_length(fresh_dynamo):
             assert_close(got.logits, expected.logits, f"logits at {seq}")
             assert_close(got.loss, expected.loss, f"loss at {seq}")
     assert fresh_dynamo["graphs_compiled"] == 1
+    rotary = [r for r in prof.records if "cos" in r.source]
+    assert rotary and all(r.simulated for r in rotary), [(r.kernel, r.reason) for r in rotary]

@@ -150,7 +150,7 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         results of elementwise ops that only ``e`` reads (the reshape moves on up through them: a rotary table's
         ``cast(cos(x))``)?"""
         def readable(v):
-            if not isinstance(v.type, TensorType) or _recreatable_constant(v) is not None:
+            if not isinstance(v.type, TensorType) or _recreatable_constant(v) is not None or _splat(v) is not None:
                 return True
             if not _same_shape(v.type.shape, src.type.shape, sizes):
                 return False
@@ -166,6 +166,9 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
             const = _recreatable_constant(v) if isinstance(v.type, TensorType) else None
             if not isinstance(v.type, TensorType):
                 operands.append(v)
+            elif (scalar := _splat(v)) is not None:  # a rank-0 value broadcast: broadcast again at the new shape
+                operands.append(rw.create("hfusion.broadcast", [scalar], [v.type.with_shape(shape)],
+                                          {"dims": list(range(len(shape)))}, before=before, loc=loc).result)
             elif const is None:  # an argument, or an elementwise result this reshape then moves up through
                 operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(shape)], before=before,
                                           loc=loc).result)
@@ -207,6 +210,15 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         return True
 
     return hoist_reshape_to_arguments
+
+
+def _splat(v: Value) -> Value | None:
+    """The rank-0 value ``v`` broadcasts to every element of (a host scalar's splat), or None."""
+    d = getattr(v, "op", None)
+    if d is not None and d.name == "hfusion.broadcast" and isinstance(d.operands[0].type, TensorType) and \
+            d.operands[0].type.rank == 0:
+        return d.operands[0]
+    return None
 
 
 def _reshape_constant(sizes: SizeVars):
@@ -307,7 +319,8 @@ class PropagateReshape(ModulePass):
             stats = apply_patterns_greedily(func, [hoist], max_sweeps=self.max_iterations)
             moved += stats.by_counter.get("reshapes-propagated", 0)
             for op in reversed(list(func.body.ops)):  # the ops the hoist replaced (they read arguments whole)
-                if op.has_trait(Elementwise) and not any(r.uses for r in op.results):
+                dead = not any(r.uses for r in op.results)
+                if dead and (op.has_trait(Elementwise) or op.name == "hfusion.broadcast"):
                     op.erase()
             tidy_reshapes(func)
         ctx.count("reshapes-propagated", moved)

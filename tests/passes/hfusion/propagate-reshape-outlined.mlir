@@ -77,6 +77,18 @@
 // CHECK-NOT:     tensor<1x4x8x
 // CHECK:         func.return
 
+// With dynamic=True the table is scaled by a host scalar (a rank-0 argument broadcast): the splat is broadcast
+// again at the collapsed shape.
+// CHECK-LABEL: func.func @rotary_table_scaled(
+// CHECK-SAME:    [[A:%[0-9a-z_]+]]: tensor<1x4x8xf32>, [[S:%[0-9a-z_]+]]: tensor<f32>
+// CHECK-NEXT:    [[RA:%[0-9a-z_]+]] = hfusion.reshape [[A]] : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.elemwise_unary [[RA]] {fun = "cos"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[BS:%[0-9a-z_]+]] = hfusion.broadcast [[S]] {dims = [0, 1]} : (tensor<f32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[M:%[0-9a-z_]+]] = hfusion.elemwise_binary [[C]], [[BS]] {fun = "mul"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    hfusion.broadcast [[M]] {dims = [0, 1]}
+// CHECK-NOT:     tensor<1x4x8x
+// CHECK:         func.return
+
 // Host functions are not touched in this mode.
 // CHECK-LABEL: func.func @host(
 // CHECK-NEXT:    hfusion.reshape
@@ -147,6 +159,15 @@ module {
     %bh = hfusion.broadcast %rh {dims = [0, 1]} : (tensor<4x8xbf16>) -> tensor<2x3x4x8xbf16>
     %r = hfusion.elemwise_binary %q, %bh {fun = "mul"} : (tensor<2x3x4x8xbf16>, tensor<2x3x4x8xbf16>) -> tensor<2x3x4x8xbf16>
     func.return %r : tensor<2x3x4x8xbf16>
+  }
+  func.func @rotary_table_scaled(%a: tensor<1x4x8xf32>, %s: tensor<f32>, %q: tensor<2x3x4x8xf32>, %out0: tensor<2x3x4x8xf32>) -> (tensor<2x3x4x8xf32>) attributes {kernel, fusion_kind = "ANY_PB", output_args = [3]} {
+    %c = hfusion.elemwise_unary %a {fun = "cos"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %bs = hfusion.broadcast %s {dims = [0, 1, 2]} : (tensor<f32>) -> tensor<1x4x8xf32>
+    %m = hfusion.elemwise_binary %c, %bs {fun = "mul"} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %rm = hfusion.reshape %m : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+    %bm = hfusion.broadcast %rm {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
+    %r = hfusion.elemwise_binary %q, %bm {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+    func.return %r : tensor<2x3x4x8xf32>
   }
   func.func @host(%x: tensor<5xf32>) -> (tensor<5x1xf32>) {
     %r = hfusion.reshape %x : (tensor<5xf32>) -> tensor<5x1xf32>
