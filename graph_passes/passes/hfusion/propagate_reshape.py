@@ -146,9 +146,9 @@ def _sink_reshape(sizes: SizeVars):
 
 def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
     def readable_at_any_shape(e: Operation, src: Value) -> bool:
-        """Are ``e``'s tensor operands function arguments of ``src``'s shape or constants — or, ``inside_body``,
-        results of elementwise ops that only ``e`` reads (the reshape moves on up through them: a rotary table's
-        ``cast(cos(x))``)?"""
+        """Are ``e``'s tensor operands function arguments of ``src``'s shape, constants or splats of a rank-0 value
+        (broadcast again at the new shape: a host scalar) — or, ``inside_body``, results of elementwise ops that only
+        ``e`` reads (the reshape moves on up through them: a rotary table's ``cast(cos(x))``)?"""
         def readable(v):
             if not isinstance(v.type, TensorType) or _recreatable_constant(v) is not None or _splat(v) is not None:
                 return True
@@ -184,7 +184,7 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
 
     def hoist_reshape_to_arguments(op: Operation, rw: Rewriter) -> bool:
         """reshape(E(a, c…): S -> T) -> E(reshape(a), c'…) when E's only user is the reshape and its tensor operands
-        are function arguments or constants: the reshapes then sit on arguments (loads at a kernel's boundary).
+        are function arguments, constants or splats: the reshapes then sit on arguments (loads at a kernel's boundary).
         ``inside_body``: for a reshape an op other than the return reads (one before the return is a store), when
         E's users are all reshapes; E's other reshapes then read the new E (a saved rotary table's unsqueeze before
         the return: a store of the value the body computes)."""
