@@ -101,9 +101,7 @@ def select(ctx, x, dim, index):
     v = ctx.tensor(x)
     dim = normalize_dim(ctx, dim, v.type.rank)
     offset = _start(ctx, index, v.type.shape[dim])
-    one = list(v.type.shape)
-    one[dim] = sympy.Integer(1)
-    sliced = _slice_value(ctx, v, dim, offset, sympy.Integer(1), 1, v.type.with_shape(one))
+    sliced = _slice_value(ctx, v, dim, offset, sympy.Integer(1), 1, _with_dim(v.type, dim, 1))
     return ctx.reshape(sliced, ctx.out_type().shape)
 
 
@@ -151,10 +149,9 @@ def slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
 def select_scatter(ctx, x, src, dim, index):
     v = ctx.tensor(x)
     dim = normalize_dim(ctx, dim, v.type.rank)
-    shape = list(v.type.shape)
-    shape[dim] = sympy.Integer(1)
     start = _start(ctx, index, v.type.shape[dim])
-    return _scatter_values(ctx, v, ctx.reshape(ctx.tensor(src), shape), dim, start, start + 1)
+    one = _with_dim(v.type, dim, 1).shape
+    return _scatter_values(ctx, v, ctx.reshape(ctx.tensor(src), one), dim, start, start + 1)
 
 
 def _scatter_values(ctx, v, s, dim, lo, hi):
@@ -166,9 +163,7 @@ def _scatter_values(ctx, v, s, dim, lo, hi):
         length = sympy.simplify(length)
         if length == 0:
             continue
-        shape = list(v.type.shape)
-        shape[dim] = length
-        values.append((offset, _slice_value(ctx, v, dim, offset, length, 1, v.type.with_shape(shape))))
+        values.append((offset, _slice_value(ctx, v, dim, offset, length, 1, _with_dim(v.type, dim, length))))
     piece = ctx.cast(s, out.dtype)
     ordered = [p for o, p in values if o == 0] + [piece] + [p for o, p in values if o != 0]
     if len(ordered) == 1:
@@ -210,6 +205,7 @@ def pad_value(ctx, v, amounts: list[int], value):
 
 
 def _with_dim(t, dim, size):
+    """``t`` with extent ``size`` along ``dim``."""
     shape = list(t.shape)
     shape[dim] = sympy.sympify(size)
     return t.with_shape(shape)

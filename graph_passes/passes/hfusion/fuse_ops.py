@@ -133,7 +133,7 @@ def _own_gather_indices(block: Block) -> None:
             continue
         mapping = {}
         row = getattr(bcast.operands[0], "op", None)
-        if row is not None and row.name in ("hfusion.arange", "hfusion.fill") and len(bcast.operands[0].uses) > 1:
+        if row is not None and row.name in ("hfusion.arange", "hfusion.fill"):
             block.insert_before(op, row.clone(mapping))
         copy = bcast.clone(mapping)
         block.insert_before(op, copy)
