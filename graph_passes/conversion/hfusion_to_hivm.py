@@ -271,6 +271,8 @@ class KernelLowering:
 
     # -- one work item ------------------------------------------------------------------------------------------
     def tile_of(self, d: int, index: Value) -> tuple[Value, Value]:
+        if "tail_full" in self.tiling and f"tiles{d}" in self.tiling:
+            return self.balanced_tile(d, index)
         # a dim split per launch (schedule split_dims) steps by its tiling parameter, at most the tile
         step = self.params[f"step{d}"] if f"step{d}" in self.tiling else self.const(self.tile[d])
         off = self.arith("muli", index, step, f"off{d}")
@@ -280,6 +282,30 @@ class KernelLowering:
             return off, self.const(self.tile[d])
         rem = self.arith("subi", self.params[f"n{d}"], off)
         length = self.arith("minsi", rem, step, f"len{d}")
+        return off, length
+
+    def balanced_tile(self, d: int, index: Value) -> tuple[Value, Value]:
+        """Offset and extent of work item ``index`` when the last round is spread over every core
+        (graph_passes/schedule/tail.py, ``BalancedTail.rows_of``): full tiles first, then ``tail_units`` units of
+        ``tail_unit`` rows each, the first ``tail_extra`` items one unit more."""
+        full, unit = self.const(int(self.tiling["tail_full"])), int(self.tiling["tail_unit"])
+        q, r, tile = self.const(int(self.tiling["tail_units"])), self.const(int(self.tiling["tail_extra"])), \
+            self.const(self.tile[d])
+        zero, one = self.const(0), self.const(1)
+        u = self.arith("maxsi", self.arith("subi", index, full), zero, "u")  # 0 for a full tile
+        lo = self.arith("addi", self.arith("muli", u, q), self.arith("minsi", u, r))
+        units = self.arith("addi", q, self.arith("minsi", self.arith("maxsi", self.arith("subi", r, u), zero), one))
+        in_tail = self.arith("minsi", self.arith("maxsi", self.arith("subi", self.arith("addi", index, one), full),
+                                                 zero), one)
+        # index·T − u·T is F·B·T for a last-round item, index·T for a full one
+        off = self.arith("addi", self.arith("muli", self.arith("subi", index, u), tile),
+                         self.arith("muli", lo, self.const(unit)), f"off{d}")
+        tail_rows = self.arith("muli", units, self.const(unit))
+        length = self.arith("addi", tile, self.arith("muli", in_tail, self.arith("subi", tail_rows, tile)))
+        n = int(as_expr(self.tiling[f"n{d}"]))
+        if n % unit:  # the last unit ends at the tensor's end
+            length = self.arith("minsi", length, self.arith("subi", self.params[f"n{d}"], off))
+        length.name_hint = f"len{d}"
         return off, length
 
     def work_item(self, t: Value) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ..ir.types import DTYPE_BYTES, TensorType
 from .buffers import REPEAT_BYTES, BufferPlan, in_place_fold_levels, row_fold_shape
+from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
 SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
@@ -116,7 +117,8 @@ def values_estimate(values, plan: BufferPlan, tile, target, wide: bool = False) 
     return total
 
 
-def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=None, first_in=None) -> float:
+def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=None, first_in=None,
+                tail_steps: dict | None = None) -> float:
     """Estimated cycles of a static-shape kernel on its busiest core: the first work item's load (the cores with
     the most work items load first, sharing DDR), the work items — their vector time, or their share of DDR when
     every core streams if that is longer — and the last store. ``stages`` (pipeline.Stages): the software-
@@ -124,13 +126,14 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     loaded and stored buffers' copies do not change the estimate: with one copy, a work item's load still overlaps
     the previous one's compute after its first reader, its store the next one's before its last writer.
     ``first_in``: the loaded buffers the first vector op waits for (hivm-inject-sync's first flag: those it
-    reads), when not all of them; the others land while it computes."""
+    reads), when not all of them; the others land while it computes. ``tail_steps`` (the whole-GM-block step of
+    each parallel dim): a row kernel's last round is spread over every core (tail.py), its last work items a
+    share of a tile (their repeats and store); the cores with the largest one load first, the others after
+    every core's first load, so the later of the two kinds of core."""
     n_tiles = 1
     for d in info.parallel_dims:
         n_tiles *= -(-int(info.domain[d]) // int(tile[d]))
     cores = min(target.vector_cores, n_tiles)
-    per_core = -(-n_tiles // cores)
-    heavy = n_tiles - (per_core - 1) * cores
     whole = {d for d in range(info.rank) if int(tile[d]) >= int(info.domain[d])}
     align = target.ub_align
     bytes_in = sum(b.nbytes(tile, align) for b in plan.buffers if b.loaded and not set(b.mask) <= whole)
@@ -138,9 +141,26 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     ddr = target.ddr_bytes_per_cycle
     dma = (bytes_in + bytes_out) * cores / ddr
     waited = bytes_in if first_in is None else sum(b.nbytes(tile, align) for b in first_in if not set(b.mask) <= whole)
-    fill, drain = heavy * waited / ddr, bytes_out / target.ub_to_gm_bytes_per_cycle
-    if stages is None:
-        return fill + per_core * max(work.time(target), dma) + drain
-    a, b = stages.first, stages.second
-    body = a.cycles + b.cycles + stages.levels * target.vector_startup_cycles
-    return fill + max(a.time(target) + (per_core - 1) * body + b.time(target), per_core * dma) + drain
+
+    def core_time(items: int, first_loads: int, last: float) -> float:
+        """A core with ``items`` work items, the last ``last`` of a tile, whose first load is ``first_loads``-th."""
+        fill, drain = first_loads * waited / ddr, last * bytes_out / target.ub_to_gm_bytes_per_cycle
+        if stages is None:
+            return fill + (items - 1) * max(work.time(target), dma) + \
+                max(work.time(target) - (1 - last) * work.cycles, last * dma) + drain
+        a, b = stages.first, stages.second
+        body = a.cycles + b.cycles + stages.levels * target.vector_startup_cycles
+        vector = a.time(target) + (items - 1) * body + b.time(target) - (1 - last) * (a.cycles + b.cycles)
+        return fill + max(vector, (items - 1 + last) * dma) + drain
+
+    tail = row_tail(info, tile, cores, tail_steps) if tail_steps is not None else None
+    if tail is None:
+        per_core = -(-n_tiles // cores)
+        return core_time(per_core, n_tiles - (per_core - 1) * cores, 1.0)
+    rounds = tail.full_items // cores
+    times = [core_time(rounds + 1, tail.heavy_cores, tail.heavy_rows / tail.tile)]
+    if tail.extra:  # the other last-round work items: one unit less
+        times.append(core_time(rounds + 1, cores, tail.unit * tail.per_item / tail.tile))
+    if tail.tail_items < cores:  # cores without a last-round work item
+        times.append(core_time(rounds, cores, 1.0))
+    return max(times)

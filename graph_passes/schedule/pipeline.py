@@ -137,7 +137,7 @@ def pipelined_candidates(info: KernelInfo, plan: BufferPlan, tile, target, multi
                     if ub <= target.ub_bytes]
             if fits:
                 st, wide, ub = min(fits, key=lambda f: (f[0].levels, not f[1]))
-                time = kernel_time(info, plan, cand, target, st.first + st.second, st)
+                time = kernel_time(info, plan, cand, target, st.first + st.second, st, tail_steps={0: step})
                 found.append(Candidate(cand, st, wide, io, ub, time))
         out += found
         tried += bool(found)

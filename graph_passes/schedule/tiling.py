@@ -30,6 +30,8 @@ Tiling parameters (``tiling`` attribute, name → size expression)::
                 items' step, Min(tile[d], 32-B granules spread over the cores); tiles{d} = ceiling(n{d} / step{d})
     off{a}_{i}  symbolic offset of a slice of argument a along its dim i
     n_tiles     prod of tiles{d} over the parallel (non-reduced) dims: the work items
+    tail_full, tail_unit, tail_units, tail_extra
+                a row kernel's last round spread over every core (tail.py): n_tiles = tail_full + its work items
     block_dim   Min(vector_cores or the block-dim option, n_tiles)
 """
 
@@ -49,6 +51,7 @@ from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, values_estimate
 from .kernel_info import KernelInfo
 from .pipeline import Stages, compute_order, pipelined_candidates
+from .tail import row_tail
 
 NON_LAST_REDUCE_INNER = 512  # last-dim tile cap (elements) when a non-last dim is reduced
 
@@ -287,7 +290,7 @@ def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer
     pipelined one (pipeline.py)."""
     plan, tile = sched.plan, sched.tile
     lockstep = kernel_time(info, plan, tile, target, values_estimate(compute_order(info, plan), plan, tile, target,
-                                                                     sched.wide))
+                                                                     sched.wide), tail_steps={0: step})
     cands = pipelined_candidates(info, plan, tile, target, multi_buffer, step, cap_elems,
                                  lambda t: _whole_dims(t, uppers))
     best = min(cands, key=lambda c: c.time, default=None)
@@ -458,6 +461,13 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
     for d in info.parallel_dims:
         if d not in (schedule.serial_dims or ()):  # serial dims are looped inside a work item
             n_tiles = n_tiles * counts[d]
+    tail = None
+    if not (schedule.block_dim_override or schedule.serial_dims or split):
+        tail = row_tail(info, schedule.tile, cores, _gm_steps(info, ub_align))
+    if tail is not None:  # the last round spread over every core (tail.py)
+        n_tiles = sympy.Integer(tail.n_tiles)
+        tiling[f"tiles{tail.dim}"] = tail.n_tiles
+        tiling.update(tail.tiling())
     tiling["n_tiles"] = _norm(n_tiles)
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
     return tiling

@@ -84,6 +84,8 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     func.attributes["schedule"] = sched.attrs(info, options.multi_buffer)
     func.attributes["tiling"] = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim,
                                               target.ub_align)
+    if "tail_full" in func.attributes["tiling"]:  # the last round spread over every core (schedule/tail.py)
+        func.attributes["schedule"]["distribution"] = "cyclic-balanced-tail"
     ctx.count("kernels-scheduled")
     if sched.reduce_looped:
         ctx.count("reductions-multipass")
