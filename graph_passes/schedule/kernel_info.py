@@ -20,6 +20,7 @@ first op that prevents it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
@@ -238,7 +239,45 @@ def kernel_layout(func: Operation, sizes: SizeVars) -> KernelLayout:
         for v in spans_loops:
             masks[v] = tuple(loops)
         _propagate(ops, masks, domain)
+    if any(v not in masks for v in values) and _place_detached(ops, values, masks, domain, sizes):
+        _propagate(ops, masks, domain)
     return KernelLayout(ops, inputs, outputs, results, views, values, domain, masks)
+
+
+def _place_detached(ops, values: list, masks: dict, domain: tuple, sizes: SizeVars) -> bool:
+    """Place each part of the body that shares no op with a placed value (a chain fused beside the rest through a
+    cheap producer that ``hfusion-rematerialize-layouts`` then copied per use: a dynamic causal mask's arange beside
+    the positions cast from it) at the innermost domain dims matching its largest values' extents; any place is
+    correct (a result not spanning a tiled dim is stored by the first tile along it only), the innermost keeps its
+    buffer rows contiguous. True when some value was placed."""
+    parent = {id(v): v for v in values}
+
+    def root(v):
+        while parent[id(v)] is not v:
+            v = parent[id(v)]
+        return v
+
+    for op in ops:
+        linked = [v for v in list(op.operands) + list(op.results) if id(v) in parent]
+        for v in linked[1:]:
+            a, b = root(linked[0]), root(v)
+            if a is not b:
+                parent[id(b)] = a
+    parts: dict = {}
+    for v in values:
+        parts.setdefault(id(root(v)), []).append(v)
+    placed = False
+    for part in parts.values():
+        if any(v in masks for v in part):
+            continue
+        rank = max(v.type.rank for v in part)
+        for v in (v for v in part if v.type.rank == rank):
+            for dims in reversed(list(combinations(range(len(domain)), rank))):
+                if all(sizes.statically_known_equal(s, domain[d]) for s, d in zip(v.type.shape, dims)):
+                    masks[v] = dims
+                    placed = True
+                    break
+    return placed
 
 
 def _spans(v: Value, shape: list, sizes: SizeVars) -> bool:

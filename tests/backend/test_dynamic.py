@@ -88,3 +88,26 @@ def test_float_attribute_becomes_an_f32_host_scalar(fresh_dynamo):
         x = torch.randn(rows, 8)
         assert_close(compiled(x), model(x), f"scale {scale}")
     assert fresh_dynamo["graphs_compiled"] == 1
+
+
+def test_positions_beside_a_causal_mask_run_on_the_simulator(fresh_dynamo):
+    """A dynamic sequence length's positions (``arange(T).float()``) and causal mask (``arange`` against itself,
+    ``[T, T]``) share one kernel through the arange; its per-use copies leave the positions' chain touching nothing
+    of the mask, so no propagation places it in the ``[T, T]`` domain — it is placed at the innermost dim (either
+    dim would do: the first tile along the other stores it). One compile, simulated, equal to eager."""
+
+    def fn(x):
+        t = x.shape[1]
+        cp = torch.arange(t)
+        mask = ((cp[None, :] - cp[:, None]) <= 0) & torch.ones(t, t, dtype=torch.bool)
+        return cp.float(), mask
+
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    for t in (16, 12, 40):
+        x = torch.randn(2, t)
+        with torch_npu_backend.profile(trace=False) as prof:
+            pos, mask = compiled(x)
+        want_pos, want_mask = fn(x)
+        assert torch.equal(pos, want_pos) and torch.equal(mask, want_mask), t
+        assert [r.simulated for r in prof.records] == [True], [(r.kernel, r.reason) for r in prof.records]
+    assert fresh_dynamo["backend_calls"] == 1
