@@ -14,22 +14,25 @@ bounds them. Figures at 1M on ascend910b1 (sim µs / roofline µs / efficiency):
 
     elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%     (was 4.8 µs 93.1%)
     broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%     (was 3.2 µs 92.5%)
-    softmax            f16  4.0 / 3.0  72.9%     f32  6.0 / 5.9  98.4%     (was 4.4 µs 66.7%; 11.2 µs 30.0% before)
-    layer norm         f16  5.5 / 3.5  63.6%     f32  6.3 / 5.9  94.2%     (was 5.6 µs 62.8%; 29.7 µs 21.0% before)
-    rms norm           f16  3.2 / 3.0  93.5%     f32  6.2 / 5.9  95.6%     (f32 was 96.1%: DDR-bound, see below)
+    softmax            f16  3.9 / 3.0  76.2%     f32  5.9 / 5.9  99.2%     (was 4.0 µs 72.9%; 11.2 µs 30.0% before)
+    layer norm         f16  5.3 / 3.5  66.1%     f32  6.3 / 5.9  94.2%     (was 5.5 µs 63.6%; 29.7 µs 21.0% before)
+    rms norm           f16  3.1 / 3.0  94.0%     f32  6.1 / 5.9  96.6%     (f16 was 93.5%, f32 95.6%)
 
-and at 16M f16: softmax 47.7 / 47.2 µs 98.9% (was 51.2 µs 92.3%), layer norm 66.3 / 53.9 µs 81.3% (was 67.6 µs
-79.7%; 75.5 µs 71.4% before). f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one
-work item beside stage 1 of the previous, their dependent vector steps paired so each pair pays one start-up.
+and at 16M f16: softmax 47.6 / 47.2 µs 99.2% (was 47.7 µs 98.9%), layer norm 66.1 / 53.9 µs 81.6% (was 66.3 µs
+81.3%; 75.5 µs 71.4% before). f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one
+work item beside stage 1 of the previous, their dependent vector steps paired so each pair pays one start-up; the
+rows left after the last full round of 2-row work items go to every core (16 cores take 2 rows, 32 take 1) instead
+of whole tiles to 32 cores (docs/schedule.md, *Work split*): softmax 4.0 → 3.9 µs, layer norm 5.5 → 5.3 µs.
 
-Layer norm f16 at 1M stays below 70%: its roofline is the chip's *average* vector work — 5.33 rows per core of
-~1170 repeat cycles (two f32 row folds, five full-row binary ops, two casts) plus the weight casts — while the busiest
-core has 6 rows (12.5% more; a row is not split across cores), and two rows per work item still take 16
-dependent steps of 30 cycles when pipelined (the longer stage: the squares, their in-place fold, rstd, three full-row
-ops and the cast; 27 per work item in lockstep), next to the first tile's load (~725 cycles: 32 cores' tiles share
-DDR first) and the last one's store (~405): 6 × 1170 + 286 cycles of repeats take 5.5 µs with them (10,174 cycles),
-against 3.5 µs of roofline. Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core): its row
-fold's one step less moved its DMAs' order in the shared DDR and its last store ended 49 cycles later.
+Layer norm f16 at 1M stays below 70% (needs 9,246 cycles, takes 9,791). Its roofline is the chip's *average*
+vector work — 5.33 rows per core of ~1170 repeat cycles (two f32 row folds, five full-row binary ops, two casts)
+plus the weight casts — while the busiest cores have 6 rows (12.5% more; a row is not split across cores): 7,198
+cycles of repeats, and 60 dependent steps of 30 cycles when pipelined (three work items: 12 steps of stage 0, two
+loop iterations of 16, 16 of stage 1; the longer stage runs the squares, their in-place fold, rstd, three full-row
+ops and the cast), after the first tile's load (~405 cycles: the 16 busiest cores load first) and before the last
+one's store (~337). Vector work cut from the kernel lowers its roofline by 5.33/6 of what it saves the busiest core,
+so it lowers the efficiency; the two carried f32 copies of x − mean leave UB for neither 3-row work items nor a
+third stage. Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
 """
 
 from __future__ import annotations
