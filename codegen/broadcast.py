@@ -29,13 +29,17 @@ def emit_vbrc(L, op) -> None:
             return _block_broadcast(L, src, dst, dtype, ext, caps)
         return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
     shape, src_shape = dst.type.static_shape(), src.type.static_shape()
+    spanned = [d for d in range(rank - 1) if src_shape[d] > 1]
+    padded = [d for d in spanned if src_shape[d] != shape[d]]
     try:
-        rows_cap, pitch = column_broadcast_rows(shape, src_shape)
+        rows_cap, pitch = column_broadcast_rows(shape, [shape[d] if d in padded else n for d, n in
+                                                        enumerate(src_shape)])
     except ValueError as e:
         raise CodegenError(op, f"broadcast along dims {dims} of a rank-{rank} buffer: {e}") from None
-    spanned = [d for d in range(rank - 1) if src_shape[d] > 1]
-    rows = valid_rows(ext, caps, spanned)
-    _column_broadcast(L, op, src, dst, dtype, rows, ext[-1], rows_cap, pitch)
+    if padded:  # a column padded to whole repeats (Buffer.whole_repeats): its rows are contiguous per slab only
+        _padded_column_broadcast(L, op, src, dst, dtype, ext, caps, spanned, padded, pitch)
+    else:
+        _column_broadcast(L, op, src, dst, dtype, valid_rows(ext, caps, spanned), ext[-1], rows_cap, pitch)
     others = [d for d in dims if d != rank - 1 and caps[d] > 1]
     if not others:
         return
@@ -43,6 +47,23 @@ def emit_vbrc(L, op) -> None:
     slab = _operand(dst)
     slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)])
     region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [slab, _operand(dst)], ext, caps)
+
+
+def _padded_column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext, caps, spanned, padded, pitch) -> None:
+    """A column broadcast from a source whose innermost spanned dim p is padded (``src_shape[p]`` elements apart
+    per index of the dims outside it, ``shape[p]`` rows of dst): one column broadcast per slab of dst's rows."""
+    p = spanned[-1]
+    if padded != [p]:
+        raise CodegenError(op, f"broadcast from {src.type} into {dst.type}: only the innermost row dim of the column "
+                               f"may be padded")
+    inner, src_inner = caps[p], src.type.static_shape()[p]
+
+    def slab(i):
+        s_buf = Buf(src.scope, _fold(src.addr + i * (src_inner * src.es)), src.type)
+        d_buf = Buf(dst.scope, _fold(dst.addr + i * (inner * pitch * dst.es)), dst.type)
+        _column_broadcast(L, op, s_buf, d_buf, dtype, ext[p], ext[-1], inner, pitch)
+
+    counted(L, "slab", valid_rows(ext, caps, spanned[:-1]), slab)
 
 
 def _one_block_rows(dst: Buf, src: Buf) -> bool:

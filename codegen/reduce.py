@@ -81,6 +81,8 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     e0 is the last valid row's index + 1, invalid rows between are reduced too, harmlessly)."""
     red, comb = REDUCE[kind]
     shape = src.type.static_shape()
+    if _prod(dst.type.static_shape()[:-1]) != _prod(shape[:-1]):
+        return _reduce_row_slabs(L, op, kind, dtype, src, dst, ext)
     R, P = _prod(shape[:-1]), shape[-1]
     es = src.es
     lanes = 256 // es
@@ -158,6 +160,30 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     else:
         group(Imm(0))
     barrier(L)
+
+
+def _reduce_row_slabs(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
+    """Rows reduced into a dst whose innermost row dim is padded (a column padded to whole repeats for a compare on
+    it, ``Buffer.whole_repeats``: a looped reduction's partial shares its result's layout so that the two combine
+    row for row): one contiguous row reduction per slab of that dim, the slabs ``dshape[d]`` elements apart."""
+    shape, dshape = src.type.static_shape(), dst.type.static_shape()
+    rank = len(shape)
+    wider = [k for k in range(rank - 1) if dshape[k] != shape[k]]
+    d = wider[0] if wider else 0
+    if len(wider) != 1 or dshape[d] < shape[d] or any(shape[k] != 1 for k in range(d + 1, rank - 1)):
+        raise CodegenError(op, f"reduces {src.type} into {dst.type}: only the innermost row dim may be padded")
+    inner, P, es = shape[d], shape[-1], src.es
+    slabs = valid_rows(ext, shape, [k for k in range(d) if shape[k] > 1])
+    long_rows = P > 256 // es  # the row fold's scratch partials are rewritten per slab
+
+    def slab(i):
+        if long_rows:
+            barrier(L)
+        s_buf = Buf(src.scope, _fold(src.addr + i * (inner * P * es)), src.type.with_shape([inner, P]))
+        d_buf = Buf(dst.scope, _fold(dst.addr + i * (dshape[d] * dst.es)), dst.type.with_shape([inner, 1]))
+        _reduce_rows(L, op, kind, dtype, s_buf, d_buf, [ext[d], ext[-1]])
+
+    counted(L, "slab", slabs, slab)
 
 
 def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1: int, lanes: int, pitch: int):

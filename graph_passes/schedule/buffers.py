@@ -578,6 +578,8 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             for v in list(op.operands) + list(op.results):
                 if v in of_value:
                     of_value[v].lanes = max(of_value[v].lanes, lanes)
+    for op, p in partial.items():  # combined row for row with the reduction's result: the same layout
+        p.whole_repeats, p.lanes = of_value[op.result].whole_repeats, of_value[op.result].lanes
     ops = [op for op in info.ops
            if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
     return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers),

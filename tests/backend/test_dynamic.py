@@ -111,3 +111,29 @@ def test_positions_beside_a_causal_mask_run_on_the_simulator(fresh_dynamo):
         assert torch.equal(pos, want_pos) and torch.equal(mask, want_mask), t
         assert [r.simulated for r in prof.records] == [True], [(r.kernel, r.reason) for r in prof.records]
     assert fresh_dynamo["backend_calls"] == 1
+
+
+def test_row_any_over_a_dynamic_length_runs_on_the_simulator(fresh_dynamo):
+    """The safe softmax of a masked attention row (``torch.where(~row.any(), 0, softmax)``) with a dynamic,
+    unbounded sequence length: the row reductions are looped (multi-pass), and the ``any`` is an f16 max whose
+    result, read by compares as a column, is padded to whole repeats per row of heads — its partial shares that
+    layout (each slab of rows reduced into its padded place), and the column's broadcast back along the rows reads
+    it slab by slab. Simulated, equal to eager, fully masked rows included."""
+
+    def fn(s, mask):
+        s = s + torch.where(mask, 0.0, float("-inf"))
+        p = torch.softmax(s, -1)
+        live = (~(s == float("-inf"))).any(-1, keepdim=True)
+        return torch.where(~live, torch.zeros_like(p), p)
+
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    for t in (16, 12):
+        s = torch.randn(2, 4, t, t)
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        mask[2] = False
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(s, mask)
+        assert_close(got, fn(s, mask), f"length {t}")
+        assert [r.simulated for r in prof.records] == [True], [(r.kernel, r.reason) for r in prof.records]
+        assert prof.records[0].hazards_checked
+    assert fresh_dynamo["backend_calls"] == 1

@@ -130,10 +130,10 @@ def test_training_step(name, fresh_dynamo):
 
 @pytest.mark.slow
 def test_llama_inference_dynamic_sequence_length(fresh_dynamo):
-    """dynamic=True: one compile serves two sequence lengths, logits and loss equal to eager. Kernels of two kinds
-    stay at tensor level with their reasons (the dynamic causal mask's arange has two places in its [T, T] domain,
-    the safe softmax's row ``any`` is a looped reduction whose partials codegen cannot lay out); the test does not
-    pin them. The rotary kernel (its table scaled by a host scalar) runs on the simulator."""
+    """dynamic=True: one compile serves two sequence lengths, logits and loss equal to eager, and every kernel but
+    the matmuls runs on the simulator: the causal mask beside the positions cast from its arange, the rotary kernel
+    (its table scaled by a host scalar), and the safe softmax's row ``any`` over the unbounded sequence length (a
+    looped reduction whose partials share its result's padded column layout)."""
     torch.manual_seed(0)
     model = _build("llama").eval()
     compiled = torch.compile(model, backend="npu", dynamic=True)
@@ -147,3 +147,4 @@ def test_llama_inference_dynamic_sequence_length(fresh_dynamo):
     assert fresh_dynamo["graphs_compiled"] == 1
     rotary = [r for r in prof.records if "cos" in r.source]
     assert rotary and all(r.simulated for r in rotary), [(r.kernel, r.reason) for r in rotary]
+    _check_kernels("llama", prof)
