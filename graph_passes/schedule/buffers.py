@@ -58,8 +58,9 @@ class Buffer:
     role: str = "value"  # "value" | "partial"
     fixed: dict = field(default_factory=dict)  # domain dim -> extent independent of the tile (a gathered row)
     whole_repeats: bool = False  # an operand of a column-mask compare/select: rows padded to 256 elements
-    lanes: int = 1  # an operand of a compare/select along the last dim: rows longer than this many elements are
-    #                 padded to whole repeats of it (codegen issues the last vcmp/vsel over whole repeats)
+    lanes: tuple = ()  # an operand of compares/selects along the last dim, their lanes per repeat: rows longer than
+    #                    one op's repeat are padded to whole repeats of it (codegen issues its last vcmp/vsel over whole
+    #                    repeats), for every such op (an f16 compare's mask read by an f32 select: 128 and 64 lanes)
 
     def depth(self, multi_buffer: int, whole=()) -> int:
         """Copies: the multi-buffer depth when a DMA in the work-item loop feeds or drains it; one for a loaded
@@ -75,8 +76,9 @@ class Buffer:
         if rank and (rank - 1) in self.mask:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
             shape[-1] = -(-shape[-1] // granule) * granule
-            if shape[-1] > self.lanes:
-                shape[-1] = -(-shape[-1] // self.lanes) * self.lanes
+            for lanes in sorted(self.lanes):
+                if shape[-1] > lanes:
+                    shape[-1] = -(-shape[-1] // lanes) * lanes
         elif self.whole_repeats and self.mask:  # a column: pad its run of rows to whole repeats of any dtype (256
             # elements), the same shape for the mask and every operand; the innermost spanned dim holding more than
             # one element is padded, so that spanned dims of one element (a [R, 1] value in an [R, 1, C] domain)
@@ -577,7 +579,7 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
             lanes = mask_op_lanes(op)
             for v in list(op.operands) + list(op.results):
                 if v in of_value:
-                    of_value[v].lanes = max(of_value[v].lanes, lanes)
+                    of_value[v].lanes = tuple(sorted(set(of_value[v].lanes) | {lanes}))
     for op, p in partial.items():  # combined row for row with the reduction's result: the same layout
         p.whole_repeats, p.lanes = of_value[op.result].whole_repeats, of_value[op.result].lanes
     ops = [op for op in info.ops
