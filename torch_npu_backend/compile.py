@@ -17,12 +17,14 @@ import torch
 
 from graph_passes.ir.verifier import verify
 
+from .host_scalars import split_host_scalars
 from .importer import import_graph
 from .options import NpuOptions
 from .runtime import CompiledGraph, KernelInfo
 from .stats import COUNTERS
 
 FX_GRAPH_DUMP = "000_fx_graph.txt"
+HOST_PROLOGUE_DUMP = "000_host_prologue.txt"
 LOWERING_DUMPS = "lowering"
 HOST_PLAN_DUMP = "host_plan.mlir"
 LADDER_DUMP = "retry_ladder.txt"
@@ -44,12 +46,16 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
         os.makedirs(debug_dir, exist_ok=True)
         with open(os.path.join(debug_dir, FX_GRAPH_DUMP), "w") as f:
             f.write(gm.print_readable(print_output=False, include_stride=True, include_device=True))
+    gm, host_prologue = split_host_scalars(gm)
+    if debug_dir and host_prologue is not None:
+        with open(os.path.join(debug_dir, HOST_PROLOGUE_DUMP), "w") as f:
+            f.write(host_prologue.print_readable(print_output=False))
     result = import_graph(gm, target=options.chip)
     if options.verify:
         verify(result.module)
     graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,
                           options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)},
-                          predicates=result.predicates)  # fmt: skip
+                          predicates=result.predicates, host_prologue=host_prologue)  # fmt: skip
     if options.execute == "interpret":
         pm = PassManager.from_pipeline(options.pipeline, verify=options.verify, debug_dir=debug_dir)
         graph.pass_context = pm.run(result.module)

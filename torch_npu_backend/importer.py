@@ -148,9 +148,8 @@ class ImportContext:
     def tensor_type(self, val: torch.Tensor, node: torch.fx.Node | None = None) -> TensorType:
         node = node or self.node
         name = node.name if node is not None else None
-        if val.dtype == torch.float64 and val.dim() == 0 and node is not None and \
-                (node.op == "placeholder" or node.target in HOST_SCALAR_CASTS):
-            return TensorType((), "f32")  # a host float scalar (see HOST_SCALAR_CASTS)
+        if val.dtype == torch.float64 and val.dim() == 0 and node is not None and node.op == "placeholder":
+            return TensorType((), "f32")  # a host float scalar (host_scalars.py): the runtime rounds it to f32
         return TensorType(tuple(self.expr(d) for d in val.shape), ir_dtype(val.dtype, name))
 
     def out_type(self, index: int | None = None) -> TensorType:
@@ -324,11 +323,6 @@ class ImportContext:
         return v
 
 
-# With dynamic=True, dynamo passes a model's Python float attributes (a rotary embedding's scaling, a norm's eps) as
-# 0-d f64 tensors, which the graph converts to f32 before using them with f32 tensors. Such a placeholder, and a
-# conversion of it, is an f32 scalar here: the runtime rounds the input to f32 once, as the graph's own conversion
-# does. Any other op producing f64 is refused (UnsupportedDtypeError).
-HOST_SCALAR_CASTS = (torch.ops.prims.convert_element_type.default, torch.ops.aten._to_copy.default)
 
 
 def _same(a, b) -> bool:

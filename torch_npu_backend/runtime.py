@@ -61,6 +61,7 @@ class CompiledGraph:
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     ladder: list[str] = field(default_factory=list)
     predicates: list = field(default_factory=list)  # graph_passes.ir.size_predicates.SizePredicate, checked per run
+    host_prologue: object = None  # host_scalars.split_host_scalars: f64 scalars computed on the host, appended inputs
     runs: int = 0
 
     def bindings(self, args) -> dict[str, int]:
@@ -77,9 +78,11 @@ class CompiledGraph:
         COUNTERS["graph_runs"] += 1
         self.runs += 1
         bindings = self.bindings(args)
+        if self.host_prologue is not None:
+            args = [*args, *self.host_prologue(*args)]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
         inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
-                  for a in inputs]  # host float scalars (importer.HOST_SCALAR_CASTS): the importer made them f32
+                  for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made them f32
         if self.predicates or any(o.kind == "size" for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -88,6 +89,33 @@ def test_float_attribute_becomes_an_f32_host_scalar(fresh_dynamo):
         x = torch.randn(rows, 8)
         assert_close(compiled(x), model(x), f"scale {scale}")
     assert fresh_dynamo["graphs_compiled"] == 1
+
+
+def test_float_arithmetic_runs_on_the_host(fresh_dynamo, tmp_path):
+    """With dynamic=True, ``math.sqrt(2.0 / self.c)`` over a float attribute is f64 arithmetic in the graph
+    (GPT-2's tanh GELU over ``math.pi`` failed to compile: no f64 on the device). It runs on the host before each
+    call, in f64 as eager does, its f32 result a new input of the device graph; a new value needs no recompile."""
+
+    class Gelu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = 3.14159
+
+        def forward(self, x):
+            return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / self.c) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    model = Gelu()
+    compiled = torch.compile(model, backend="npu", dynamic=True, options={"debug_dir": str(tmp_path)})
+    for c, rows in ((3.14159, 3), (2.5, 5)):
+        model.c = c
+        x = torch.randn(rows, 8)
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(x)
+        assert_close(got, model(x), f"c {c}")
+        assert all(r.simulated for r in prof.records), [(r.kernel, r.reason) for r in prof.records]
+    assert fresh_dynamo["graphs_compiled"] == 1
+    prologue = next(tmp_path.glob("graph_*/000_host_prologue.txt")).read_text()
+    assert "aten.sqrt" in prologue and "f64" in prologue, prologue
 
 
 def test_positions_beside_a_causal_mask_run_on_the_simulator(fresh_dynamo):
