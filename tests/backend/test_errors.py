@@ -32,7 +32,8 @@ def test_unsupported_op_names_op_and_node():
 
 
 def test_cumsum_over_a_symbolic_length_names_the_reason():
-    """A scan's step count is the length's log: a dynamic length along the summed dim is refused, named."""
+    """A scan's step count is the length's log: a dynamic length along a summed dim other than the last (the last is
+    a product with a triangle of ones) is refused, named."""
     chain = _compile_error(lambda x: torch.cumsum(x, 0) + 1, torch.randn(6, 3), dynamic=True)
     errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
     assert errs and errs[0].op == "aten.cumsum.default", chain

@@ -132,12 +132,14 @@ def test_training_step(name, fresh_dynamo):
 
 
 @pytest.mark.slow
-def test_gpt2_inference_dynamic_sequence_length(fresh_dynamo):
-    """dynamic=True: GPT-2's tanh GELU computes sqrt(2 / pi) in f64 from ``math.pi``, which dynamo passes as a 0-d
-    f64 input; that arithmetic runs on the host (host_scalars.py). The graphs compiled for one sequence length serve
-    another, logits and loss equal to eager; two kernels stay at tensor level with their reasons (KNOWN_INTERPRETED)."""
+@pytest.mark.parametrize("name", ["gpt2", "bert", "qwen2", "opt", "t5"])
+def test_inference_dynamic_sequence_length(fresh_dynamo, name):
+    """dynamic=True: the graphs compiled for one sequence length serve another, logits and loss equal to eager, the
+    same kernels simulated as statically — OPT's positions (the mask's cumsum over the sequence) as a product with
+    a triangle of ones — except GPT-2's two (``KNOWN_INTERPRETED["gpt2 dynamic"]``). GPT-2's tanh GELU computes
+    sqrt(2 / pi) in f64 from ``math.pi``, which dynamo passes as a 0-d f64 input: that runs on the host."""
     torch.manual_seed(0)
-    model = _build("gpt2").eval()
+    model = _build(name).eval()
     compiled = torch.compile(model, backend="npu", dynamic=True)
     graphs = []
     for seq in (16, 12):
@@ -145,9 +147,9 @@ def test_gpt2_inference_dynamic_sequence_length(fresh_dynamo):
         with torch.no_grad(), torch_npu_backend.profile(trace=False) as prof:
             expected = model(input_ids=ids, labels=ids)
             got = compiled(input_ids=ids, labels=ids)
-        assert_close(got.logits, expected.logits, f"logits at {seq}")
-        assert_close(got.loss, expected.loss, f"loss at {seq}")
-        _check_kernels("gpt2 dynamic", prof)
+        assert_close(got.logits, expected.logits, f"{name} logits at {seq}")
+        assert_close(got.loss, expected.loss, f"{name} loss at {seq}")
+        _check_kernels("gpt2 dynamic" if name == "gpt2" else name, prof)
         graphs.append(fresh_dynamo["graphs_compiled"])
     assert graphs[0] == graphs[1], graphs  # the second length reuses the first's graphs
 

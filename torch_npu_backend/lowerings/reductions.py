@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from graph_passes.dialects.hfusion import ElemwiseBinaryOp
+from graph_passes.dialects.hfusion import ArangeOp, ElemwiseBinaryOp, MatmulOp
+from graph_passes.ir.types import TensorType
 
 from ..dtypes import opmath
 from . import register_lowering
-from .common import binary, normalize_dim, normalize_dims, numel, reduce
+from .common import binary, compare, normalize_dim, normalize_dims, numel, reduce, select
 from .shape import pad_value
 
 aten = torch.ops.aten
@@ -111,16 +112,35 @@ def cumsum(ctx, x, dim, *, dtype=None):
     """A prefix sum as ⌈log2 n⌉ steps ``v = v + v shifted by 2^k along dim`` (zeros shifted in; Hillis and Steele's
     scan): elementwise adds and shifts (a slice and a concatenated fill) the vector kernels run. OPT's positions are
     the attention mask's cumsum. Integer sums are exact; a float sum adds in another order than eager's left to
-    right, in f32 for f16/bf16 (eager's accumulation type), rounded once. The length must be static (the step
-    count is)."""
+    right, in f32 for f16/bf16 (eager's accumulation type), rounded once. Over a symbolic length (the step count
+    would be symbolic) along the last dim: a product with a triangle of ones, :func:`_cumsum_by_matmul`."""
     out = ctx.out_type()
     v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
     d = normalize_dim(ctx, dim, v.type.rank)
     n = v.type.shape[d]
     if not n.is_Integer:
-        raise ctx.error(f"cumsum over dim {d} of symbolic length {n}: the scan's step count must be static")
+        if d != v.type.rank - 1:
+            raise ctx.error(f"cumsum over dim {d} of symbolic length {n}: the scan's step count must be static, and "
+                            f"only a last dim of symbolic length is summed by a product (dim {d} of rank "
+                            f"{v.type.rank})")
+        return ctx.cast(_cumsum_by_matmul(ctx, v, n), out.dtype)
     k, tail = 1, [0, 0] * (v.type.rank - 1 - d)
     while k < int(n):
         v = binary(ctx, "add", v, pad_value(ctx, v, tail + [k, -k], 0))
         k *= 2
     return ctx.cast(v, out.dtype)
+
+
+def _cumsum_by_matmul(ctx, v, n):
+    """``v @ U`` with ``U[i, j] = (i <= j)`` over the last dim of symbolic length ``n`` (``with dynamic=True``, OPT's
+    positions: the attention mask's cumsum over the sequence): the triangle from an arange compared with itself (a
+    vector kernel, like a causal mask), the product a cube kernel. Integer sums are exact; a float sum adds in the
+    product's order."""
+    dtype = v.type.dtype
+    idx = ctx.emit(ArangeOp, [], TensorType((n,), "i64"), start=0, step=1)
+    upper = compare(ctx, "le", ctx.reshape(idx, (n, 1)), ctx.reshape(idx, (1, n)))
+    ones = select(ctx, upper, ctx.scalar(1, dtype), ctx.scalar(0, dtype))
+    rows = numel(v.type.shape, range(v.type.rank - 1))
+    flat = ctx.reshape(v, (rows, n))
+    prod = ctx.emit(MatmulOp, [flat, ones], TensorType((rows, n), dtype))
+    return ctx.reshape(prod, v.type.shape)
