@@ -323,8 +323,6 @@ class ImportContext:
         return v
 
 
-
-
 def _same(a, b) -> bool:
     return len(a) == len(b) and all(sympy.sympify(x) == sympy.sympify(y) for x, y in zip(a, b))
 

@@ -132,9 +132,10 @@ def cumsum(ctx, x, dim, *, dtype=None):
 
 
 def _cumsum_by_matmul(ctx, v, n):
-    """``v @ U`` with ``U[i, j] = (i <= j)`` over the last dim of symbolic length ``n`` (``with dynamic=True``, OPT's
+    """``v @ U`` with ``U[i, j] = (i <= j)`` over the last dim of symbolic length ``n`` (with ``dynamic=True``, OPT's
     positions: the attention mask's cumsum over the sequence): the triangle from an arange compared with itself (a
-    vector kernel, like a causal mask), the product a cube kernel. Integer sums are exact; a float sum adds in the
+    vector kernel, like a causal mask), the product a matmul (of the sum's dtype, i64 for integers: a cube kernel
+    the interpreter runs, as it runs every matmul for now). Integer sums are exact; a float sum adds in the
     product's order."""
     dtype = v.type.dtype
     idx = ctx.emit(ArangeOp, [], TensorType((n,), "i64"), start=0, step=1)
