@@ -17,15 +17,17 @@ A value is *cheap* when computing it reads nothing from GM: ``hfusion.arange``, 
 ops and broadcasts whose tensor operands are cheap. In a kernel with a layout conflict (``kernel_info``'s
 :class:`LayoutConflict`), every cheap value is first copied once per use (its cheap operands with it), then copies
 that are the same op on the same operands and lie along the same domain dims are merged again: one copy per layout
-is left. The rewrite is kept only when no conflict is left; a conflict on a value that is not cheap (a kernel
-argument needed as a row and as a column) stays, and the kernel's fallback reason names the value and both dims.
+is left. A kernel argument needed in several layouts (an index vector another kernel computed, read as a row and
+as a column) gets a parameter per layout instead — appended after the others, each loaded into its own buffer —
+and every call passes the same host value again. The rewrite is kept only when no conflict is left; a conflict on
+a value computed from GM inside the kernel stays, and the kernel's fallback reason names the value and both dims.
 
 AscendNPU-IR reaches the same result while tiling: producers are fused into each consumer's loop with
 ``duplicate_producer`` (``ExtendedFuseIntoContainingOp``, AnyPBRSchedule / PureElemwiseSchedule), so a producer used
 by several consumers is computed once in each. Our lowering has one loop nest over the domain, so the copies are
 per layout instead. Runs after ``hfusion-fuse-ops`` (the last CSE is before it) and before ``hfusion-flatten-ops``
 (which can then collapse dims the shared value tied together).
-Counters: ``kernels-rematerialized``, ``ops-copied`` (ops added, after the merge).
+Counters: ``kernels-rematerialized``, ``ops-copied`` (ops added, after the merge), ``arguments-copied``.
 """
 
 from __future__ import annotations
@@ -62,12 +64,59 @@ class RematerializeLayouts(ModulePass):
             if not _has_layout_conflict(func, sizes):
                 continue
             new = func.clone()
-            if not _merge_same_layout(new, sizes, _copy_per_use(new)):
-                continue  # the conflict is on a value that is not cheap: the kernel keeps its reason
+            copied_args = []
+            twins = _copy_per_use(new)
+            if not _merge_same_layout(new, sizes, twins):
+                copied_args = _copy_arguments_per_layout(new, sizes)
+                if copied_args is None or not _merge_same_layout(new, sizes, twins):
+                    continue  # the conflict is on a value computed from GM: the kernel keeps its reason
             ctx.count("kernels-rematerialized")
             ctx.count("ops-copied", len(new.body.ops) - len(func.body.ops))
+            ctx.count("arguments-copied", len(copied_args))
             module.body.insert_before(func, new)
             func.erase()
+            if copied_args:  # the host passes the same value again for each copy
+                for call in [op for op in module.walk() if op.name == "func.call" and
+                             op.attributes["callee"] == new.sym_name]:
+                    operands = list(call.operands)
+                    call.set_operands(operands + [operands[i] for i in copied_args])
+
+
+def _copy_arguments_per_layout(func: Operation, sizes) -> list[int] | None:
+    """Give each use of an input argument its own parameter, then merge those along the same domain dims: one
+    parameter per layout, each loaded into its own buffer (GPT-2's dynamic causal mask reads a sequence's arange,
+    computed by another kernel, as a row and as a column). Returns, for each parameter added (appended after the
+    others), the index of the argument it copies; None when a layout conflict is left."""
+    block = func.body
+    outputs = set(func.attributes.get("output_args") or [])
+    copies: list[tuple[Value, int]] = []
+    for i, a in enumerate(list(block.args)):
+        if i in outputs or not isinstance(a.type, TensorType):
+            continue
+        for use in list(a.uses)[1:]:
+            copy = block.add_arg(a.type, a.name_hint)
+            use.op.set_operand(use.index, copy)
+            copies.append((copy, i))
+    try:
+        masks = kernel_layout(func, sizes).masks
+    except (LayoutConflict, Unsupported):
+        return None
+    kept: dict[tuple, Value] = {}
+    for i, a in enumerate(block.args[:len(block.args) - len(copies)]):
+        if i not in outputs:
+            kept[(i, masks.get(a))] = a
+    for copy, i in copies:
+        into = kept.setdefault((i, masks.get(copy)), copy)
+        if into is not copy:
+            copy.replace_all_uses_with(into)
+    survivors = []
+    for copy, i in reversed(copies):
+        if copy.uses:
+            survivors.append(i)
+        else:
+            block.erase_arg(copy.index)
+    func.set_function_type()
+    return survivors[::-1]
 
 
 def _has_layout_conflict(func: Operation, sizes) -> bool:

@@ -76,18 +76,26 @@ module {
 
 // -----
 
-// A kernel argument needed as a row and as a column is not cheap (it is read from GM): the kernel is left as it
-// is (its fallback reason names the argument and both dims).
+// A kernel argument needed as a row and as a column is read from GM: each layout gets its own parameter (appended
+// after the out-parameters), loaded into its own buffer, and the host passes the same value again.
 // CHECK-LABEL: func.func @outer(
-// CHECK-NEXT:    hfusion.broadcast %v {dims = [0]}
-// CHECK-NEXT:    hfusion.broadcast %v {dims = [1]}
+// CHECK-SAME:    [[V:%[0-9a-z_]+]]: tensor<8xf32>, [[OUT:%[0-9a-z_]+]]: tensor<8x8xf32>, [[V2:%[0-9a-z_]+]]: tensor<8xf32>)
+// CHECK-NEXT:    hfusion.broadcast [[V]] {dims = [0]}
+// CHECK-NEXT:    hfusion.broadcast [[V2]] {dims = [1]}
 // CHECK-NEXT:    hfusion.elemwise_binary
 // CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func @host(
+// CHECK:         func.call [[X:%[0-9a-z_]+]], [[E:%[0-9a-z_]+]], [[X]] {callee = "outer"}
 module {
   func.func @outer(%v: tensor<8xf32>, %out0: tensor<8x8xf32>) -> (tensor<8x8xf32>) attributes {kernel, fusion_kind = "ANY_PB", output_args = [1]} {
     %r = hfusion.broadcast %v {dims = [0]} : (tensor<8xf32>) -> tensor<8x8xf32>
     %c = hfusion.broadcast %v {dims = [1]} : (tensor<8xf32>) -> tensor<8x8xf32>
     %m = hfusion.elemwise_binary %r, %c {fun = "mul"} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
     func.return %m : tensor<8x8xf32>
+  }
+  func.func @host(%x: tensor<8xf32>) -> (tensor<8x8xf32>) {
+    %e = tensor.empty : () -> tensor<8x8xf32>
+    %y = func.call %x, %e {callee = "outer"} : (tensor<8xf32>, tensor<8x8xf32>) -> (tensor<8x8xf32>)
+    func.return %y : tensor<8x8xf32>
   }
 }
