@@ -43,8 +43,8 @@ def split_host_scalars(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, 
             host.append(n)
             on_host.add(n)
     exits = [n for n in host if any(u not in on_host for u in n.users)]
-    if not exits:
-        return gm, None
+    if not exits or any(u.op == "output" for n in exits for u in n.users):
+        return gm, None  # none, or an f64 result of the graph (its dtype would change): the importer refuses f64
 
     prologue = torch.fx.Graph()
     env = {}
