@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from ..analysis.union_find import UnionFind
 from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import ScalarType, IndexType, TensorType
@@ -250,22 +251,15 @@ def _place_detached(ops, values: list, masks: dict, domain: tuple, sizes: SizeVa
     the positions cast from it) at the innermost domain dims matching its largest values' extents; any place is
     correct (a result not spanning a tiled dim is stored by the first tile along it only), the innermost keeps its
     buffer rows contiguous. True when some value was placed."""
-    parent = {id(v): v for v in values}
-
-    def root(v):
-        while parent[id(v)] is not v:
-            v = parent[id(v)]
-        return v
-
+    known = set(values)
+    uf = UnionFind()
     for op in ops:
-        linked = [v for v in list(op.operands) + list(op.results) if id(v) in parent]
+        linked = [v for v in list(op.operands) + list(op.results) if v in known]
         for v in linked[1:]:
-            a, b = root(linked[0]), root(v)
-            if a is not b:
-                parent[id(b)] = a
+            uf.union(linked[0], v)
     parts: dict = {}
     for v in values:
-        parts.setdefault(id(root(v)), []).append(v)
+        parts.setdefault(uf.find(v), []).append(v)
     placed = False
     for part in parts.values():
         if any(v in masks for v in part):

@@ -17,6 +17,7 @@ and 32 of 2½ (10,175 → 9,791 simulated cycles). Static shapes only (the round
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..ir.sizes import as_expr
 from .kernel_info import KernelInfo
@@ -38,6 +39,7 @@ class BalancedTail:
     def n_tiles(self) -> int:
         return self.full_items + self.tail_items
 
+    @cached_property
     def tail_rows(self) -> list[int]:
         """Rows of each last-round work item (the last one may end early, at the tensor's end)."""
         return [self.rows_of(self.full_items + u)[1] for u in range(self.tail_items)]
@@ -45,12 +47,12 @@ class BalancedTail:
     @property
     def heavy_rows(self) -> int:
         """Rows of the largest last-round work item."""
-        return max(self.tail_rows())
+        return max(self.tail_rows)
 
     @property
     def heavy_cores(self) -> int:
         """Cores whose last work item is the largest (the first block indices)."""
-        return self.tail_rows().count(self.heavy_rows)
+        return self.tail_rows.count(self.heavy_rows)
 
     def rows_of(self, t: int) -> tuple[int, int]:
         """(first row, rows) of work item ``t`` (the lowering emits the same arithmetic, hfusion_to_hivm.tile_of)."""

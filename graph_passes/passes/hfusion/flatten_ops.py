@@ -21,6 +21,7 @@ from typing import ClassVar
 
 import sympy
 
+from ...analysis.union_find import UnionFind
 from ...dialects.func import FuncOp, ReturnOp
 from ...dialects.hfusion import ReshapeOp
 from ...ir.core import Constant, Elementwise, Operation, Value
@@ -59,21 +60,6 @@ class FlattenOps(ModulePass):
             ctx.count("dims-collapsed", plan.removed)
 
 
-class _UnionFind:
-    def __init__(self):
-        self.parent: dict = {}
-
-    def find(self, x):
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a, b):
-        self.parent[self.find(a)] = self.find(b)
-
-
 def _tensor(v: Value) -> bool:
     return isinstance(v.type, TensorType)
 
@@ -91,7 +77,7 @@ class LoopDims:
     @classmethod
     def analyse(cls, func: Operation, sizes: SizeVars) -> "LoopDims | None":
         ops = [op for op in func.body.ops if op.name != "func.return"]
-        uf = _UnionFind()
+        uf = UnionFind()
         values: list[Value] = []
         unit = {}
 
