@@ -49,7 +49,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     gm, host_prologue = split_host_scalars(gm)
     if debug_dir and host_prologue is not None:
         with open(os.path.join(debug_dir, HOST_PROLOGUE_DUMP), "w") as f:
-            f.write(host_prologue.print_readable(print_output=False))
+            f.write(host_prologue.print_readable())
     result = import_graph(gm, target=options.chip)
     if options.verify:
         verify(result.module)

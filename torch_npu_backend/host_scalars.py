@@ -20,6 +20,8 @@ importer makes it an f32 scalar and the runtime rounds it to f32 once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 
 
@@ -28,9 +30,35 @@ def _scalar(node: torch.fx.Node, dtypes) -> bool:
     return isinstance(val, torch.Tensor) and val.dim() == 0 and val.dtype in dtypes
 
 
-def split_host_scalars(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, torch.fx.GraphModule | None]:
-    """(the graph without its f64 scalar arithmetic, the host prologue computing what it reads) — or (gm, None)
-    when the graph has none."""
+@dataclass
+class HostPrologue:
+    """The host part of a graph. ``module`` computes from the graph's inputs first the ``n_inputs`` values appended
+    to the device graph's inputs, then the graph outputs the host returns itself (``outputs``: output position ->
+    index of the result): in training the forward graph saves its f64 scalars for the backward graph."""
+
+    module: torch.fx.GraphModule
+    n_inputs: int
+    outputs: dict[int, int] = field(default_factory=dict)
+
+    def run(self, args) -> tuple[list, dict[int, torch.Tensor]]:
+        """(the device graph's appended inputs, the graph outputs by position)."""
+        results = self.module(*args)
+        inputs = {id(a) for a in args}
+        returned = {pos: results[i].clone() if id(results[i]) in inputs else results[i]  # never an input itself
+                    for pos, i in self.outputs.items()}
+        return list(results[: self.n_inputs]), returned
+
+    def print_readable(self) -> str:
+        text = self.module.print_readable(print_output=False)
+        if self.outputs:
+            text += "\n# graph outputs returned from the host (position: result): " + ", ".join(
+                f"{pos}: {i}" for pos, i in sorted(self.outputs.items())) + "\n"
+        return text
+
+
+def split_host_scalars(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, HostPrologue | None]:
+    """(the graph without its f64 scalar arithmetic, the host prologue computing what it reads and the host values
+    it returns) — or (gm, None) when the graph has none."""
     graph = gm.graph
     f64_inputs = {n for n in graph.nodes if n.op == "placeholder" and _scalar(n, (torch.float64,))}
     host: list[torch.fx.Node] = []
@@ -42,9 +70,15 @@ def split_host_scalars(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, 
         if _scalar(n, (torch.float64,)) or (n.all_input_nodes and _scalar(n, floats)):
             host.append(n)
             on_host.add(n)
-    exits = [n for n in host if any(u not in on_host for u in n.users)]
-    if not exits or any(u.op == "output" for n in exits for u in n.users):
-        return gm, None  # none, or an f64 result of the graph (its dtype would change): the importer refuses f64
+    output = graph.output_node()
+    outs = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
+    returned = {pos: a for pos, a in enumerate(outs) if isinstance(a, torch.fx.Node) and a in on_host}
+    exits = [n for n in host if any(u not in on_host and u is not output for u in n.users)]
+    if not exits and not returned:
+        return gm, None
+    if returned:  # the host returns these itself, in their own dtype (the device graph's output there is None)
+        kept = tuple(None if pos in returned else a for pos, a in enumerate(outs))
+        output.args = (type(output.args[0])(kept) if isinstance(output.args[0], (tuple, list)) else kept[0],)
 
     prologue = torch.fx.Graph()
     env = {}
@@ -54,7 +88,7 @@ def split_host_scalars(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, 
             env[n].meta = dict(n.meta)
     for n in host:
         env[n] = prologue.node_copy(n, lambda a: env[a])
-    prologue.output(tuple(env[n] for n in exits))
+    prologue.output(tuple(env[n] for n in exits) + tuple(env[a] for a in returned.values()))
 
     last = [n for n in graph.nodes if n.op == "placeholder"][-1]
     for n in exits:
@@ -67,4 +101,5 @@ def split_host_scalars(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, 
             graph.erase_node(n)
     graph.lint()
     gm.recompile()
-    return gm, torch.fx.GraphModule(gm, prologue)
+    outputs = {pos: len(exits) + i for i, pos in enumerate(returned)}
+    return gm, HostPrologue(torch.fx.GraphModule(gm, prologue), len(exits), outputs)

@@ -36,11 +36,13 @@ from graph_passes.dialects.tensor import DimOp
 from graph_passes.ir.builder import Builder
 from graph_passes.ir.core import Operation, Value
 from graph_passes.ir.size_predicates import SizePredicate, proven_bounds
+from graph_passes.ir.sizes import SizeVars
 from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
 
 from .dtypes import ir_dtype
 from .errors import NpuCompileError, UnsupportedOpError
-from .symbolic import convert, is_symbolic, shape_env_of, symbol_range, to_expr, to_predicate
+from .symbolic import (convert, guarded_equalities, is_symbolic, shape_env_of, symbol_range, to_expr,
+                       to_predicate)
 
 IGNORED_TARGETS = {torch.ops.aten._assert_tensor_metadata.default}
 """Assertions on tensor metadata (dtype, device) that dynamo already guards; they produce no value and no IR."""
@@ -78,6 +80,7 @@ class ImportContext:
         self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         vals = [n.meta.get("val") for n in self.placeholders]
         self.shape_env = shape_env_of([v for v in vals if v is not None])
+        self.equal_sizes = SizeVars(equal=guarded_equalities(self.shape_env) if self.shape_env is not None else {})
         self.module = ModuleOp.build(target=target)
         self.node: torch.fx.Node | None = None
         self.env: dict[torch.fx.Node, object] = {}
@@ -107,6 +110,8 @@ class ImportContext:
         if isinstance(x, torch.fx.Node):
             x = x.meta["val"]
         e = to_expr(x)
+        if self.equal_sizes.equal:
+            e = self.equal_sizes.canonical(e)  # sizes dynamo's guards make equal get one form
         self.declare(e)
         return e
 
@@ -130,6 +135,13 @@ class ImportContext:
             raise NpuCompileError(f"size predicate at FX node '{loc}' is false for the traced sizes: {message}")
         self.declare(pred)
         self.predicates.append(SizePredicate(pred, loc, message))
+
+    def record_equalities(self) -> None:
+        """Record in the module each guarded size equality over symbols the graph uses: a reshape between the two
+        forms (labels ``[s97, s38]`` viewed as the logits' ``[s3*s88]``) verifies by it."""
+        for size, canonical in self.equal_sizes.equal.items():
+            if {s.name for s in size.free_symbols | canonical.free_symbols} <= self._declared:
+                self.module.declare_equal(size, canonical)
 
     def narrow_symbols(self) -> None:
         """Intersect each symbol's declared range with the bounds the recorded predicates prove."""
@@ -384,6 +396,7 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportR
         record_lowering(node.target)
         lowered.append(node.target)
     ctx.narrow_symbols()
+    ctx.record_equalities()
     return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates))
 
 

@@ -61,7 +61,7 @@ class CompiledGraph:
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     ladder: list[str] = field(default_factory=list)
     predicates: list = field(default_factory=list)  # graph_passes.ir.size_predicates.SizePredicate, checked per run
-    host_prologue: object = None  # host_scalars.split_host_scalars: f64 scalars computed on the host, appended inputs
+    host_prologue: object = None  # host_scalars.HostPrologue: f64 scalars computed on the host (inputs, outputs)
     runs: int = 0
 
     def bindings(self, args) -> dict[str, int]:
@@ -78,8 +78,10 @@ class CompiledGraph:
         COUNTERS["graph_runs"] += 1
         self.runs += 1
         bindings = self.bindings(args)
+        host_outputs = {}
         if self.host_prologue is not None:
-            args = [*args, *self.host_prologue(*args)]
+            extra, host_outputs = self.host_prologue.run(args)
+            args = [*args, *extra]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
         inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
                   for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made them f32
@@ -97,8 +99,10 @@ class CompiledGraph:
             launcher.finish()
         owned = _input_storages(inputs)
         out, seen = [], set()
-        for spec in self.outputs:
-            if spec.kind == "none":
+        for pos, spec in enumerate(self.outputs):
+            if pos in host_outputs:
+                out.append(host_outputs[pos])
+            elif spec.kind == "none":
                 out.append(None)
             elif spec.kind == "size":
                 out.append(evaluate(spec.expr, bindings))

@@ -98,3 +98,28 @@ def shape_env_of(values) -> object | None:
             if isinstance(d, torch.SymInt):
                 return d.node.shape_env
     return None
+
+
+def guarded_equalities(shape_env) -> dict[sympy.Expr, sympy.Expr]:
+    """Sizes dynamo's guards make equal, as substitutions to one form (IR expressions).
+
+    A loss graph's logits and labels get their own symbols and a guard ties them (``Eq(s3*s88, s38*s97)``); the
+    guards hold whenever the compiled graph runs (dynamo checks them first), so the importer may write either side
+    as the other. Only polynomial sides are taken (no floor or Mod); the side with more operations (then the later in sympy's
+    order) is replaced by the other."""
+    subs: dict[sympy.Expr, sympy.Expr] = {}
+    for guard in getattr(shape_env, "guards", ()):
+        e = guard.expr
+        if not isinstance(e, sympy.Eq) or not all(side.free_symbols for side in e.args):
+            continue
+        try:
+            a, b = (convert(side) for side in e.args)
+        except NpuCompileError:
+            continue
+        if any(side.has(sympy.floor, sympy.ceiling, sympy.Mod) or not side.is_polynomial() for side in (a, b)):
+            continue
+        a, b = sorted((a, b), key=lambda side: (sympy.count_ops(side), sympy.default_sort_key(side)))
+        if a != b:
+            subs[b] = a
+    return subs
+

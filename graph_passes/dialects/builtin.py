@@ -1,14 +1,15 @@
 """``builtin.module``: the top-level container of functions.
 
-Module attributes carry what every pass may read: ``symbols`` (shape symbol → [lo, hi] range) and ``target``
-(the chip name; passes read capacities from the target spec, never from the simulator).
+Module attributes carry what every pass may read: ``symbols`` (shape symbol → [lo, hi] range), ``size_equalities``
+(size → the canonical size it always equals, from the graph's guards: ``"s38*s97" = "s3*s88"``) and ``target`` (the
+chip name; passes read capacities from the target spec, never from the simulator).
 """
 
 from __future__ import annotations
 
 from ..ir.attrs import AnyAttr, StrAttr
 from ..ir.core import Block, IsolatedFromAbove, Operation, Region, register_op
-from ..ir.sizes import SizeVars
+from ..ir.sizes import SizeVars, expr_str, parse_expr
 
 
 @register_op
@@ -16,7 +17,7 @@ class ModuleOp(Operation):
     name = "builtin.module"
     num_regions = 1
     traits = (IsolatedFromAbove,)
-    attribute_schema = {"symbols": AnyAttr(), "target": StrAttr(optional=True)}
+    attribute_schema = {"symbols": AnyAttr(), "size_equalities": AnyAttr(), "target": StrAttr(optional=True)}
 
     @classmethod
     def build(cls, symbols: dict[str, tuple[int, int]] | None = None, target: str | None = None) -> "ModuleOp":
@@ -42,7 +43,15 @@ class ModuleOp(Operation):
         sv = SizeVars()
         for name, (lo, hi) in (self.attributes.get("symbols") or {}).items():
             sv.declare(name, lo, hi)
+        for size, canonical in (self.attributes.get("size_equalities") or {}).items():
+            sv.declare_equal(parse_expr(size), parse_expr(canonical))
         return sv
+
+    def declare_equal(self, size, canonical) -> None:
+        """Record that ``size`` always equals ``canonical`` (a guard the graph runs under)."""
+        equal = dict(self.attributes.get("size_equalities") or {})
+        equal[expr_str(size)] = expr_str(canonical)
+        self.attributes["size_equalities"] = equal
 
     def declare_symbol(self, name: str, lo: int, hi: int) -> None:
         symbols = dict(self.attributes.get("symbols") or {})
@@ -56,6 +65,17 @@ class ModuleOp(Operation):
         for name, rng in symbols.items():
             if not (isinstance(rng, (list, tuple)) and len(rng) == 2 and rng[0] <= rng[1]):
                 raise self.error(f"symbol {name} has invalid range {rng!r}")
+        equal = self.attributes.get("size_equalities") or {}
+        if not isinstance(equal, dict):
+            raise self.error("attribute 'size_equalities' must be a dictionary of size = canonical size")
+        for size, canonical in equal.items():
+            try:
+                free = parse_expr(size).free_symbols | parse_expr(canonical).free_symbols
+            except ValueError as e:
+                raise self.error(f"size_equalities: {e}") from None
+            if {s.name for s in free} - set(symbols):
+                raise self.error(f"size_equalities: {size} = {canonical} uses undeclared shape symbol(s) "
+                                 f"{', '.join(sorted({s.name for s in free} - set(symbols)))}")
         used = set()
         for op in self.walk():
             values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]

@@ -64,6 +64,13 @@ COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
 
+def _module_sizes(op) -> SizeVars:
+    """The size service of the module enclosing ``op`` (its symbols and size equalities), or a bare one."""
+    while op is not None and op.name != "builtin.module":
+        op = op.parent_op()
+    return op.size_vars() if op is not None else SizeVars()
+
+
 _SIZES = SizeVars()  # range-free shape questions inside verifiers (module ranges are not needed for equality)
 
 
@@ -404,7 +411,8 @@ class ReshapeOp(ViewOp):
         src = self.operands[0].type
         if src.dtype != out.dtype:
             raise self.error(f"cannot change dtype ({src.dtype} -> {out.dtype})")
-        if not _SIZES.statically_known_equal(src.numel(), out.numel()):
+        if not _SIZES.statically_known_equal(src.numel(), out.numel()) and not _module_sizes(self).statically_known_equal(
+                src.numel(), out.numel()):  # equal by a guard of the graph the module records
             raise self.error(f"element count changes: {expr_str(src.numel())} -> {expr_str(out.numel())}")
 
 

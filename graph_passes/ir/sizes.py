@@ -61,11 +61,20 @@ def is_static(e) -> bool:
     return as_expr(e).is_Integer
 
 
+def _interval_product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    """[a] * [b] over the extended reals, 0 * inf taken as 0 (a size's range may be unbounded either way)."""
+    corners = [0.0 if x == 0 or y == 0 else x * y for x in a for y in b]
+    return min(corners), max(corners)
+
+
 @dataclass
 class SizeVars:
     """Knows each shape symbol's range and answers shape questions about expressions over them."""
 
     ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Note: sizes known equal though written differently (a guard of the graph: s38*s97 == s3*s88), each
+    # replaced by its canonical form before a question is answered.
+    equal: dict[sympy.Expr, sympy.Expr] = field(default_factory=dict)
 
     def declare(self, name: str, lo: int = 1, hi: int = INF) -> sympy.Symbol:
         if lo > hi:
@@ -75,6 +84,20 @@ class SizeVars:
             lo, hi = max(lo, old[0]), min(hi, old[1])
         self.ranges[name] = (lo, hi)
         return sym(name)
+
+    def declare_equal(self, size, canonical) -> None:
+        """``size`` equals ``canonical`` whenever the module runs; questions see the canonical form."""
+        self.equal[as_expr(size)] = as_expr(canonical)
+
+    def canonical(self, e) -> sympy.Expr:
+        """``e`` with every known equality applied until nothing changes."""
+        e = as_expr(e)
+        for _ in range(len(self.equal)):
+            new = e.subs(self.equal)
+            if new == e:
+                break
+            e = new
+        return e
 
     def symbols(self) -> list[sympy.Symbol]:
         return [sym(n) for n in sorted(self.ranges)]
@@ -94,18 +117,18 @@ class SizeVars:
                 if not (base.is_Symbol and exp.is_Integer and exp > 0 and base.name in self.ranges):
                     return float("-inf"), float("inf")
                 blo, bhi = self.ranges[base.name]
-                bhi = float("inf") if bhi >= INF else bhi
-                lo, hi = lo * blo ** int(exp), hi * bhi ** int(exp)
-            c = float(coeff)
-            t_lo, t_hi = (c * lo, c * hi) if c >= 0 else (c * hi, c * lo)
-            lo_total, hi_total = lo_total + t_lo, hi_total + t_hi
+                blo, bhi = float("-inf") if blo <= -INF else blo, float("inf") if bhi >= INF else bhi
+                for _ in range(int(exp)):
+                    lo, hi = _interval_product((lo, hi), (blo, bhi))
+            lo, hi = _interval_product((lo, hi), (float(coeff), float(coeff)))
+            lo_total, hi_total = lo_total + lo, hi_total + hi  # Note: -inf + inf cannot occur: lo <= hi per term
         return lo_total, hi_total
 
     def statically_known_equal(self, a, b) -> bool:
-        return sympy.simplify(as_expr(a) - as_expr(b)) == 0
+        return sympy.simplify(self.canonical(a) - self.canonical(b)) == 0
 
     def statically_known_leq(self, a, b) -> bool:
-        diff = sympy.simplify(as_expr(b) - as_expr(a))
+        diff = sympy.simplify(self.canonical(b) - self.canonical(a))
         if diff.is_Integer:
             return int(diff) >= 0
         return self._bounds(diff)[0] >= 0

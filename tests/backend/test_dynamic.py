@@ -91,20 +91,23 @@ def test_float_attribute_becomes_an_f32_host_scalar(fresh_dynamo):
     assert fresh_dynamo["graphs_compiled"] == 1
 
 
+class _FloatAttributeGelu(torch.nn.Module):
+    """A tanh GELU over a float attribute: with dynamic=True, ``math.sqrt(2.0 / self.c)`` is f64 graph arithmetic."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = 3.14159
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / self.c) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
 def test_float_arithmetic_runs_on_the_host(fresh_dynamo, tmp_path):
     """With dynamic=True, ``math.sqrt(2.0 / self.c)`` over a float attribute is f64 arithmetic in the graph
     (GPT-2's tanh GELU over ``math.pi`` failed to compile: no f64 on the device). It runs on the host before each
     call, in f64 as eager does, its f32 result a new input of the device graph; a new value needs no recompile."""
 
-    class Gelu(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c = 3.14159
-
-        def forward(self, x):
-            return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / self.c) * (x + 0.044715 * torch.pow(x, 3.0))))
-
-    model = Gelu()
+    model = _FloatAttributeGelu()
     compiled = torch.compile(model, backend="npu", dynamic=True, options={"debug_dir": str(tmp_path)})
     for c, rows in ((3.14159, 3), (2.5, 5)):
         model.c = c
@@ -116,6 +119,54 @@ def test_float_arithmetic_runs_on_the_host(fresh_dynamo, tmp_path):
     assert fresh_dynamo["graphs_compiled"] == 1
     prologue = next(tmp_path.glob("graph_*/000_host_prologue.txt")).read_text()
     assert "aten.sqrt" in prologue and "f64" in prologue, prologue
+
+
+def test_float_arithmetic_saved_for_backward_stays_f64(fresh_dynamo):
+    """In training the forward graph returns its host f64 scalars (``sqrt(2 / c)``) for the backward graph: the host
+    returns them itself, in f64 (GPT-2 training with dynamic=True failed: "unsupported dtype torch.float64"), and
+    the backward graph's f64 inputs run on the host the same way. Gradients equal eager's at two sizes."""
+
+    model = _FloatAttributeGelu()
+    compiled = torch.compile(model, backend="npu", dynamic=True)
+    for rows in (3, 5):
+        x = torch.randn(rows, 8, requires_grad=True)
+        xc = x.detach().clone().requires_grad_()
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(xc)
+            got.sum().backward()
+        expected = model(x)
+        expected.sum().backward()
+        assert_close(got, expected, f"rows {rows}")
+        assert_close(xc.grad, x.grad, f"grad at rows {rows}")
+        assert all(r.simulated for r in prof.records), [(r.kernel, r.reason) for r in prof.records]
+
+
+def test_loss_over_logits_and_labels_sized_apart(fresh_dynamo, tmp_path):
+    """Logits and labels come with their own size symbols; only a guard ties them (``Eq(s0*s1, s2*s3)``). The
+    importer writes the labels' flattened size as the logits' one and the module records the equality, so the
+    labels' reshape verifies and the target gather meets equal sizes: every kernel simulated, forward and backward
+    (the gather was interpreted, "does not match domain dim", and the backward's scatter failed to compile)."""
+
+    def loss(logits, labels):
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
+
+    compiled = torch.compile(loss, backend="npu", dynamic=True, options={"debug_dir": str(tmp_path)})
+    for batch, seq in ((3, 4), (5, 4)):
+        logits = torch.randn(batch, seq, 16, requires_grad=True)
+        labels = torch.randint(0, 16, (batch * seq // 2, 2))  # sizes of their own (dynamo's duck sizing: distinct)
+        lc = logits.detach().clone().requires_grad_()
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(lc, labels)
+            got.backward()
+        expected = loss(logits, labels)
+        expected.backward()
+        assert_close(got, expected, f"loss at {batch}x{seq}")
+        assert_close(lc.grad, logits.grad, f"grad at {batch}x{seq}")
+        interpreted = [(r.kernel, r.reason) for r in prof.records if not r.simulated and "arange" not in r.reason]
+        assert not interpreted, interpreted
+    assert fresh_dynamo["graphs_compiled"] == 2  # forward and backward, once for both sizes
+    text = next(tmp_path.glob("graph_*_forward/000_input.mlir")).read_text()
+    assert re.search(r'size_equalities = \{"s\d+\*s\d+" = "s\d+\*s\d+"\}', text), text[:600]
 
 
 def test_positions_beside_a_causal_mask_run_on_the_simulator(fresh_dynamo):

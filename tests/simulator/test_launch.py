@@ -128,3 +128,10 @@ def test_docs_api_example_runs():
     exec(compile(code.replace('res.write_trace("trace.json")', ""), "simulator.md", "exec"), ns)
     np.testing.assert_array_equal(ns["out"], np.full(1024, 2, np.float16))
     assert ns["res"].stats.hazards_checked
+
+
+def test_reading_an_empty_tensor_returns_it():
+    """A kernel's empty output (a zero-length slice of a dynamic size) reads back as an empty array."""
+    gm = GlobalMemory()
+    addr = gm.alloc(0)
+    assert gm.read(addr, np.float32, (2, 0, 64)).shape == (2, 0, 64)
