@@ -105,8 +105,8 @@ def guarded_equalities(shape_env) -> dict[sympy.Expr, sympy.Expr]:
 
     A loss graph's logits and labels get their own symbols and a guard ties them (``Eq(s3*s88, s38*s97)``); the
     guards hold whenever the compiled graph runs (dynamo checks them first), so the importer may write either side
-    as the other. Only polynomial sides are taken (no floor or Mod); the side with more operations (then the later in sympy's
-    order) is replaced by the other."""
+    as the other. Only polynomial sides are taken (no floor or Mod); the side with more operations (then the later
+    in sympy's order) is replaced by the other."""
     subs: dict[sympy.Expr, sympy.Expr] = {}
     for guard in getattr(shape_env, "guards", ()):
         e = guard.expr

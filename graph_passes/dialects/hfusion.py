@@ -411,8 +411,9 @@ class ReshapeOp(ViewOp):
         src = self.operands[0].type
         if src.dtype != out.dtype:
             raise self.error(f"cannot change dtype ({src.dtype} -> {out.dtype})")
-        if not _SIZES.statically_known_equal(src.numel(), out.numel()) and not _module_sizes(self).statically_known_equal(
-                src.numel(), out.numel()):  # equal by a guard of the graph the module records
+        n_src, n_out = src.numel(), out.numel()
+        if not _SIZES.statically_known_equal(n_src, n_out) and \
+                not _module_sizes(self).statically_known_equal(n_src, n_out):  # equal by a guard the module records
             raise self.error(f"element count changes: {expr_str(src.numel())} -> {expr_str(out.numel())}")
 
 

@@ -74,6 +74,9 @@ class Schedule:
     wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
     split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
+    # GM slab sizes (bytes) whose alignment to whole blocks only the launch knows: every core when they are
+    # whole blocks, one core otherwise (:func:`_runtime_slabs`)
+    aligned_slabs: list = None
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
@@ -92,6 +95,8 @@ class Schedule:
             attrs["serial_dims"] = list(self.serial_dims)
         if self.block_dim_override:
             attrs["block_dim"] = self.block_dim_override  # one core: work items would share GM blocks
+        if self.aligned_slabs:
+            attrs["distribution"] = "cyclic-if-aligned"  # one core when a slab is not whole GM blocks
         if self.scratch_bytes:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
         if self.split_dims:
@@ -117,7 +122,12 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
         uppers.append(ub if ub is not None and ub < 2**40 else None)
     granule = _granule(info, target.ub_align)
     repeat = _granule(info, target.vector_bytes_per_repeat)
-    gm_steps = _gm_steps(info, target.ub_align)
+    strict_steps = _gm_steps(info, target.ub_align)
+    # Note: a multi-pass kernel has no serial dims; rows of a size only the launch knows (f32 rows of T) are taken
+    # as whole blocks, their tiles stepping freely, and the launch checks it (one core when they are not).
+    launch_rows: list = []
+    launch_steps = _gm_steps(info, target.ub_align, launch_rows)
+    gm_steps = strict_steps
     cap_elems = max_tile_elems if max_tile_elems > 0 else None
     requested = tile_elems > 0
     if requested:  # the request, not UB, bounds the tile (plan-memory checks capacity; the ladder retries)
@@ -149,6 +159,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     def walk(looped: bool, inner: int):
         """The tile, dims from the innermost outwards (the last dim at most ``inner`` elements when a non-last dim
         is reduced); None when a reduced dim must be covered whole (one pass) and is not."""
+        gm_steps = launch_steps if looped else strict_steps
         tile = [1] * rank
         for d in reversed(range(rank)):
             limit = uppers[d] if uppers[d] is not None else 2**31
@@ -194,6 +205,7 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
             f"no tile fits UB ({target.ub_bytes} B): {len(plan_buffers(info, True).buffers)} buffers"
         )
 
+    gm_steps = launch_steps if looped else strict_steps
     serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
     plan = plan_buffers(info, looped)
     if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
@@ -217,13 +229,17 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
     split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])]
     one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
+    slabs = _runtime_slabs(info, tile, uppers, gm_steps, serial, target.ub_align) if looped else []
+    if looped and launch_rows and not (one_core and not slabs):
+        slabs = slabs + launch_rows  # the rows the tile steps over freely: whole blocks, checked at launch
+    one_core = one_core and not slabs
     whole = _whole_dims(tile, uppers)
     # Note: the tile chosen, a larger scratch where UB has room for it folds long rows in one step fewer.
     wide = not requested and plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, True) <= target.ub_bytes
     sched = Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, wide), {},
                      block_dim_override=1 if one_core else 0,
                      scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide,
-                     split_dims=split if not one_core else [])
+                     split_dims=split if not one_core else [], aligned_slabs=slabs)
     if one_core and not requested and multi_buffer > 1:
         # Note: a whole-block step of rows does not fit with two copies of the loaded and stored buffers (a
         # gather's source rows, 32 rows for a bool result); with one copy the work items may still spread over
@@ -315,37 +331,75 @@ def _blocks_shared(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list,
     return False
 
 
+def _runtime_slabs(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> list:
+    """The slab sizes (bytes) that decide at launch whether the work items may spread over the cores, when only
+    :func:`_slab_unaligned` slabs made :func:`_blocks_shared` true: a multi-pass kernel (no serial dims) over
+    ``[B, H, T, T]`` f32 with ``T`` unbounded has slabs of ``4*T**2`` bytes (a head), whole blocks when 4 divides
+    T. Its tiles inside a slab are whole-block steps, so when every such slab is whole blocks no two cores write
+    one; else the launch takes one core (``block_dim`` in :func:`tiling_params`). Empty when a tile is not a
+    whole-block step or a static slab is not whole blocks."""
+    slabs = []
+    for d in info.parallel_dims:
+        if d in serial or (uppers[d] is not None and tile[d] >= uppers[d]):
+            continue
+        if d != info.rank - 1 and tile[d] % gm_steps.get(d, 1):
+            return []
+        sizes = _unaligned_slabs(info, d, gm_block)
+        if any(size.is_Integer for size in sizes):
+            return []  # a static slab that is not whole blocks: one core for every launch
+        slabs += sizes
+    return slabs
+
+
 def _whole_dims(tile, uppers) -> set:
     """Dims the tile covers for every binding (no ``tiles{d}`` parameter: never looped over)."""
     return {d for d, (t, u) in enumerate(zip(tile, uppers)) if u is not None and t >= u}
 
 
-def _row_bytes_coeff(info: KernelInfo, v, d: int) -> int:
-    """The integer factor of the bytes of ``v``'s GM row below domain dim ``d`` (its dims inside d): with a
-    symbolic row length, the symbols may be anything (odd), so only this factor is known to divide the bytes."""
+def _row_bytes(info: KernelInfo, v, d: int) -> sympy.Expr:
+    """The bytes of ``v``'s GM row below domain dim ``d`` (its dims inside d)."""
     n = sympy.Integer(DTYPE_BYTES[v.type.dtype])
     for j in info.masks[v]:
         if j > d:
             n = n * as_expr(info.domain[j])
+    return n
+
+
+def _row_bytes_coeff(info: KernelInfo, v, d: int) -> int:
+    """The integer factor of :func:`_row_bytes`: with a symbolic row length, the symbols may be anything (odd), so
+    only this factor is known to divide the bytes."""
+    n = _row_bytes(info, v, d)
     coeff, _ = sympy.expand(n).as_coeff_Mul() if not n.is_Integer else (n, None)
     return abs(int(coeff)) if sympy.Integer(coeff) == coeff else 1
 
 
-def _gm_steps(info: KernelInfo, gm_block: int) -> dict:
+def _gm_steps(info: KernelInfo, gm_block: int, at_launch: list | None = None) -> dict:
     """Parallel dim d (not the last) → the multiple of tile[d] that makes every work item's GM footprint in every
     result whole ``gm_block`` (32 B) blocks: the rows below d times the tile cover whole blocks, so neighbouring
     cores never write the same block (the last tile ends at the tensor's end). Also, when d is the innermost dim a
     loaded or stored value spans (its buffer's last dim is 1) and it spans another: its UB rows are tile[d]
     elements apart and a DMA burst's UB address is 32-B aligned, so tile[d] is whole 32-B granules (or the
-    whole dim: one contiguous burst)."""
+    whole dim: one contiguous burst).
+
+    With ``at_launch`` (a list), a result row of symbolic bytes not known to be whole blocks asks no step outside
+    the innermost such dim (whose step is a few rows: 8 f32 rows of any length are whole blocks): its size is
+    appended, for the launch to check (:func:`tiling_params`). Steps multiplied over several dims (8 x 8 x 8 rows
+    of ``[B, H, T, T]``) would leave a tile of few columns; the slabs checked instead (``4*T**2`` bytes a head)
+    are whole blocks for most lengths."""
     steps = {}
+    innermost = max((d for d in info.parallel_dims if d != info.rank - 1), default=None)
     for d in info.parallel_dims:
         if d == info.rank - 1:
             continue
         step = 1
         for r in info.results:
             if d in info.masks[r]:
-                step = _lcm(step, gm_block // math.gcd(_row_bytes_coeff(info, r, d), gm_block))
+                coeff = _row_bytes_coeff(info, r, d)
+                row = _row_bytes(info, r, d)
+                if at_launch is not None and d != innermost and coeff % gm_block and not row.is_Integer:
+                    at_launch.append(row)
+                    continue
+                step = _lcm(step, gm_block // math.gcd(coeff, gm_block))
         for v in _moved_values(info):  # UB rows of a DMA box start 32-B aligned (its buffer's last dim is 1 here)
             m = [j for j in info.masks[v] if not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1)]
             if m and m[-1] == d and len(m) > 1:
@@ -388,12 +442,18 @@ def _slab_unaligned(info: KernelInfo, d: int, gm_block: int) -> bool:
     """Does a result span dim ``d`` and a non-unit dim outside it, with ``d``'s slabs (the bytes of one index of
     the dims outside d) not known to be whole ``gm_block`` blocks? Then two cores holding tiles of d in
     neighbouring slabs would write one block."""
+    return bool(_unaligned_slabs(info, d, gm_block))
+
+
+def _unaligned_slabs(info: KernelInfo, d: int, gm_block: int) -> list:
+    """The sizes (bytes) of the slabs of ``d`` in each result that :func:`_slab_unaligned` is about."""
+    sizes = []
     for r in info.results:
         mask = info.masks[r]
         outer = any(j < d and not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1) for j in mask)
         if d in mask and outer and _row_bytes_coeff(info, r, d - 1) % gm_block:
-            return True
-    return False
+            sizes.append(_row_bytes(info, r, d - 1))
+    return sizes
 
 
 def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_steps: dict, keep: list) -> None:
@@ -462,7 +522,7 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         if d not in (schedule.serial_dims or ()):  # serial dims are looped inside a work item
             n_tiles = n_tiles * counts[d]
     tail = None
-    if not (schedule.block_dim_override or schedule.serial_dims or split):
+    if not (schedule.block_dim_override or schedule.serial_dims or split or schedule.aligned_slabs):
         tail = row_tail(info, schedule.tile, cores, _gm_steps(info, ub_align))
     if tail is not None:  # the last round spread over every core (tail.py)
         n_tiles = sympy.Integer(tail.n_tiles)
@@ -470,6 +530,11 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         tiling.update(tail.tiling())
     tiling["n_tiles"] = _norm(n_tiles)
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
+    if schedule.aligned_slabs:  # 1 + (cores - 1) * [every slab is whole blocks], in Min/Mod (the IR's sizes)
+        aligned = sympy.Integer(1)
+        for size in dict.fromkeys(schedule.aligned_slabs):
+            aligned = aligned * (1 - sympy.Min(1, sympy.Mod(size, ub_align)))
+        tiling["block_dim"] = _norm(1 + (sympy.Min(cores, n_tiles) - 1) * aligned)
     return tiling
 
 

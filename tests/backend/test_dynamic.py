@@ -218,6 +218,29 @@ def test_row_any_over_a_dynamic_length_runs_on_the_simulator(fresh_dynamo):
     assert fresh_dynamo["backend_calls"] == 1
 
 
+def test_softmax_over_an_unbounded_length_spreads_over_the_cores_when_slabs_are_whole_blocks(fresh_dynamo):
+    """A multi-pass softmax over ``[B, H, T, T]`` with T unbounded: its f32 slabs (``4*T**2`` bytes per head) are
+    whole 32-B blocks only for some T, which only the launch knows. The work items (8 rows of a head each) spread
+    over the cores when they are (T = 16, 12, 40), and run on one core when not (T = 13: neighbouring heads share a
+    block); the kernel ran on one core for every T (20 us at T = 16, now ~1.6). Equal to eager, no race."""
+
+    def fn(s, m):
+        return torch.softmax(s + m, -1)
+
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    cores = {}
+    for t in (16, 12, 40, 13):
+        s, m = torch.randn(2, 4, t, t), torch.randn(2, 1, t, t)
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(s, m)
+        assert_close(got, fn(s, m), f"length {t}")
+        (rec,) = prof.records
+        assert rec.simulated and rec.hazards_checked, rec.reason
+        cores[t] = rec.block_dim
+    assert cores[13] == 1 and all(cores[t] == min(48, 2 * 4 * -(-t // 8)) for t in (16, 12, 40)), cores
+    assert fresh_dynamo["backend_calls"] == 1
+
+
 def test_masked_softmax_over_a_dynamic_length_runs_on_the_simulator(fresh_dynamo):
     """``softmax(s + where(mask, 0, -inf))`` with a dynamic, unbounded length: multi-pass over column tiles of 96.
     The f16 compare making the bool mask (128 lanes a repeat) and the f32 select reading it (64 lanes) each need
