@@ -35,8 +35,9 @@ from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
+from .launch_alignment import launch_block_dim
 from .movement_reshape import reshape_pieces
-from .movement_split import BLOCK, _with, block_step, spread, static_items, work_dims, work_items
+from .movement_split import BLOCK, _with, block_step, launch_work_dims, spread, static_items, work_dims, work_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 
@@ -366,7 +367,7 @@ def tiling_params(info: MovementInfo, tiles: list, cores: int, sizes: SizeVars) 
         if not e.is_Integer and all(e != v for v in out.values()):  # one parameter per distinct expression
             out[name] = e
 
-    counts = []
+    counts, checks = [], []
     for r, shape in enumerate(info.shapes):
         for d, n in enumerate(shape):
             add(f"r{r}_n{d}", n)
@@ -377,13 +378,16 @@ def tiling_params(info: MovementInfo, tiles: list, cores: int, sizes: SizeVars) 
                 add(f"r{r}_p{i}_end{d}", as_expr(o) + as_expr(s))
             for g, o in enumerate(p.src.offsets):
                 add(f"r{r}_p{i}_src{g}", o)
-        dims = work_dims(shape, DTYPE_BYTES[info.results[r].type.dtype], tiles[r], _uppers(shape, sizes))
+        dims, need = launch_work_dims(shape, DTYPE_BYTES[info.results[r].type.dtype], tiles[r], _uppers(shape, sizes))
+        checks += need
         for d in dims:
             out[f"r{r}_tiles{d}"] = sympy.ceiling(as_expr(shape[d]) / tiles[r][d])
         count = work_items(shape, tiles[r], dims)
         counts.append(count)
         out[f"r{r}_tiles"] = _norm(count)
     out["block_dim"] = _norm(sympy.Min(cores, sympy.Max(*counts)) if len(counts) > 1 else sympy.Min(cores, counts[0]))
+    if checks:  # every core when the launch's sizes keep the work dims' writes whole blocks apart, else one
+        out["block_dim"] = _norm(launch_block_dim(out["block_dim"], checks, BLOCK))
     return {k: _norm(v) for k, v in out.items()}
 
 

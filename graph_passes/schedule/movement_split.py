@@ -22,7 +22,9 @@ core: along each dim the tile is the multiple of its step that gives the busiest
 (``ceil(items / cores) × Π T``, the larger tile on a tie), among those that keep at most twice as many work items
 as cores — a ``[1, 12, 512, 64]`` result in tiles ``[1, 1, 384, 64]`` becomes 48 work items of ``[1, 1, 128, 64]``.
 Symbolic dims keep the tile UB gave them (their tile count is a size expression in the ``tiling`` attribute), and a
-result with a symbolic work dim is not spread: its work items are not known, as many as ``s0`` may give.
+result with a symbolic work dim is not spread: its work items are not known, as many as ``s0`` may give. A dim whose
+tiles or slabs are whole blocks only for some sizes is a work dim too (:func:`launch_work_dims`): the launch runs the
+kernel on every core when its sizes make them whole blocks, on one core otherwise.
 """
 
 from __future__ import annotations
@@ -67,6 +69,27 @@ def work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> list[
     work item."""
     return [d for d in range(len(shape)) if tile[d] < uppers[d] and tile[d] % block_step(shape, es, d) == 0
             and slabs_whole(shape, es, d)]
+
+
+def launch_work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> tuple[list[int], list]:
+    """The work dims when sizes only the launch knows are taken to keep the rule, and the ``(bytes, tiles)`` the
+    launch must find whole 32-B blocks or one tile (a tile's and a slab's, per dim that needs them). A head transposed out of
+    ``[B, T, H, D]`` with every size symbolic has only the batch as a work dim by :func:`work_dims` (f32 rows of
+    ``D`` may be 4 B apart): one work item at batch 2; taking ``H`` and ``T`` too when ``4*D`` and ``4*T*D`` are
+    whole blocks spreads it over the cores (one core otherwise, ``block_dim`` in ``movement.tiling_params``)."""
+    dims, checks = [], []
+    for d in range(len(shape)):
+        if tile[d] >= uppers[d]:
+            continue
+        sizes = [tile[d] * _inner(shape, d) * es]
+        if not all(as_expr(n) == 1 for n in shape[:d]):
+            sizes.append(as_expr(shape[d]) * _inner(shape, d) * es)
+        need = [sympy.expand(size) for size in sizes if _content(size) % BLOCK]
+        if any(size.is_Integer for size in need):
+            continue  # a static count that is not whole blocks: never a work dim
+        dims.append(d)
+        checks += [(size, sympy.ceiling(as_expr(shape[d]) / tile[d])) for size in need]
+    return dims, checks
 
 
 def work_items(shape: list, tile: list[int], dims: list[int]):

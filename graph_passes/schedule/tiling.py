@@ -26,13 +26,15 @@ Tiling parameters (``tiling`` attribute, name → size expression)::
 
     n{d}        size of domain dim d
     tiles{d}    ceiling(n{d} / tile[d])         (only for dims whose tile may not cover the dim)
-    step{d}     a dim split per launch (symbolic columns of a non-last reduction, ``_split_dims``): the work
-                items' step, Min(tile[d], 32-B granules spread over the cores); tiles{d} = ceiling(n{d} / step{d})
+    step{d}     a dim split per launch (symbolic columns of a non-last reduction or an elementwise kernel,
+                ``_split_dims``): the work items' step, Min(tile[d], 32-B granules spread over the cores);
+                tiles{d} = ceiling(n{d} / step{d})
     off{a}_{i}  symbolic offset of a slice of argument a along its dim i
     n_tiles     prod of tiles{d} over the parallel (non-reduced) dims: the work items
     tail_full, tail_unit, tail_units, tail_extra
                 a row kernel's last round spread over every core (tail.py): n_tiles = tail_full + its work items
-    block_dim   Min(vector_cores or the block-dim option, n_tiles)
+    block_dim   Min(vector_cores or the block-dim option, n_tiles); for a multi-pass kernel whose slabs only the
+                launch sees, that when they are whole 32-B blocks and 1 otherwise (launch_alignment.py)
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, values_estimate
+from .launch_alignment import launch_block_dim
 from .kernel_info import KernelInfo
 from .pipeline import Stages, compute_order, pipelined_candidates
 from .tail import row_tail
@@ -74,8 +77,8 @@ class Schedule:
     wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
     split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
-    # GM slab sizes (bytes) whose alignment to whole blocks only the launch knows: every core when they are
-    # whole blocks, one core otherwise (:func:`_runtime_slabs`)
+    # (bytes, dim) whose alignment to whole blocks only the launch knows: every core when they are whole blocks
+    # or the dim has one tile, one core otherwise (:func:`_runtime_slabs`, launch_alignment.py)
     aligned_slabs: list = None
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
@@ -255,14 +258,17 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
 
 
 def _split_dims(info: KernelInfo, requested: bool, gm_block: int) -> list[int]:
-    """The dims whose work-item step is chosen per launch: the last dim of a kernel reducing a non-last dim, when
-    it is symbolic and the only symbolic parallel dim (core balancing, which needs the sizes, does not run) and
-    not serial (:func:`_slab_unaligned`). Its step is ``granule × ceiling(n / (granule × cores per other work
-    item))``, at most the tile (:func:`tiling_params`): few columns spread over the cores in 32-B steps, many take
-    whole tiles."""
+    """The dims whose work-item step is chosen per launch: the last dim of a kernel reducing a non-last dim, or of
+    an elementwise kernel without gathers (a flattened ``[s0*s1*64]``), when it is symbolic and the only symbolic
+    parallel dim (core balancing, which needs the sizes, does not run) and not serial (:func:`_slab_unaligned`).
+    Its step is ``granule × ceiling(n / (granule × cores per other work item))``, at most the tile
+    (:func:`tiling_params`): few columns spread over the cores in 32-B steps, many take whole tiles."""
     last = info.rank - 1
-    if requested or not info.reduce_dims or last in info.reduce_dims or last not in info.parallel_dims \
-            or _slab_unaligned(info, last, gm_block):
+    if info.reduce_dims:
+        eligible = last not in info.reduce_dims
+    else:
+        eligible = not any(op.name == "hfusion.gather" for op in info.ops) and not info.row_gathers
+    if requested or not eligible or last not in info.parallel_dims or _slab_unaligned(info, last, gm_block):
         return []
     symbolic = [d for d in info.parallel_dims if not as_expr(info.domain[d]).is_Integer]
     return [last] if symbolic == [last] else []
@@ -347,7 +353,7 @@ def _runtime_slabs(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list,
         sizes = _unaligned_slabs(info, d, gm_block)
         if any(size.is_Integer for size in sizes):
             return []  # a static slab that is not whole blocks: one core for every launch
-        slabs += sizes
+        slabs += [(size, d) for size in sizes]
     return slabs
 
 
@@ -397,7 +403,7 @@ def _gm_steps(info: KernelInfo, gm_block: int, at_launch: list | None = None) ->
                 coeff = _row_bytes_coeff(info, r, d)
                 row = _row_bytes(info, r, d)
                 if at_launch is not None and d != innermost and coeff % gm_block and not row.is_Integer:
-                    at_launch.append(row)
+                    at_launch.append((row, d))
                     continue
                 step = _lcm(step, gm_block // math.gcd(coeff, gm_block))
         for v in _moved_values(info):  # UB rows of a DMA box start 32-B aligned (its buffer's last dim is 1 here)
@@ -530,11 +536,9 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         tiling.update(tail.tiling())
     tiling["n_tiles"] = _norm(n_tiles)
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
-    if schedule.aligned_slabs:  # 1 + (cores - 1) * [every slab is whole blocks], in Min/Mod (the IR's sizes)
-        aligned = sympy.Integer(1)
-        for size in dict.fromkeys(schedule.aligned_slabs):
-            aligned = aligned * (1 - sympy.Min(1, sympy.Mod(size, ub_align)))
-        tiling["block_dim"] = _norm(1 + (sympy.Min(cores, n_tiles) - 1) * aligned)
+    if schedule.aligned_slabs:  # every core when the launch's slabs are whole blocks (launch_alignment.py)
+        checks = [(size, counts[d]) for size, d in schedule.aligned_slabs]
+        tiling["block_dim"] = _norm(launch_block_dim(sympy.Min(cores, n_tiles), checks, ub_align))
     return tiling
 
 

@@ -241,6 +241,31 @@ def test_softmax_over_an_unbounded_length_spreads_over_the_cores_when_slabs_are_
     assert fresh_dynamo["backend_calls"] == 1
 
 
+def test_dynamic_transpose_and_elementwise_spread_over_the_cores(fresh_dynamo):
+    """With every size symbolic, a head transposed out of ``[B, T, H, D]`` had only the batch as a work dim (f32
+    rows of D may be 4 B apart): one core, 15 us at 2x16x4x16 (0.4 us now). The launch now takes H and T as work
+    dims when ``4*D`` and ``4*T*D`` bytes are whole blocks (every core; one core at D = 7), and an elementwise
+    kernel over a symbolic length steps its work items per launch (one work item of UB's size before). Equal to
+    eager."""
+
+    def fn(x):
+        return (x.transpose(1, 2) * 2).contiguous()
+
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    cores = {}
+    for shape in ((2, 12, 4, 16), (2, 13, 4, 16), (3, 5, 3, 7)):  # distinct sizes: no duck-sized symbols
+        x = torch.randn(*shape)
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(x)
+        assert_close(got, fn(x), f"shape {shape}")
+        assert all(r.simulated and r.hazards_checked for r in prof.records), [(r.kernel, r.reason)
+                                                                             for r in prof.records]
+        cores[shape] = [r.block_dim for r in prof.records]  # the transpose (a movement kernel), the multiply
+    assert cores[(2, 12, 4, 16)][0] == 48 and cores[(2, 13, 4, 16)][0] == 48 and cores[(3, 5, 3, 7)][0] == 1, cores
+    assert all(c[1] >= 40 for c in cores.values()), cores
+    assert fresh_dynamo["backend_calls"] == 1
+
+
 def test_masked_softmax_over_a_dynamic_length_runs_on_the_simulator(fresh_dynamo):
     """``softmax(s + where(mask, 0, -inf))`` with a dynamic, unbounded length: multi-pass over column tiles of 96.
     The f16 compare making the bool mask (128 lanes a repeat) and the f32 select reading it (64 lanes) each need

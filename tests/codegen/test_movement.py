@@ -165,8 +165,10 @@ KEYS = _kernel_module((
 
 
 @pytest.mark.parametrize("text, shape, perm, speedup", [
-    (KEYS, (256, 8, 4, 8), (0, 2, 3, 1), 20),  # attention keys transposed for q @ k^T: 88,020 -> 1,848 cycles
-    (transpose("f32"), (2048, 40), (1, 0), 3),  # a 2-D f32 transpose: 18,031 -> 4,172 cycles
+    (KEYS, (256, 8, 4, 8), (0, 2, 3, 1), 20),  # attention keys transposed for q @ k^T: 87,991 -> 1,775 cycles
+    # a 2-D f32 transpose: 6,095 -> 2,722 cycles (18,031 -> 4,172 before the launch took the columns of s0 as a
+    # work dim, 2048 being whole blocks: both on more cores)
+    (transpose("f32"), (2048, 40), (1, 0), 2),
 ])
 def test_permutation_moves_rows_not_elements(monkeypatch, text, shape, perm, speedup):
     """f32 permutations load their box in the source's dim order (contiguous rows, one DMA burst each), permute it

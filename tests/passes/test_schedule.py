@@ -52,9 +52,11 @@ def test_dynamic_elementwise_tiling_evaluates(s0):
     n = evaluate(tiling["n0"], {"s0": s0})
     n_tiles = evaluate(tiling["n_tiles"], {"s0": s0})
     block_dim = evaluate(tiling["block_dim"], {"s0": s0})
-    assert n == 128 * s0
-    assert n_tiles == math.ceil(n / tile)
-    assert 1 <= block_dim <= min(48, n_tiles)
+    step = evaluate(tiling["step0"], {"s0": s0})  # split per launch: 32-B granules spread over the cores
+    assert n == 128 * s0 and sched["split_dims"] == [0]
+    assert step == min(tile, 16 * math.ceil(n / (16 * 48)))
+    assert n_tiles == math.ceil(n / step)
+    assert block_dim == min(48, n_tiles)
     assert ub_bytes(m, kernel, sched) * 1 == sched["ub_bytes"] <= 192 * 1024
     # every live buffer times its depth: 4 buffers, all loaded or stored → depth 2
     assert sched["buffers"] * 2 * tile * 2 <= 192 * 1024
@@ -65,7 +67,7 @@ def test_options_multi_buffer_max_tile_and_block_dim():
     assert sched["multi_buffer"] == 3
     assert sched["tile"][0] <= 1000
     assert evaluate(tiling["block_dim"], {"s0": 10**6}) == 7
-    assert evaluate(tiling["block_dim"], {"s0": 1}) == 1  # never more cores than tiles
+    assert evaluate(tiling["block_dim"], {"s0": 1}) == evaluate(tiling["n_tiles"], {"s0": 1}) == 4  # 128 f16: 4 x 32
 
 
 def test_softmax_short_row_one_pass():

@@ -1,10 +1,12 @@
 // RUN: npu-opt %s -p hfusion-auto-schedule --split-input-file | filecheck %s
 
 // Dynamic elementwise kernel: a static capacity-driven tile; dim sizes, trip counts and the block dim are
-// expressions of s0. Four buffers (x, y, z, and t reused in place by the add), each double-buffered, fill UB.
+// expressions of s0. Four buffers (x, y, z, and t reused in place by the add), each double-buffered, fill UB. Its
+// one symbolic dim is split per launch (split_dims): work items step by 32-B granules spread over the 48 cores,
+// at most the tile (a short input no longer runs as one work item on one core).
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, tile = [12288], ub_bytes = 196608}
-// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/96))), n0 = (128*s0), n_tiles = (ceiling(s0/96)), tiles0 = (ceiling(s0/96))}
+// CHECK-SAME:    schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, split_dims = [0], tile = [12288], ub_bytes = 196608}
+// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(128*s0/Min(12288,16*ceiling(s0/6))))), n0 = (128*s0), n_tiles = (ceiling(128*s0/Min(12288,16*ceiling(s0/6)))), step0 = (Min(12288,16*ceiling(s0/6))), tiles0 = (ceiling(128*s0/Min(12288,16*ceiling(s0/6))))}
 // CHECK:       func.func @main(
 // CHECK-NOT:     schedule
 // A requested tile (tile-elems) is honoured exactly, past UB: 65536 elements × 4 buffers × 2 copies is 1 MiB;
@@ -39,8 +41,8 @@ module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
 // CHECK-SAME:    tile = [64]
 // CHECK-SAME:    tiling = {block_dim = 47, n0 = 3000, n_tiles = 47, tiles0 = 47}
 // RUN: npu-opt %s -p "hfusion-auto-schedule{multi-buffer=1 block-dim=8}" --split-input-file | filecheck %s --check-prefix=OPT
-// OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, tile = [24576]
-// OPT-SAME:  block_dim = (Min(8,ceiling(s0/192)))
+// OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, split_dims = [0], tile = [24576]
+// OPT-SAME:  block_dim = (Min(8,ceiling(128*s0/Min(24576,16*s0))))
 // OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, tile = [64]
 // OPT-SAME:  tiling = {block_dim = 8, n0 = 3000
 module attributes {target = "ascend910b1"} {

@@ -1,30 +1,32 @@
 // RUN: npu-opt %s -p hfusion-auto-schedule,convert-to-hivm | filecheck %s
 
 // Data-movement kernels (graph_passes/schedule/movement.py): an f16 transpose, and a concat of an argument, a
-// strided slice and a fill. Each result's work items are tiles of its work dims (here dim 0 only: whole 32-B GM
-// blocks, 16 rows of s0 f16 elements; rows of s0 elements are not known to be whole blocks, so dim 1 stays inside
-// the work item), cyclic over the cores; each piece meeting a work item's rows is loaded through a permuted,
-// strided view of its argument (hivm.load {dims, steps}) and stored at its offset in the result.
+// strided slice and a fill. Each result's work items are tiles of its work dims, cyclic over the cores; each piece
+// meeting a work item's rows is loaded through a permuted, strided view of its argument (hivm.load {dims, steps})
+// and stored at its offset in the result.
 
-// The f16 transpose: output rows are input columns, so its last two dims are the input's swapped. Source rows
-// (16 elements each: the tile of dim 0 is 16, and 128 rows are whole tiles: a static extent) are loaded into
-// [1472, 16], hivm.vtranspose turns them into the result's rows [16, 1472] (16x16 blocks through the kernel's
-// scratch), rows are stored; the columns are tiled serially inside the work item.
+// The f16 transpose: output rows are input columns, so its last two dims are the input's swapped. Its work dims
+// are dim 0 (whole 32-B GM blocks: 16 rows of s0 f16 elements; 128 rows are whole tiles, a static extent) and
+// dim 1, whose rows of s0 elements are whole blocks only when 16 divides s0: the launch checks it — every core
+// when they are or when the columns are one tile (s0 <= 1472), one core otherwise (launch_alignment.py). Source
+// rows are loaded into [1472, 16], hivm.vtranspose turns them into the result's rows [16, 1472] (16x16 blocks
+// through the kernel's scratch), rows are stored.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, [[N1:%r0_n1]]: index, %r0_tiles: index, %r0_tiles0: index)
+// CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, %r0_n1: index, [[TILES:%r0_tiles]]: index, %r0_tiles0: index, [[TILES1:%r0_tiles1]]: index)
 // CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [16, 1472], ub_bytes = 196608}
-// CHECK-SAME:    tiling = {block_dim = 8, r0_n1 = s0, r0_tiles = 8, r0_tiles0 = 8}
+// CHECK-SAME:    tiling = {block_dim = ((Min(48,8*ceiling(s0/1472))-1)*Max(1-Min(1,ceiling(s0/1472)-1),1-Min(1,2*(Mod(s0,16))))+1), r0_n1 = s0, r0_tiles = (8*ceiling(s0/1472)), r0_tiles0 = 8, r0_tiles1 = (ceiling(s0/1472))}
 // CHECK:         [[SRC:%[a-z0-9_]+]] = hivm.alloc : () -> memref<1472x16xf16>
 // CHECK:         [[DST:%[a-z0-9_]+]] = hivm.alloc : () -> memref<16x1472xf16>
 // CHECK:         hivm.alloc {scratch = true} : () -> memref<8192xi8>
-// CHECK:         scf.for %bid, %c8, %block_dim ({
+// CHECK:         scf.for %bid, [[TILES]], %block_dim ({
 // CHECK-NEXT:    ^bb0(%t: index):
-// CHECK-NEXT:      [[R0:%[a-z0-9_]+]] = arith.muli %t, %c16
-// CHECK-NEXT:      scf.for %c0, [[N1]], %c1472 ({
-// CHECK-NEXT:      ^bb0([[J:%[a-z0-9_]+]]: index):
-// CHECK:             hivm.load %x, [[SRC]], [[J]], [[R0]], [[LEN1:%[a-z0-9_]+]], %c16 {dims = [0, 1], steps = [1, 1]}
-// CHECK-NEXT:        hivm.vtranspose [[SRC]], [[DST]], %c16, [[LEN1]] {perm = [1, 0]}
-// CHECK-NEXT:        hivm.store [[DST]], %out, [[R0]], [[J]], %c16, [[LEN1]] :
+// CHECK-NEXT:      [[I1:%[a-z0-9_]+]] = arith.remsi %t, [[TILES1]]
+// CHECK-NEXT:      [[I0:%[a-z0-9_]+]] = arith.floordivsi %t, [[TILES1]]
+// CHECK-NEXT:      [[J:%[a-z0-9_]+]] = arith.muli [[I1]], %c1472
+// CHECK:           [[R0:%[a-z0-9_]+]] = arith.muli [[I0]], %c16
+// CHECK:           hivm.load %x, [[SRC]], [[J]], [[R0]], [[LEN1:%[a-z0-9_]+]], %c16 {dims = [0, 1], steps = [1, 1]}
+// CHECK-NEXT:      hivm.vtranspose [[SRC]], [[DST]], %c16, [[LEN1]] {perm = [1, 0]}
+// CHECK-NEXT:      hivm.store [[DST]], %out, [[R0]], [[J]], %c16, [[LEN1]] :
 
 // The concat along dim 1: %a's rows are contiguous (a row buffer padded to 24 f32), the stride-2 slice of %b
 // moves one element per block, the zeros are a vfill; each is stored at its column offset 0, 8, 16. The last work

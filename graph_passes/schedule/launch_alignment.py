@@ -1,0 +1,25 @@
+"""Work splits whose GM alignment only the launch knows.
+
+Two cores never write one 32-B GM block (docs/schedule.md). With symbolic sizes a split may keep that rule for some
+sizes only (f32 rows of ``T`` are whole blocks when 8 divides T): the schedule splits anyway and the launch decides
+— the tiling's ``block_dim`` is the usual core count when every such byte count is whole blocks, or its dim has a
+single tile at this launch (nothing is split there), and 1 otherwise (every work item on one core, in order).
+Expressed with ``Min``/``Max``/``Mod`` so the tiling stays an IR size expression.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+
+def aligned_or_whole(size, tiles, block: int) -> sympy.Expr:
+    """1 when ``size`` bytes are whole ``block``-byte blocks or the dim has one tile (``tiles`` == 1), else 0."""
+    whole = 1 - sympy.Min(1, sympy.Mod(size, block))
+    single = 1 - sympy.Min(1, tiles - 1)
+    return sympy.Max(whole, single)
+
+
+def launch_block_dim(block_dim, checks, block: int) -> sympy.Expr:
+    """``block_dim`` when every ``(bytes, tiles)`` of ``checks`` is :func:`aligned_or_whole`, else 1."""
+    ok = sympy.Mul(*[aligned_or_whole(size, tiles, block) for size, tiles in dict.fromkeys(checks)])
+    return 1 + (block_dim - 1) * ok
