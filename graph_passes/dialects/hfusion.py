@@ -64,6 +64,7 @@ COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 REDUCE_KINDS = ("sum", "max", "min", "prod", "any", "all")
 ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
 
+
 def _module_sizes(op) -> SizeVars:
     """The size service of the module enclosing ``op`` (its symbols and size equalities), or a bare one."""
     while op is not None and op.name != "builtin.module":

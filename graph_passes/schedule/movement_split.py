@@ -73,10 +73,11 @@ def work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> list[
 
 def launch_work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> tuple[list[int], list]:
     """The work dims when sizes only the launch knows are taken to keep the rule, and the ``(bytes, tiles)`` the
-    launch must find whole 32-B blocks or one tile (a tile's and a slab's, per dim that needs them). A head transposed out of
-    ``[B, T, H, D]`` with every size symbolic has only the batch as a work dim by :func:`work_dims` (f32 rows of
-    ``D`` may be 4 B apart): one work item at batch 2; taking ``H`` and ``T`` too when ``4*D`` and ``4*T*D`` are
-    whole blocks spreads it over the cores (one core otherwise, ``block_dim`` in ``movement.tiling_params``)."""
+    launch must find whole 32-B blocks or one tile (a tile's and a slab's, per dim that needs them). A head
+    transposed out of ``[B, T, H, D]`` with every size symbolic has only the batch as a work dim by
+    :func:`work_dims` (f32 rows of ``D`` may be 4 B apart): one work item at batch 2; taking ``H`` and ``T`` too
+    when ``4*D`` and ``4*T*D`` are whole blocks spreads it over the cores (one core otherwise, ``block_dim`` in
+    ``movement.tiling_params``, launch_alignment.py)."""
     dims, checks = [], []
     for d in range(len(shape)):
         if tile[d] >= uppers[d]:
