@@ -37,7 +37,7 @@ from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
 from .launch_alignment import launch_block_dim
 from .movement_reshape import reshape_pieces
-from .movement_split import BLOCK, _with, block_step, launch_work_dims, spread, static_items, work_dims, work_items
+from .movement_split import BLOCK, _with, block_step, launch_work_dims, spread, static_items, work_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 

@@ -65,10 +65,9 @@ def slabs_whole(shape: list, es: int, d: int) -> bool:
 
 def work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> list[int]:
     """The dims split across work items: the tile may not cover the dim (``uppers``: the dims' upper bounds) and
-    splitting keeps every core's GM writes whole 32-B blocks (module docstring). The others are looped inside the
-    work item."""
-    return [d for d in range(len(shape)) if tile[d] < uppers[d] and tile[d] % block_step(shape, es, d) == 0
-            and slabs_whole(shape, es, d)]
+    splitting keeps every core's GM writes whole 32-B blocks for every size (module docstring). The others are
+    looped inside the work item."""
+    return [d for d in range(len(shape)) if _unaligned(shape, es, tile, uppers, d) == []]
 
 
 def launch_work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -> tuple[list[int], list]:
@@ -80,17 +79,24 @@ def launch_work_dims(shape: list, es: int, tile: list[int], uppers: list[int]) -
     ``movement.tiling_params``, launch_alignment.py)."""
     dims, checks = [], []
     for d in range(len(shape)):
-        if tile[d] >= uppers[d]:
-            continue
-        sizes = [tile[d] * _inner(shape, d) * es]
-        if not all(as_expr(n) == 1 for n in shape[:d]):
-            sizes.append(as_expr(shape[d]) * _inner(shape, d) * es)
-        need = [sympy.expand(size) for size in sizes if _content(size) % BLOCK]
-        if any(size.is_Integer for size in need):
-            continue  # a static count that is not whole blocks: never a work dim
-        dims.append(d)
-        checks += [(size, sympy.ceiling(as_expr(shape[d]) / tile[d])) for size in need]
+        need = _unaligned(shape, es, tile, uppers, d)
+        if need is not None:
+            dims.append(d)
+            checks += [(size, sympy.ceiling(as_expr(shape[d]) / tile[d])) for size in need]
     return dims, checks
+
+
+def _unaligned(shape: list, es: int, tile: list[int], uppers: list[int], d: int) -> list | None:
+    """The byte counts a split of dim ``d`` needs whole 32-B blocks and that are not known to be — its tile's
+    (``T_d·S_d·es``, :func:`block_step`) and, unless every dim outside it is 1, its slab's (``N_d·S_d·es``,
+    :func:`slabs_whole`) — or None when ``d`` is never split: its tile covers it, or such a count is static."""
+    if tile[d] >= uppers[d]:
+        return None
+    sizes = [tile[d] * _inner(shape, d) * es]
+    if not all(as_expr(n) == 1 for n in shape[:d]):
+        sizes.append(as_expr(shape[d]) * _inner(shape, d) * es)
+    need = [sympy.expand(size) for size in sizes if _content(size) % BLOCK]
+    return None if any(size.is_Integer for size in need) else need
 
 
 def work_items(shape: list, tile: list[int], dims: list[int]):

@@ -78,8 +78,8 @@ class Schedule:
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
     split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
     # (bytes, dim) whose alignment to whole blocks only the launch knows: every core when they are whole blocks
-    # or the dim has one tile, one core otherwise (:func:`_runtime_slabs`, launch_alignment.py)
-    aligned_slabs: list = None
+    # or the dim has one tile, one core otherwise (:func:`_shared_blocks`, launch_alignment.py)
+    launch_checks: list = None
 
     def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
         kind = info.func.attributes.get("fusion_kind", "")
@@ -98,7 +98,7 @@ class Schedule:
             attrs["serial_dims"] = list(self.serial_dims)
         if self.block_dim_override:
             attrs["block_dim"] = self.block_dim_override  # one core: work items would share GM blocks
-        if self.aligned_slabs:
+        if self.launch_checks:
             attrs["distribution"] = "cyclic-if-aligned"  # one core when a slab is not whole GM blocks
         if self.scratch_bytes:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
@@ -231,18 +231,17 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
                 _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
     split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])]
-    one_core = _blocks_shared(info, tile, uppers, gm_steps, serial, target.ub_align)
-    slabs = _runtime_slabs(info, tile, uppers, gm_steps, serial, target.ub_align) if looped else []
-    if looped and launch_rows and not (one_core and not slabs):
-        slabs = slabs + launch_rows  # the rows the tile steps over freely: whole blocks, checked at launch
-    one_core = one_core and not slabs
+    shared = _shared_blocks(info, tile, uppers, gm_steps, serial, target.ub_align)
+    one_core = shared is None or (bool(shared) and not looped)
+    # the slabs, and the rows the tile steps over freely: whole blocks, checked at launch
+    checks = shared + launch_rows if looped and not one_core else []
     whole = _whole_dims(tile, uppers)
     # Note: the tile chosen, a larger scratch where UB has room for it folds long rows in one step fewer.
     wide = not requested and plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, True) <= target.ub_bytes
     sched = Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, wide), {},
                      block_dim_override=1 if one_core else 0,
                      scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide,
-                     split_dims=split if not one_core else [], aligned_slabs=slabs)
+                     split_dims=split if not one_core else [], launch_checks=checks)
     if one_core and not requested and multi_buffer > 1:
         # Note: a whole-block step of rows does not fit with two copies of the loaded and stored buffers (a
         # gather's source rows, 32 rows for a bool result); with one copy the work items may still spread over
@@ -323,36 +322,23 @@ def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer
                     io_copies=best.io_copies)
 
 
-def _blocks_shared(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> bool:
-    """Could two work items still write one GM block? A split dim whose tile is not a whole-block step (fewer rows
-    fit UB than one step), or whose slabs are not whole blocks and which is not serial (the multi-pass schedule has
-    no serial dims). Then the kernel runs on one core: its work items write in order on that core's MTE3."""
-    for d in info.parallel_dims:
-        if d in serial or (uppers[d] is not None and tile[d] >= uppers[d]):
-            continue
-        if d != info.rank - 1 and tile[d] % gm_steps.get(d, 1):
-            return True
-        if _slab_unaligned(info, d, gm_block):
-            return True
-    return False
-
-
-def _runtime_slabs(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> list:
-    """The slab sizes (bytes) that decide at launch whether the work items may spread over the cores, when only
-    :func:`_slab_unaligned` slabs made :func:`_blocks_shared` true: a multi-pass kernel (no serial dims) over
-    ``[B, H, T, T]`` f32 with ``T`` unbounded has slabs of ``4*T**2`` bytes (a head), whole blocks when 4 divides
-    T. Its tiles inside a slab are whole-block steps, so when every such slab is whole blocks no two cores write
-    one; else the launch takes one core (``block_dim`` in :func:`tiling_params`). Empty when a tile is not a
-    whole-block step or a static slab is not whole blocks."""
+def _shared_blocks(info: KernelInfo, tile, uppers, gm_steps: dict, serial: list, gm_block: int) -> list | None:
+    """Could two work items write one GM block? None when they could for sizes already known: a split dim whose
+    tile is not a whole-block step (fewer rows fit UB than one step) or whose static slabs are not whole blocks —
+    the kernel then runs on one core, its work items writing in order on that core's MTE3. Otherwise the
+    ``(bytes, dim)`` of the symbolic slabs of split dims that are not serial (the multi-pass schedule has no serial
+    dims), whole blocks for some sizes only: a multi-pass kernel over ``[B, H, T, T]`` f32 with ``T`` unbounded has
+    slabs of ``4*T**2`` bytes (a head), whole blocks when 4 divides T; its tiles inside a slab are whole-block
+    steps, so the launch checks the slabs (launch_alignment.py). Empty: never."""
     slabs = []
     for d in info.parallel_dims:
         if d in serial or (uppers[d] is not None and tile[d] >= uppers[d]):
             continue
         if d != info.rank - 1 and tile[d] % gm_steps.get(d, 1):
-            return []
+            return None
         sizes = _unaligned_slabs(info, d, gm_block)
         if any(size.is_Integer for size in sizes):
-            return []  # a static slab that is not whole blocks: one core for every launch
+            return None
         slabs += [(size, d) for size in sizes]
     return slabs
 
@@ -528,7 +514,7 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         if d not in (schedule.serial_dims or ()):  # serial dims are looped inside a work item
             n_tiles = n_tiles * counts[d]
     tail = None
-    if not (schedule.block_dim_override or schedule.serial_dims or split or schedule.aligned_slabs):
+    if not (schedule.block_dim_override or schedule.serial_dims or split or schedule.launch_checks):
         tail = row_tail(info, schedule.tile, cores, _gm_steps(info, ub_align))
     if tail is not None:  # the last round spread over every core (tail.py)
         n_tiles = sympy.Integer(tail.n_tiles)
@@ -536,8 +522,8 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         tiling.update(tail.tiling())
     tiling["n_tiles"] = _norm(n_tiles)
     tiling["block_dim"] = _norm(sympy.Min(cores, n_tiles))
-    if schedule.aligned_slabs:  # every core when the launch's slabs are whole blocks (launch_alignment.py)
-        checks = [(size, counts[d]) for size, d in schedule.aligned_slabs]
+    if schedule.launch_checks:  # every core when the launch's slabs are whole blocks (launch_alignment.py)
+        checks = [(size, counts[d]) for size, d in schedule.launch_checks]
         tiling["block_dim"] = _norm(launch_block_dim(sympy.Min(cores, n_tiles), checks, ub_align))
     return tiling
 
