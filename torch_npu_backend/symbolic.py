@@ -75,10 +75,15 @@ def convert(e: sympy.Basic) -> sympy.Expr:
 
 
 def symbol_range(shape_env, name: str) -> tuple[int, int]:
-    """The value range of symbol ``name`` as integers (``int_oo`` → INF, ``-int_oo`` → -INF)."""
+    """The value range of symbol ``name`` as integers (``int_oo`` → INF, ``-int_oo`` → -INF), narrowed to the
+    multiples of a divisor dynamo proved for it (a positive ``s77`` that 4 divides is at least 4)."""
     for s, vr in shape_env.var_to_range.items():
         if s.name == name:
-            return _bound(vr.lower), _bound(vr.upper)
+            lo, hi = _bound(vr.lower), _bound(vr.upper)
+            for n, d in guarded_divisors(shape_env):
+                if n == sym(name) and lo >= 1:
+                    lo, hi = -(-lo // d) * d, (hi if hi >= INF else hi // d * d)
+            return lo, hi
     raise NpuCompileError(f"shape symbol {name} has no range in the ShapeEnv")
 
 
@@ -103,23 +108,49 @@ def shape_env_of(values) -> object | None:
 def guarded_equalities(shape_env) -> dict[sympy.Expr, sympy.Expr]:
     """Sizes dynamo's guards make equal, as substitutions to one form (IR expressions).
 
-    A loss graph's logits and labels get their own symbols and a guard ties them (``Eq(s3*s88, s38*s97)``); the
-    guards hold whenever the compiled graph runs (dynamo checks them first), so the importer may write either side
-    as the other. Only polynomial sides are taken (no floor or Mod); the side with more operations (then the later
-    in sympy's order) is replaced by the other."""
+    The guards hold whenever the compiled graph runs (dynamo checks them first), so the importer may write either
+    side as the other:
+
+    - an ``Eq`` guard between sizes: a loss graph's logits and labels get their own symbols and a guard ties them
+      (``Eq(s3*s88, s38*s97)``); a view ``x.view(-1, 4, T, T)`` sizes its second dim ``s77//(s77//4)`` and guards it
+      equal to 4. The side with floor or Mod (else the one with more operations, then the later in sympy's order) is
+      replaced by the other, which must be polynomial;
+    - a divisibility dynamo proved for a view (``shape_env.divisible``: ``Mod(s77, 4)`` is 0): ``4*floor(s77/4)``
+      is ``s77``, so the view ``[s77//4, 4]`` of ``[s77]`` keeps its element count."""
     subs: dict[sympy.Expr, sympy.Expr] = {}
     for guard in getattr(shape_env, "guards", ()):
         e = guard.expr
-        if not isinstance(e, sympy.Eq) or not all(side.free_symbols for side in e.args):
+        if not isinstance(e, sympy.Eq) or not any(side.free_symbols for side in e.args):
             continue
         try:
             a, b = (convert(side) for side in e.args)
         except NpuCompileError:
             continue
-        if any(side.has(sympy.floor, sympy.ceiling, sympy.Mod) or not side.is_polynomial() for side in (a, b)):
-            continue
-        a, b = sorted((a, b), key=lambda side: (sympy.count_ops(side), sympy.default_sort_key(side)))
-        if a != b:
-            subs[b] = a
+        keep, replace = sorted((a, b), key=lambda side: (_irregular(side), sympy.count_ops(side),
+                                                           sympy.default_sort_key(side)))
+        if not _irregular(keep) and keep != replace:
+            subs[replace] = keep
+    for n, d in guarded_divisors(shape_env):
+        subs[d * sympy.floor(n / d)] = n
     return subs
+
+
+def guarded_divisors(shape_env) -> list[tuple[sympy.Expr, int]]:
+    """Sizes dynamo proved divisible for a view (``shape_env.divisible``: ``Mod(s27**2*s77, 4*s27**2)`` is 0), as
+    (polynomial size, integer divisor > 1) in lowest terms: ``(s77, 4)``."""
+    found = []
+    for known_zero in getattr(shape_env, "divisible", ()):
+        try:
+            a, b = (convert(arg) for arg in known_zero.args)
+        except NpuCompileError:
+            continue
+        n, d = sympy.fraction(sympy.cancel(a / b))
+        if d.is_Integer and d > 1 and not _irregular(n):
+            found.append((n, int(d)))
+    return found
+
+
+def _irregular(size: sympy.Expr) -> bool:
+    """Whether ``size`` is not a polynomial of the shape symbols (floor, ceiling or Mod in it)."""
+    return size.has(sympy.floor, sympy.ceiling, sympy.Mod) or not size.is_polynomial()
 

@@ -9,6 +9,7 @@ binding of the symbols inside their ranges; False means "not provable", not "dif
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -104,25 +105,45 @@ class SizeVars:
 
     # -- questions ---------------------------------------------------------------------------------------
     def _bounds(self, e: sympy.Expr) -> tuple[float, float]:
-        """Conservative interval of ``e`` over the symbol ranges (monotone cases; else (-inf, inf))."""
-        e = sympy.expand(as_expr(e))
-        if e.is_Integer:
-            return int(e), int(e)
-        lo_total, hi_total = 0.0, 0.0
-        for term in sympy.Add.make_args(e):
-            coeff, rest = term.as_coeff_Mul()
+        """Conservative interval of ``e`` over the symbol ranges: interval arithmetic on the expanded form, through
+        floor, ceiling, Max, Min and reciprocals of positive intervals; (-inf, inf) where it cannot tell."""
+        return self._interval(sympy.expand(as_expr(e)))
+
+    def _interval(self, e: sympy.Expr) -> tuple[float, float]:
+        unknown = float("-inf"), float("inf")
+        if e.is_Number:
+            return float(e), float(e)
+        if e.is_Symbol:
+            if e.name not in self.ranges:
+                return unknown
+            lo, hi = self.ranges[e.name]
+            return float("-inf") if lo <= -INF else lo, float("inf") if hi >= INF else hi
+        if isinstance(e, (sympy.Add, sympy.Max, sympy.Min)):
+            parts = [self._interval(a) for a in e.args]
+            if isinstance(e, sympy.Add):  # Note: -inf + inf cannot occur: lo <= hi per part
+                return sum(p[0] for p in parts), sum(p[1] for p in parts)
+            pick = max if isinstance(e, sympy.Max) else min
+            return pick(p[0] for p in parts), pick(p[1] for p in parts)
+        if isinstance(e, sympy.Mul):
             lo, hi = 1.0, 1.0
-            for factor in sympy.Mul.make_args(rest) if rest != 1 else ():
-                base, exp = factor.as_base_exp()
-                if not (base.is_Symbol and exp.is_Integer and exp > 0 and base.name in self.ranges):
-                    return float("-inf"), float("inf")
-                blo, bhi = self.ranges[base.name]
-                blo, bhi = float("-inf") if blo <= -INF else blo, float("inf") if bhi >= INF else bhi
-                for _ in range(int(exp)):
-                    lo, hi = _interval_product((lo, hi), (blo, bhi))
-            lo, hi = _interval_product((lo, hi), (float(coeff), float(coeff)))
-            lo_total, hi_total = lo_total + lo, hi_total + hi  # Note: -inf + inf cannot occur: lo <= hi per term
-        return lo_total, hi_total
+            for a in e.args:
+                lo, hi = _interval_product((lo, hi), self._interval(a))
+            return lo, hi
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer:
+            lo, hi = self._interval(e.base)
+            if e.exp < 0:
+                if lo <= 0:
+                    return unknown
+                lo, hi = 1.0 / hi, 1.0 / lo
+            result = 1.0, 1.0
+            for _ in range(abs(int(e.exp))):
+                result = _interval_product(result, (lo, hi))
+            return result
+        if isinstance(e, (sympy.floor, sympy.ceiling)):
+            lo, hi = self._interval(e.args[0])
+            rnd = math.floor if isinstance(e, sympy.floor) else math.ceil
+            return (lo if math.isinf(lo) else rnd(lo)), (hi if math.isinf(hi) else rnd(hi))
+        return unknown
 
     def statically_known_equal(self, a, b) -> bool:
         return sympy.simplify(self.canonical(a) - self.canonical(b)) == 0

@@ -171,6 +171,29 @@ def test_loss_over_logits_and_labels_sized_apart(fresh_dynamo, tmp_path):
     assert re.search(r'size_equalities = \{"s\d+\*s\d+" = "s\d+\*s\d+"\}', text), text[:600]
 
 
+def test_view_with_an_inferred_dim_verifies_by_what_dynamo_proved(fresh_dynamo, tmp_path):
+    """``x.view(-1, 4, T, T)`` of ``[s77, T, T]``: dynamo sizes the view ``[s77//4, s77//(s77//4), T, T]``, guards the
+    second dim equal to 4 and proves 4 divides s77. The importer writes that dim as 4 and records
+    ``4*floor(s77/4) = s77``, so the reshape keeps its element count (it failed to verify: "element count changes");
+    s77's range starts at 4, so the floor's bytes are known above 0 and the softmax fuses (it was one kernel per
+    op). One compile for three sizes, every kernel simulated, equal to eager."""
+
+    def fn(x):
+        return (x.view(-1, 4, x.shape[-1], x.shape[-1]).softmax(-1) * 2).sum(1)
+
+    compiled = torch.compile(fn, backend="npu", dynamic=True, options={"debug_dir": str(tmp_path)})
+    for groups, t in ((3, 8), (2, 12), (5, 7)):
+        x = torch.randn(groups * 4, t, t)
+        with torch_npu_backend.profile(trace=False) as prof:
+            got = compiled(x)
+        assert_close(got, fn(x), f"{groups} groups of {t}")
+        assert [r.simulated for r in prof.records] == [True, True], [(r.kernel, r.reason) for r in prof.records]
+    assert fresh_dynamo["backend_calls"] == 1
+    text = next(tmp_path.glob("graph_*/001_canonicalize.mlir")).read_text()
+    n = re.search(r'"4\*floor\((s\d+)/4\)" = "\1"', text)
+    assert n and f"tensor<(floor({n[1]}/4))x4x" in text and re.search(rf"{n[1]} = \[4, \d+\]", text), text[:800]
+
+
 def test_positions_beside_a_causal_mask_run_on_the_simulator(fresh_dynamo):
     """A dynamic sequence length's positions (``arange(T).float()``) and causal mask (``arange`` against itself,
     ``[T, T]``) share one kernel through the arange; its per-use copies leave the positions' chain touching nothing

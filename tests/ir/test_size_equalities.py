@@ -5,6 +5,7 @@ symbols whose range reaches below zero."""
 from __future__ import annotations
 
 import pytest
+import sympy
 
 import graph_passes  # noqa: F401
 from graph_passes.ir import VerifyError, verify
@@ -58,3 +59,18 @@ def test_bounds_over_a_symbol_ranging_below_zero():
     assert sv.upper_bound(-64 * S1 * S0) is None
     assert sv.upper_bound(S1 + 5) == 5
     assert sv.lower_bound(S0 * S0 - 1) == 3
+
+
+def test_bounds_through_floor_max_and_division():
+    """A view's inferred dim ``floor(s0/4)`` (s0 in [4, 100]) has bytes known above 0 (fusion weighs them; they
+    were unknown, so nothing fused), and ``4*floor(s0/4)`` equals ``s0`` by the divisibility dynamo proved."""
+    sv = SizeVars()
+    sv.declare("s0", 4, 100)
+    sv.declare("s1", 2, INF)
+    quarter = sympy.floor(S0 / 4)
+    assert (sv.lower_bound(quarter * S1), sv.upper_bound(quarter)) == (2, 25)
+    assert sv.lower_bound(sympy.ceiling(S0 / 8) + sympy.Max(S1, 7)) == 8
+    assert sv.upper_bound(S0 / S1) == 50 and sv.upper_bound(S0 / (S1 - 2)) is None  # a reciprocal through 0: unknown
+    assert not sv.statically_known_equal(4 * quarter * S1, S0 * S1)
+    sv.declare_equal(4 * quarter, S0)
+    assert sv.statically_known_equal(4 * quarter * S1, S0 * S1)
