@@ -106,10 +106,12 @@ class MovementLowering(KernelLowering):
             if k < len(work) - 1:
                 index = self.arith("remsi", rest, count, f"i{d}")
                 rest = self.arith("floordivsi", rest, count, f"i{work[-k - 2]}" if k == len(work) - 2 else None)
-            lo = index if tile[d] == 1 else self.arith("muli", index, self.const(tile[d]), f"r{d}_lo")
+            # a dim stepped per launch (movement_split.launch_steps) steps by its tiling parameter, at most the tile
+            step = self.params[f"r{r}_step{d}"] if f"r{r}_step{d}" in self.tiling else self.const(tile[d])
+            lo = index if tile[d] == 1 else self.arith("muli", index, step, f"r{d}_lo")
             whole = _divides(tile[d], shape[d]) and all(_spans(p, d, shape) for p in info.pieces[r])
             bounds[d] = (lo, None if whole else  # a partial tile or piece: its rows end at the dim's end
-                         self.arith("minsi", self.add(lo, self.const(tile[d])), self.size(shape[d]), f"r{d}_hi"))
+                         self.arith("minsi", self.add(lo, step), self.size(shape[d]), f"r{d}_hi"))
         for i, p in enumerate(info.pieces[r]):
             with self.located(p.src.arg if p.src.arg is not None else info.results[r]):
                 self.piece(r, i, p, bounds, bufs)

@@ -23,3 +23,14 @@ def launch_block_dim(block_dim, checks, block: int) -> sympy.Expr:
     """``block_dim`` when every ``(bytes, tiles)`` of ``checks`` is :func:`aligned_or_whole`, else 1."""
     ok = sympy.Mul(*[aligned_or_whole(size, tiles, block) for size, tiles in dict.fromkeys(checks)])
     return 1 + (block_dim - 1) * ok
+
+
+def rows_for_whole_blocks(row_bytes, block: int) -> sympy.Expr:
+    """The fewest rows of ``row_bytes`` bytes that are whole ``block``-byte blocks (``block`` a power of two):
+    ``block / gcd(row_bytes, block)``, each power of two dividing the row halving it (bool rows of ``T`` bytes: 2
+    rows at T = 16, 8 at T = 12, 32 at T odd)."""
+    gcd, k = sympy.Integer(1), 2
+    while k <= block:
+        gcd = gcd * (2 - sympy.Min(1, sympy.Mod(row_bytes, k)))
+        k *= 2
+    return sympy.floor(sympy.Integer(block) / gcd)

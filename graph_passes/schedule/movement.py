@@ -37,7 +37,7 @@ from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
 from .launch_alignment import launch_block_dim
 from .movement_reshape import reshape_pieces
-from .movement_split import BLOCK, _with, block_step, launch_work_dims, spread, static_items, work_items
+from .movement_split import BLOCK, _with, block_step, launch_steps, launch_work_dims, spread, static_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 
@@ -378,11 +378,15 @@ def tiling_params(info: MovementInfo, tiles: list, cores: int, sizes: SizeVars) 
                 add(f"r{r}_p{i}_end{d}", as_expr(o) + as_expr(s))
             for g, o in enumerate(p.src.offsets):
                 add(f"r{r}_p{i}_src{g}", o)
-        dims, need = launch_work_dims(shape, DTYPE_BYTES[info.results[r].type.dtype], tiles[r], _uppers(shape, sizes))
+        es, uppers = DTYPE_BYTES[info.results[r].type.dtype], _uppers(shape, sizes)
+        dims, need = launch_work_dims(shape, es, tiles[r], uppers)
         checks += need
+        steps = launch_steps(shape, es, tiles[r], uppers, dims, cores)
         for d in dims:
-            out[f"r{r}_tiles{d}"] = sympy.ceiling(as_expr(shape[d]) / tiles[r][d])
-        count = work_items(shape, tiles[r], dims)
+            if d in steps:
+                out[f"r{r}_step{d}"] = steps[d]
+            out[f"r{r}_tiles{d}"] = sympy.ceiling(as_expr(shape[d]) / steps.get(d, tiles[r][d]))
+        count = sympy.Mul(*[as_expr(out[f"r{r}_tiles{d}"]) for d in dims])
         counts.append(count)
         out[f"r{r}_tiles"] = _norm(count)
     out["block_dim"] = _norm(sympy.Min(cores, sympy.Max(*counts)) if len(counts) > 1 else sympy.Min(cores, counts[0]))

@@ -22,7 +22,8 @@ core: along each dim the tile is the multiple of its step that gives the busiest
 (``ceil(items / cores) × Π T``, the larger tile on a tie), among those that keep at most twice as many work items
 as cores — a ``[1, 12, 512, 64]`` result in tiles ``[1, 1, 384, 64]`` becomes 48 work items of ``[1, 1, 128, 64]``.
 Symbolic dims keep the tile UB gave them (their tile count is a size expression in the ``tiling`` attribute), and a
-result with a symbolic work dim is not spread: its work items are not known, as many as ``s0`` may give. A dim whose
+result with a symbolic work dim is not spread: its work items are not known, as many as ``s0`` may give. The
+innermost symbolic work dim steps per launch instead, at most its tile (:func:`launch_steps`). A dim whose
 tiles or slabs are whole blocks only for some sizes is a work dim too (:func:`launch_work_dims`): the launch runs the
 kernel on every core when its sizes make them whole blocks, on one core otherwise.
 """
@@ -99,9 +100,20 @@ def _unaligned(shape: list, es: int, tile: list[int], uppers: list[int], d: int)
     return None if any(size.is_Integer for size in need) else need
 
 
-def work_items(shape: list, tile: list[int], dims: list[int]):
-    """The work items' count (a size expression): the product of the work dims' tile counts."""
-    return sympy.Mul(*[sympy.ceiling(as_expr(shape[d]) / tile[d]) for d in dims])
+def launch_steps(shape: list, es: int, tile: list[int], uppers: list[int], dims: list[int], cores: int) -> dict:
+    """The innermost symbolic work dim whose tiles and slabs are whole blocks for every size → its work items'
+    step, chosen per launch: ``g × ceiling(N_d / (g × want))`` at most ``T_d``, ``g`` its :func:`block_step`,
+    ``want`` the cores per work item of the other work dims. A head transposed out of ``[B, H, T, 16]`` into
+    ``[B, T, H, 16]`` in tiles of 384 rows of T was one work item per batch; at T = 16 it takes 16 steps of one
+    row. Empty when there is no such dim."""
+    symbolic = [d for d in dims if not as_expr(shape[d]).is_Integer and _unaligned(shape, es, tile, uppers, d) == []]
+    if not symbolic:
+        return {}
+    d = symbolic[-1]
+    others = sympy.Mul(*[sympy.ceiling(as_expr(shape[k]) / tile[k]) for k in dims if k != d])
+    want = sympy.ceiling(sympy.Integer(cores) / others)
+    g = block_step(shape, es, d)
+    return {d: sympy.Min(tile[d], g * sympy.ceiling(as_expr(shape[d]) / (g * want)))}
 
 
 def static_items(shape: list, es: int, tile: list[int], uppers: list[int]) -> int:

@@ -27,8 +27,9 @@ Tiling parameters (``tiling`` attribute, name → size expression)::
     n{d}        size of domain dim d
     tiles{d}    ceiling(n{d} / tile[d])         (only for dims whose tile may not cover the dim)
     step{d}     a dim split per launch (symbolic columns of a non-last reduction or an elementwise kernel,
-                ``_split_dims``): the work items' step, Min(tile[d], 32-B granules spread over the cores);
-                tiles{d} = ceiling(n{d} / step{d})
+                symbolic rows: ``_split_dims``): the work items' step, Min(tile[d], granules spread over the
+                cores) — 32 B of columns, or the rows whose bytes are whole blocks at the launch's sizes
+                (``launch_gm_step``); tiles{d} = ceiling(n{d} / step{d})
     off{a}_{i}  symbolic offset of a slice of argument a along its dim i
     n_tiles     prod of tiles{d} over the parallel (non-reduced) dims: the work items
     tail_full, tail_unit, tail_units, tail_extra
@@ -51,7 +52,7 @@ from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, values_estimate
-from .launch_alignment import launch_block_dim
+from .launch_alignment import launch_block_dim, rows_for_whole_blocks
 from .kernel_info import KernelInfo
 from .pipeline import Stages, compute_order, pipelined_candidates
 from .tail import row_tail
@@ -230,7 +231,8 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
                 tile = regrown
                 serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
                 _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
-    split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])]
+    split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])
+             and not (looped and d != rank - 1)]  # Note: a multi-pass row kernel's rows are checked at launch
     shared = _shared_blocks(info, tile, uppers, gm_steps, serial, target.ub_align)
     one_core = shared is None or (bool(shared) and not looped)
     # the slabs, and the rows the tile steps over freely: whole blocks, checked at launch
@@ -257,20 +259,27 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
 
 
 def _split_dims(info: KernelInfo, requested: bool, gm_block: int) -> list[int]:
-    """The dims whose work-item step is chosen per launch: the last dim of a kernel reducing a non-last dim, or of
-    an elementwise kernel without gathers (a flattened ``[s0*s1*64]``), when it is symbolic and the only symbolic
-    parallel dim (core balancing, which needs the sizes, does not run) and not serial (:func:`_slab_unaligned`).
-    Its step is ``granule × ceiling(n / (granule × cores per other work item))``, at most the tile
-    (:func:`tiling_params`): few columns spread over the cores in 32-B steps, many take whole tiles."""
+    """The dims whose work-item step is chosen per launch (core balancing, which needs the sizes, does not run): a
+    kernel's innermost symbolic parallel dim that is the last dim of a kernel reducing a non-last dim or of an
+    elementwise kernel without gathers (a flattened ``[s0*s1*64]``), or a dim of rows of a kernel reducing nothing
+    or only the last dim (an embedding's ``[s0*s1, 64]``, the rows ``[B, H, T, 16]`` of a rotary kernel, a
+    log-softmax's ``[s0*s1, 256]``), and not serial (:func:`_slab_unaligned`). Its step is ``granule × ceiling(n / (granule × cores per other work
+    item))``, at most the tile (:func:`tiling_params`; the granule is 32 B of the last dim, or the rows whose slabs
+    are whole blocks): few columns or rows spread over the cores, many take whole tiles."""
     last = info.rank - 1
-    if info.reduce_dims:
-        eligible = last not in info.reduce_dims
-    else:
-        eligible = not any(op.name == "hfusion.gather" for op in info.ops) and not info.row_gathers
-    if requested or not eligible or last not in info.parallel_dims or _slab_unaligned(info, last, gm_block):
+    if requested:
         return []
-    symbolic = [d for d in info.parallel_dims if not as_expr(info.domain[d]).is_Integer]
-    return [last] if symbolic == [last] else []
+    for d in sorted(info.parallel_dims, reverse=True):
+        if as_expr(info.domain[d]).is_Integer:
+            continue
+        if d == last:
+            eligible = (last not in info.reduce_dims) if info.reduce_dims else \
+                not any(op.name == "hfusion.gather" for op in info.ops) and not info.row_gathers
+        else:
+            eligible = not info.reduce_dims or last in info.reduce_dims
+        if eligible and not _slab_unaligned(info, d, gm_block):
+            return [d]
+    return []
 
 
 def _passes_over_gm(info: KernelInfo) -> int:
@@ -360,7 +369,11 @@ def _row_bytes(info: KernelInfo, v, d: int) -> sympy.Expr:
 def _row_bytes_coeff(info: KernelInfo, v, d: int) -> int:
     """The integer factor of :func:`_row_bytes`: with a symbolic row length, the symbols may be anything (odd), so
     only this factor is known to divide the bytes."""
-    n = _row_bytes(info, v, d)
+    return _coeff(_row_bytes(info, v, d))
+
+
+def _coeff(n: sympy.Expr) -> int:
+    """The integer factor of a product of sizes (``4*s0*s1``: 4)."""
     coeff, _ = sympy.expand(n).as_coeff_Mul() if not n.is_Integer else (n, None)
     return abs(int(coeff)) if sympy.Integer(coeff) == coeff else 1
 
@@ -384,20 +397,44 @@ def _gm_steps(info: KernelInfo, gm_block: int, at_launch: list | None = None) ->
         if d == info.rank - 1:
             continue
         step = 1
-        for r in info.results:
-            if d in info.masks[r]:
-                coeff = _row_bytes_coeff(info, r, d)
-                row = _row_bytes(info, r, d)
-                if at_launch is not None and d != innermost and coeff % gm_block and not row.is_Integer:
-                    at_launch.append((row, d))
-                    continue
-                step = _lcm(step, gm_block // math.gcd(coeff, gm_block))
-        for v in _moved_values(info):  # UB rows of a DMA box start 32-B aligned (its buffer's last dim is 1 here)
-            m = [j for j in info.masks[v] if not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1)]
-            if m and m[-1] == d and len(m) > 1:
-                step = _lcm(step, gm_block // math.gcd(DTYPE_BYTES[v.type.dtype], gm_block))
+        for row in _result_rows(info, d):
+            coeff = _coeff(row)
+            if at_launch is not None and d != innermost and coeff % gm_block and not row.is_Integer:
+                at_launch.append((row, d))
+                continue
+            step = _lcm(step, gm_block // math.gcd(coeff, gm_block))
+        for es in _moved_row_dtypes(info, d):
+            step = _lcm(step, gm_block // math.gcd(es, gm_block))
         steps[d] = step
     return steps
+
+
+def launch_gm_step(info: KernelInfo, d: int, gm_block: int) -> sympy.Expr:
+    """:func:`_gm_steps`' step of dim ``d`` at the launch's sizes: the fewest rows whose bytes are whole blocks in
+    every result (``rows_for_whole_blocks``: bool rows of ``T`` bytes take 2 at T = 16, 32 at T odd), never
+    more than the compile-time step, which every launch's divides (both are powers of two)."""
+    step = sympy.Integer(1)
+    for row in _result_rows(info, d):
+        step = sympy.Max(step, rows_for_whole_blocks(row, gm_block))
+    for es in _moved_row_dtypes(info, d):
+        step = sympy.Max(step, gm_block // math.gcd(es, gm_block))
+    return step
+
+
+def _result_rows(info: KernelInfo, d: int) -> list:
+    """The GM row bytes below dim ``d`` of each result spanning it."""
+    return [_row_bytes(info, r, d) for r in info.results if d in info.masks[r]]
+
+
+def _moved_row_dtypes(info: KernelInfo, d: int) -> list[int]:
+    """Element bytes of each loaded or stored value whose innermost spanned dim (of more than one) is ``d``: its UB
+    rows are tile[d] elements apart and a DMA burst's UB address is 32-B aligned."""
+    out = []
+    for v in _moved_values(info):
+        m = [j for j in info.masks[v] if not (as_expr(info.domain[j]).is_Integer and int(info.domain[j]) == 1)]
+        if m and m[-1] == d and len(m) > 1:
+            out.append(DTYPE_BYTES[v.type.dtype])
+    return out
 
 
 def _moved_values(info: KernelInfo) -> list:
@@ -499,7 +536,7 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
                 others = others * counts[p]
         want = sympy.ceiling(sympy.Integer(cores) / others)
         n = as_expr(info.domain[d])
-        granule = _granule(info, ub_align)
+        granule = _granule(info, ub_align) if d == info.rank - 1 else launch_gm_step(info, d, ub_align)
         step = sympy.Min(schedule.tile[d], granule * sympy.ceiling(n / (granule * want)))
         tiling[f"step{d}"] = _norm(step)
         counts[d] = sympy.ceiling(n / step)

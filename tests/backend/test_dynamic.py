@@ -291,6 +291,50 @@ def test_dynamic_transpose_and_elementwise_spread_over_the_cores(fresh_dynamo):
     assert fresh_dynamo["backend_calls"] == 1
 
 
+_TABLE = torch.randn(256, 64)
+
+
+def _embedding(ids):
+    return F.embedding(ids, _TABLE) * 2
+
+
+def _causal_mask(x):
+    t = x.shape[1]
+    cp = torch.arange(t)
+    return (cp[None, :] - cp[:, None]) <= 0
+
+
+def _heads_softmax(x):
+    b, t = x.shape[:2]
+    return x.view(b, t, 4, 16).transpose(1, 2).softmax(-1).transpose(1, 2).reshape(b, t, 64)
+
+
+def _row_log_softmax(x):
+    return x.reshape(-1, 256).log_softmax(-1)
+
+
+@pytest.mark.parametrize("fn, make, cores", [
+    (_embedding, lambda: torch.randint(0, 256, (2, 16)), [32]),  # 372-row tiles: 4 cores before
+    (_causal_mask, lambda: torch.randn(2, 16), [8]),  # bool rows of 16 B: 2 rows a step (32-row tiles: 1 before)
+    (_heads_softmax, lambda: torch.randn(2, 16, 64), [48, 43, 32]),  # 8, 1 and 2 before
+    (_row_log_softmax, lambda: torch.randn(2, 16, 256), [32]),  # 1 before
+], ids=["embedding", "causal mask", "heads softmax", "row log-softmax"])
+def test_rows_of_a_symbolic_count_step_per_launch(fresh_dynamo, fn, make, cores):
+    """A kernel's rows of a symbolic count (``B*T`` tokens, ``T`` rows of a mask or of each head) step by a tiling
+    parameter: whole tiles of UB's size when there are many, else as few rows as keep every core's GM writes whole
+    32-B blocks at this launch's sizes, spread over the cores (``step{d}``, a movement kernel's ``r{r}_step{d}``).
+    Before, the tiles chosen at compile time left one work item per tile of UB's size. Equal to eager, every kernel
+    simulated with the hazard checker."""
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    x = make()
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = compiled(x)
+    expected = fn(x)
+    assert torch.equal(got, expected) if got.dtype == torch.bool else torch.allclose(got, expected, atol=1e-5)
+    assert all(r.simulated and r.hazards_checked for r in prof.records), [(r.kernel, r.reason) for r in prof.records]
+    assert [r.block_dim for r in prof.records] == cores
+
+
 def test_masked_softmax_over_a_dynamic_length_runs_on_the_simulator(fresh_dynamo):
     """``softmax(s + where(mask, 0, -inf))`` with a dynamic, unbounded length: multi-pass over column tiles of 96.
     The f16 compare making the bool mask (128 lanes a repeat) and the f32 select reading it (64 lanes) each need

@@ -124,13 +124,14 @@ def test_a_checked_length_narrows_the_causal_mask_to_i32(fresh_dynamo, tmp_path,
     assert (cycles[-1] < 15_000) == narrowed, cycles
 
 
-def test_a_checked_length_costs_what_a_marked_bound_costs(fresh_dynamo):
-    """``torch._check(T <= 128)`` and ``mark_dynamic(max=128)`` give the same kernel (a few scalar cycles apart:
-    the batch is a symbol under ``dynamic=True`` only)."""
+def test_a_checked_length_costs_no_more_than_a_marked_bound(fresh_dynamo):
+    """``torch._check(T <= 128)`` narrows the mask's arithmetic as ``mark_dynamic(max=128)`` does. The batch is a
+    symbol under ``dynamic=True`` only, so there its rows step per launch over the cores (``step0``): the checked
+    kernel is faster (1,319 against 1,761 cycles at T = 24), never slower."""
     checked = _mask_cycles(_checked_mask, (24, 72))
     torch._dynamo.reset()
     marked = _mask_cycles(_causal_masked, (24, 72), mark_max=128)
-    assert all(abs(c - m) <= 0.01 * m for c, m in zip(checked, marked)), (checked, marked)
+    assert all(c <= 1.01 * m for c, m in zip(checked, marked)), (checked, marked)
 
 
 def test_a_range_constraint_node_is_a_checked_predicate():

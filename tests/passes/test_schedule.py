@@ -7,10 +7,11 @@ import math
 import pytest
 import torch
 
-from graph_passes.ir.sizes import evaluate
+from graph_passes.ir.sizes import evaluate, sym
 from graph_passes.passes import PassManager
 from graph_passes.schedule.buffers import plan_buffers
 from graph_passes.schedule.kernel_info import analyze_kernel
+from graph_passes.schedule.launch_alignment import rows_for_whole_blocks
 from graph_passes.schedule.pipeline import split_stages
 from graph_passes.target import target_spec
 from tests.passes import vector_kernels as vk
@@ -75,8 +76,12 @@ def test_softmax_short_row_one_pass():
     kernel, sched, tiling, ctx = schedule(m)
     assert sched["reduce_dims"] == [1] and not sched["reduce_looped"] and sched["passes"] == 1
     assert sched["tile"][1] == 64 and sched["tile"][0] > 1  # a block of whole rows per tile
-    assert "tiles1" not in tiling
-    assert evaluate(tiling["n_tiles"], {"s0": 1000}) == math.ceil(1000 / sched["tile"][0])
+    assert "tiles1" not in tiling and sched["split_dims"] == [0]
+    # the rows step per launch: whole tiles when there are many rows, fewer rows per work item for every core
+    # (in steps of 8: the row sums' 4-B rows are whole 32-B blocks) when there are few
+    rows = sched["tile"][0]
+    assert evaluate(tiling["n_tiles"], {"s0": 100_000}) == math.ceil(100_000 / rows)
+    assert evaluate(tiling["step0"], {"s0": 1000}) == 24 and evaluate(tiling["n_tiles"], {"s0": 1000}) == 42
     assert ub_bytes(m, kernel, sched) <= TARGET.ub_bytes
     assert ctx.counter("hfusion-auto-schedule", "reductions-multipass") == 0
 
@@ -303,3 +308,13 @@ def test_one_copy_of_the_io_buffers_when_that_spreads_the_work_items():
     allocs = [op for op in m.lookup("main_fused_0").walk() if op.name == "hivm.alloc" and "scratch" not in op.attributes]
     loaded = [a for a in allocs if a.attributes.get("multi_buffer") is not None]
     assert loaded and all(a.attributes["multi_buffer"] == 1 for a in loaded)
+
+
+@pytest.mark.parametrize("row_bytes, rows", [(1, [32, 16, 32, 2, 1]), (4, [8, 4, 8, 1, 1]), (6, [16, 8, 16, 1, 1])])
+def test_rows_for_whole_blocks_at_each_launch(row_bytes, rows):
+    """The fewest rows of ``row_bytes × T`` bytes that are whole 32-B blocks, as the launch evaluates it, at
+    T = 1, 2, 3, 16, 32: 32 / gcd(row bytes, 32)."""
+    t = sym("s0")
+    e = rows_for_whole_blocks(row_bytes * t, 32)
+    assert [evaluate(e, {"s0": n}) for n in (1, 2, 3, 16, 32)] == rows
+    assert all(32 // math.gcd(row_bytes * n, 32) == r for n, r in zip((1, 2, 3, 16, 32), rows))

@@ -30,13 +30,14 @@
 
 // The concat along dim 1: %a's rows are contiguous (a row buffer padded to 24 f32), the stride-2 slice of %b
 // moves one element per block, the zeros are a vfill; each is stored at its column offset 0, 8, 16. The last work
-// item's rows end at s0.
+// item's rows end at s0. The rows step per launch (r0_step0): whole 132-row tiles when there are many rows, else
+// steps of 2 rows (80 B each: whole 32-B blocks) that give every core a work item.
 // CHECK-LABEL: func.func @main_fused_1(
-// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/132))), r0_n0 = s0, r0_tiles = (ceiling(s0/132)), r0_tiles0 = (ceiling(s0/132))}
+// CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(s0/Min(132,2*ceiling(s0/96))))), r0_n0 = s0, r0_step0 = (Min(132,2*ceiling(s0/96))), r0_tiles = (ceiling(s0/Min(132,2*ceiling(s0/96)))), r0_tiles0 = (ceiling(s0/Min(132,2*ceiling(s0/96))))}
 // CHECK-DAG:     [[ROWS:%[a-z0-9_]+]] = hivm.alloc : () -> memref<132x24xf32>
 // CHECK-DAG:     [[GATHER:%[a-z0-9_]+]] = hivm.alloc : () -> memref<132x20x8xf32>
 // CHECK:         scf.for %bid, %r0_tiles0, %block_dim ({
-// CHECK:           [[LO:%r0_lo]] = arith.muli %t, %c132
+// CHECK:           [[LO:%r0_lo]] = arith.muli %t, %r0_step0
 // CHECK:           [[HI:%r0_hi]] = arith.minsi {{%[a-z0-9_]+}}, %r0_n0
 // CHECK-NEXT:      [[L0:%[a-z0-9_]+]] = arith.subi [[HI]], [[LO]]
 // CHECK-NEXT:      hivm.load %a, [[ROWS]], [[LO]], %c0, [[L0]], %c8 {dims = [0, 1], steps = [1, 1]}
