@@ -74,3 +74,14 @@ def test_bounds_through_floor_max_and_division():
     assert not sv.statically_known_equal(4 * quarter * S1, S0 * S1)
     sv.declare_equal(4 * quarter, S0)
     assert sv.statically_known_equal(4 * quarter * S1, S0 * S1)
+
+
+def test_equality_is_still_proved_after_the_probe_points():
+    """Sizes that differ at a probe point of positive integers are unequal without simplification (launch-time
+    expressions full of Mod and Min took seconds each in sympy.simplify); identities still hold."""
+    sv = SizeVars()
+    sv.declare("s0", 1, INF)
+    assert sv.statically_known_equal((S0 + 1) ** 2, S0**2 + 2 * S0 + 1)
+    assert sv.statically_known_equal(sympy.floor((4 * S0 + 2) / 2), 2 * S0 + 1)
+    assert not sv.statically_known_equal(sympy.Min(S0, 4), 4)
+    assert not sv.statically_known_equal(sympy.Mod(S0, 8) * S1, 0)
