@@ -111,9 +111,9 @@ def launch_steps(shape: list, es: int, tile: list[int], uppers: list[int], dims:
         return {}
     d = symbolic[-1]
     others = sympy.Mul(*[sympy.ceiling(as_expr(shape[k]) / tile[k]) for k in dims if k != d])
-    want = sympy.ceiling(sympy.Integer(cores) / others)
+    want = sympy.ceiling(sympy.Integer(cores) / sympy.Max(1, others))  # Note: a launch may have no rows
     g = block_step(shape, es, d)
-    return {d: sympy.Min(tile[d], g * sympy.ceiling(as_expr(shape[d]) / (g * want)))}
+    return {d: sympy.Min(tile[d], g * sympy.Max(1, sympy.ceiling(as_expr(shape[d]) / (g * want))))}
 
 
 def static_items(shape: list, es: int, tile: list[int], uppers: list[int]) -> int:

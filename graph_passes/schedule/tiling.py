@@ -263,9 +263,10 @@ def _split_dims(info: KernelInfo, requested: bool, gm_block: int) -> list[int]:
     kernel's innermost symbolic parallel dim that is the last dim of a kernel reducing a non-last dim or of an
     elementwise kernel without gathers (a flattened ``[s0*s1*64]``), or a dim of rows of a kernel reducing nothing
     or only the last dim (an embedding's ``[s0*s1, 64]``, the rows ``[B, H, T, 16]`` of a rotary kernel, a
-    log-softmax's ``[s0*s1, 256]``), and not serial (:func:`_slab_unaligned`). Its step is ``granule × ceiling(n / (granule × cores per other work
-    item))``, at most the tile (:func:`tiling_params`; the granule is 32 B of the last dim, or the rows whose slabs
-    are whole blocks): few columns or rows spread over the cores, many take whole tiles."""
+    log-softmax's ``[s0*s1, 256]``), and not serial (:func:`_slab_unaligned`). Its step is
+    ``granule × ceiling(n / (granule × cores per other work item))``, at least one granule and at most the tile
+    (:func:`tiling_params`; the granule is 32 B of the last dim, or the rows whose slabs are whole blocks): few
+    columns or rows spread over the cores, many take whole tiles."""
     last = info.rank - 1
     if requested:
         return []
@@ -534,10 +535,10 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         for p in info.parallel_dims:
             if p != d and p not in (schedule.serial_dims or ()):
                 others = others * counts[p]
-        want = sympy.ceiling(sympy.Integer(cores) / others)
+        want = sympy.ceiling(sympy.Integer(cores) / sympy.Max(1, others))  # Note: a launch may have no rows
         n = as_expr(info.domain[d])
         granule = _granule(info, ub_align) if d == info.rank - 1 else launch_gm_step(info, d, ub_align)
-        step = sympy.Min(schedule.tile[d], granule * sympy.ceiling(n / (granule * want)))
+        step = sympy.Min(schedule.tile[d], granule * sympy.Max(1, sympy.ceiling(n / (granule * want))))
         tiling[f"step{d}"] = _norm(step)
         counts[d] = sympy.ceiling(n / step)
         tiling[f"tiles{d}"] = _norm(counts[d])

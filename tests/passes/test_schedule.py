@@ -318,3 +318,20 @@ def test_rows_for_whole_blocks_at_each_launch(row_bytes, rows):
     e = rows_for_whole_blocks(row_bytes * t, 32)
     assert [evaluate(e, {"s0": n}) for n in (1, 2, 3, 16, 32)] == rows
     assert all(32 // math.gcd(row_bytes * n, 32) == r for n, r in zip((1, 2, 3, 16, 32), rows))
+
+
+_TWO = "s0 = [1, 1000000], s1 = [1, 1000000]"
+
+
+@pytest.mark.parametrize("make", [lambda: vk.bias_relu(rows="(s0-s1)", symbols=_TWO),
+                                  lambda: vk.elementwise(n="(16*s0-16*s1)", symbols=_TWO)], ids=["rows", "columns"])
+def test_a_launch_without_rows_steps_by_at_least_one_granule(make):
+    """A size that is 0 at a launch (a slice ``s0 - s1`` of zero length; GPT-2's backward with dynamic=True): the
+    per-launch step stays at least one granule, so the tile counts are 0, not NaN (the launch failed: "The
+    argument 'nan' is not comparable")."""
+    m = make()
+    _, sched, tiling, _ = schedule(m)
+    (d,) = sched["split_dims"]
+    at = {"s0": 5, "s1": 5}
+    assert evaluate(tiling[f"step{d}"], at) >= 1
+    assert evaluate(tiling["n_tiles"], at) == 0 and evaluate(tiling["block_dim"], at) == 0
