@@ -4,7 +4,9 @@ Two cores never write one 32-B GM block (docs/schedule.md). With symbolic sizes 
 sizes only (f32 rows of ``T`` are whole blocks when 8 divides T): the schedule splits anyway and the launch decides
 — the tiling's ``block_dim`` is the usual core count when every such byte count is whole blocks, or its dim has a
 single tile at this launch (nothing is split there), and 1 otherwise (every work item on one core, in order).
-Expressed with ``Min``/``Max``/``Mod`` so the tiling stays an IR size expression.
+Expressed with ``Min``/``Max``/``Mod`` so the tiling stays an IR size expression. A dim whose count only the
+launch knows steps its work items per launch (:func:`launch_step`), in granules that keep the rule at that
+launch's sizes (:func:`rows_for_whole_blocks`).
 """
 
 from __future__ import annotations
@@ -34,3 +36,12 @@ def rows_for_whole_blocks(row_bytes, block: int) -> sympy.Expr:
         gcd = gcd * (2 - sympy.Min(1, sympy.Mod(row_bytes, k)))
         k *= 2
     return sympy.floor(sympy.Integer(block) / gcd)
+
+
+def launch_step(n, tile: int, granule, cores: int, others) -> sympy.Expr:
+    """The work items' step along a dim of ``n`` elements split per launch: ``granule``s spread over the cores left
+    per work item of the other dims (``others`` of them), at least one granule (a launch may have no rows) and at
+    most the compile-time ``tile``: ``Min(tile, g·Max(1, ceiling(n / (g·want))))``,
+    ``want = ceiling(cores / Max(1, others))``."""
+    want = sympy.ceiling(sympy.Integer(cores) / sympy.Max(1, others))
+    return sympy.Min(tile, granule * sympy.Max(1, sympy.ceiling(n / (granule * want))))

@@ -36,6 +36,7 @@ from typing import Callable
 import sympy
 
 from ..ir.sizes import as_expr
+from .launch_alignment import launch_step
 
 BLOCK = 32  # bytes: UB alignment, GM write granule, one element per block in a gather buffer
 SPREAD_ITEMS = 2  # spread considers up to this many work items per core
@@ -102,18 +103,15 @@ def _unaligned(shape: list, es: int, tile: list[int], uppers: list[int], d: int)
 
 def launch_steps(shape: list, es: int, tile: list[int], uppers: list[int], dims: list[int], cores: int) -> dict:
     """The innermost symbolic work dim whose tiles and slabs are whole blocks for every size → its work items'
-    step, chosen per launch: ``g × ceiling(N_d / (g × want))`` at most ``T_d``, ``g`` its :func:`block_step`,
-    ``want`` the cores per work item of the other work dims. A head transposed out of ``[B, H, T, 16]`` into
-    ``[B, T, H, 16]`` in tiles of 384 rows of T was one work item per batch; at T = 16 it takes 16 steps of one
-    row. Empty when there is no such dim."""
+    step, chosen per launch (:func:`launch_alignment.launch_step`) in granules of its :func:`block_step`, at most
+    ``T_d``. A head transposed out of ``[B, H, T, 16]`` into ``[B, T, H, 16]`` in tiles of 384 rows of T was one
+    work item per batch; at T = 16 it takes 16 steps of one row. Empty when there is no such dim."""
     symbolic = [d for d in dims if not as_expr(shape[d]).is_Integer and _unaligned(shape, es, tile, uppers, d) == []]
     if not symbolic:
         return {}
     d = symbolic[-1]
     others = sympy.Mul(*[sympy.ceiling(as_expr(shape[k]) / tile[k]) for k in dims if k != d])
-    want = sympy.ceiling(sympy.Integer(cores) / sympy.Max(1, others))  # Note: a launch may have no rows
-    g = block_step(shape, es, d)
-    return {d: sympy.Min(tile[d], g * sympy.Max(1, sympy.ceiling(as_expr(shape[d]) / (g * want))))}
+    return {d: launch_step(as_expr(shape[d]), tile[d], block_step(shape, es, d), cores, others)}
 
 
 def static_items(shape: list, es: int, tile: list[int], uppers: list[int]) -> int:

@@ -52,7 +52,7 @@ from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, values_estimate
-from .launch_alignment import launch_block_dim, rows_for_whole_blocks
+from .launch_alignment import launch_block_dim, launch_step, rows_for_whole_blocks
 from .kernel_info import KernelInfo
 from .pipeline import Stages, compute_order, pipelined_candidates
 from .tail import row_tail
@@ -131,7 +131,6 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     # as whole blocks, their tiles stepping freely, and the launch checks it (one core when they are not).
     launch_rows: list = []
     launch_steps = _gm_steps(info, target.ub_align, launch_rows)
-    gm_steps = strict_steps
     cap_elems = max_tile_elems if max_tile_elems > 0 else None
     requested = tile_elems > 0
     if requested:  # the request, not UB, bounds the tile (plan-memory checks capacity; the ladder retries)
@@ -414,12 +413,8 @@ def launch_gm_step(info: KernelInfo, d: int, gm_block: int) -> sympy.Expr:
     """:func:`_gm_steps`' step of dim ``d`` at the launch's sizes: the fewest rows whose bytes are whole blocks in
     every result (``rows_for_whole_blocks``: bool rows of ``T`` bytes take 2 at T = 16, 32 at T odd), never
     more than the compile-time step, which every launch's divides (both are powers of two)."""
-    step = sympy.Integer(1)
-    for row in _result_rows(info, d):
-        step = sympy.Max(step, rows_for_whole_blocks(row, gm_block))
-    for es in _moved_row_dtypes(info, d):
-        step = sympy.Max(step, gm_block // math.gcd(es, gm_block))
-    return step
+    rows = _result_rows(info, d) + [sympy.Integer(es) for es in _moved_row_dtypes(info, d)]
+    return sympy.Max(1, *[rows_for_whole_blocks(row, gm_block) for row in rows])
 
 
 def _result_rows(info: KernelInfo, d: int) -> list:
@@ -535,10 +530,9 @@ def tiling_params(info: KernelInfo, schedule: Schedule, sizes: SizeVars, vector_
         for p in info.parallel_dims:
             if p != d and p not in (schedule.serial_dims or ()):
                 others = others * counts[p]
-        want = sympy.ceiling(sympy.Integer(cores) / sympy.Max(1, others))  # Note: a launch may have no rows
         n = as_expr(info.domain[d])
         granule = _granule(info, ub_align) if d == info.rank - 1 else launch_gm_step(info, d, ub_align)
-        step = sympy.Min(schedule.tile[d], granule * sympy.Max(1, sympy.ceiling(n / (granule * want))))
+        step = launch_step(n, schedule.tile[d], granule, cores, others)
         tiling[f"step{d}"] = _norm(step)
         counts[d] = sympy.ceiling(n / step)
         tiling[f"tiles{d}"] = _norm(counts[d])
