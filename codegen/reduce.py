@@ -1,10 +1,12 @@
-"""``hivm.vreduce`` → vcadd/vcmax/vcmin per row (last dim), per-repeat partials level by level (a whole 1-D buffer),
+"""``hivm.vreduce`` → vcadd/vcmax/vcmin per row (last dim; rows of whole repeats first fold block by block with
+vcgadd/vcgmax/vcgmin, :func:`_block_fold_rows`), per-repeat partials level by level (a whole 1-D buffer),
 or a tree of elementwise combines of rows (a non-last dim, :func:`_reduce_outer`); prod (no per-repeat product
 instruction) by a vmul tree, :func:`_prod_rows`; see docs/codegen.md."""
 
 from __future__ import annotations
 
-from graph_passes.schedule.buffers import outer_fold_bytes, outer_fold_rows, reduce_stages, row_fold_shape
+from graph_passes.schedule.buffers import (BLOCK_FOLD_BYTES, block_fold_bytes, block_fold_lengths, block_fold_rows,
+                                          outer_fold_bytes, outer_fold_rows, reduce_stages, row_fold_shape)
 from simulator.expr import Imm, as_expr, emax, emin
 
 from .errors import CodegenError
@@ -101,6 +103,12 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
         return _per_repeat_rows(L, R, e0, group)
     e1s = _static(e1)
+    lengths = block_fold_lengths(P, es) if e1s == P else []  # rows of whole repeats, every column valid
+    if lengths:
+        in_place = bool(op.attributes.get("fold_in_place"))
+        G = block_fold_rows(R, lengths, es, in_place, min(BLOCK_FOLD_BYTES, L.scratch_free()))
+        if G:
+            return _block_fold_rows(L, red, comb, vred, dtype, src, dst, R, e0, lengths, G, in_place)
     if op.attributes.get("fold_in_place"):
         if e1s is None:  # the schedule planned no scratch for it (buffers.in_place_folds: static rows only)
             raise CodegenError(op, f"fold_in_place over rows of a symbolic length {e1}")
@@ -159,6 +167,65 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)
     else:
         group(Imm(0))
+    barrier(L)
+
+
+def _block_fold_rows(L, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, lengths: list, G: int,
+                     in_place: bool) -> None:
+    """dst[r] = ⊕ src[r, :] by block reductions, G rows at a time (buffers.block_fold_lengths, block_fold_rows):
+    each level reduces every 32-B block of the rows' current length to one element (vcgadd/vcgmax/vcgmin: the
+    contiguous rows in instructions of up to MAX_REPEAT repeats, one dependent step), the levels alternating between
+    scratch A and B — B is the source's own buffer when it dies here (``fold_in_place``) —, then vcadd/vcmax/vcmin
+    per row when the last length is one repeat at most, else the pairwise fold of what is left (in scratch)::
+
+        f32 rows of 4096:  4096 -vcgadd-> 512 -vcgadd-> 64 -vcadd-> 1     3 steps, 73 repeat cycles a row
+
+    (the pairwise fold: 7 steps, 133 cycles). Sums add the elements of a block as a tree, then the blocks' sums,
+    level by level: a pairwise order too, as the fold's."""
+    es = src.es
+    lanes, per_block = 256 // es, 32 // es
+    block_red = {"sum": "vcgadd", "rmax": "vcgmax", "rmin": "vcgmin"}[red]
+    S = L.scratch(block_fold_bytes(G, lengths, es, in_place), "a block fold of rows", fence=True)
+    first = -(-G * lengths[1] * es // 32) * 32
+
+    def group(g, rows):
+        if R > G:  # the previous group's last step read the scratch
+            barrier(L)
+        row0 = _fold(src.addr + g * (G * lengths[0] * es))
+        cur, outs = row0, [Imm(S), row0 if in_place else Imm(S + first)]
+        for level, m in enumerate(lengths[:-1]):
+            out, reps = outs[level % 2], m // lanes  # repeats a row (every level reads whole repeats)
+            cap = MAX_REPEAT // reps  # rows an instruction takes
+            for j in range(-(-G // cap)):
+                if _static(rows) is not None:
+                    here = Imm(min(cap, _static(rows) - j * cap))
+                else:
+                    here = _fold(emin(cap, rows - j * cap)) if j else (_fold(emin(cap, rows)) if G > cap else rows)
+
+                def emit(here=here, j=j):
+                    getattr(L.b, block_red)(dtype, _fold(out + j * cap * (m // per_block) * es),
+                                            _fold(cur + j * cap * m * es), repeat=_fold(here * reps), mask=lanes)
+
+                if j and _static(rows) is None:
+                    with L.b.if_(rows > j * cap):
+                        emit()
+                elif not j or _static(rows) > j * cap:
+                    emit()
+            barrier(L)
+            cur = out
+        m = lengths[-1]
+        d_addr = _fold(dst.addr + g * (G * es))
+        if m <= lanes:
+            vred(d_addr, cur, rows, m, m * es // 32)
+        else:
+            left = src.type.with_shape([G, m])
+            _fold_rows_in_place(L, comb, vred, dtype, Buf("ub", cur, left), Buf(dst.scope, d_addr, dst.type),
+                                G, rows, m, lanes, m * es // 32)
+
+    if R > G:
+        counted(L, "g", (e0 + G - 1) // G, lambda g: group(g, _fold(emin(G, e0 - g * G))), max_unroll=0)
+    else:
+        group(Imm(0), e0)
     barrier(L)
 
 

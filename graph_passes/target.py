@@ -33,7 +33,8 @@ class TargetSpec:
     # cycles per vector repeat by instruction class and the start-up (head + tail) a dependent vector instruction
     # pays after a pipe_barrier; DDR bandwidth per AI core (chip: x aic_cores) and the UB -> GM rate.
     vector_repeat_cycles: tuple = (("scalar", 1), ("binary", 2), ("transcendental", 2), ("div_f16", 8),
-                                   ("div_f32", 4), ("cast", 2), ("reduce", 7))  # [ASCENDC, PTO]
+                                   ("div_f32", 4), ("cast", 2), ("reduce", 7),
+                                   ("block_reduce", 1))  # [ASCENDC, PTO]
     vector_startup_cycles: int = 30  # [PTO: calibration rows, head + tail]
     ddr_bytes_per_cycle_per_core: int = 32  # [CANN-INI ddr_rate]
     ub_to_gm_bytes_per_cycle: int = 64  # [CANN-INI ub_to_ddr_rate]

@@ -32,6 +32,8 @@ class VectorCosts:
         "div_f32": 4,  # ASCENDC, PTO
         "cast": 2,     # ASCENDC, PTO: f16->f32 cast 2 (used for every cast; PTO vconv slope is 2)
         "reduce": 7,   # ASCENDC, PTO: reductions ~7
+        # PTO cce_costmodel_vector_compute.hpp: vcgadd (head 14, slope 1, tail 24), vcgmax/vcgmin (14, 1, 17)
+        "block_reduce": 1,
     })
 
 

@@ -17,9 +17,11 @@ multi-instruction idioms (docs/codegen.md), shared by every op (they run one aft
 size is the largest need of one op (:func:`scratch_bytes`; a software-pipelined kernel has one such part per stage,
 pipeline.py):
 
-- a last-dim reduction of rows longer than one vector repeat: ``K`` 256-B partials per row for a group of
-  ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to one) —
-  none when its source dies at it (:func:`in_place_folds`: the rows fold in the source's own buffer);
+- a last-dim reduction of rows of whole repeats: the first level (and, unless its source dies at it, the second)
+  of a block fold of a group of rows (:func:`block_fold_lengths`, :func:`block_fold_rows`: each level reduces
+  every 32-B block to one element); of other rows longer than one vector repeat: ``K`` 256-B partials per row for
+  a group of ``G`` rows (:func:`row_fold_shape`: the column chunks fold into the K partials, which then halve to
+  one) — none when its source dies at it (:func:`in_place_folds`: the rows fold in the source's own buffer);
 - a reduction over a dim that is not the last (a bias gradient's column sums): the rows of a pairwise tree fold,
   ``K`` rows of the kept dims (:func:`outer_fold_rows`: the rows r and r + K combine into them, then they halve);
 - a reduction of a whole 1-D buffer longer than one repeat: the per-repeat partials of every level;
@@ -118,6 +120,50 @@ def row_fold_shape(rows: int, chunks: int, wide: bool = False) -> tuple[int, int
     return g, k
 
 
+BLOCK_FOLD_BYTES = FOLD_REPEATS * REPEAT_BYTES  # most scratch of a block fold's levels (as a pairwise row fold's)
+
+
+def block_fold_lengths(cols: int, es: int) -> list[int]:
+    """The row lengths a last-dim sum, max or min over rows of ``cols`` elements of ``es`` bytes passes through
+    when block reductions fold it (codegen.reduce: ``vcgadd/vcgmax/vcgmin`` reduce every 32-B block to one
+    element, 1 cycle a repeat against 2 for a pairwise ``vadd`` level and 7 for ``vcadd``): ``[cols, cols/e, …]``
+    (``e`` elements a block), one dependent step per level, while the row is longer than one repeat and the next
+    one is whole 32-B blocks (so every level reads whole repeats of contiguous rows). The last length is then
+    reduced per repeat (``vcadd …``, at most one repeat a row) or, longer, by the pairwise fold. Empty (no block
+    fold) unless the rows are whole repeats longer than one, at most MAX_REPEAT of them, and the fold takes fewer
+    dependent steps than the pairwise one in place (ceil(log2 chunks) + 1: rows of two repeats keep it — the same
+    steps and cycles, and its order of summation). f32 rows of 4096: 4096, 512, 64 — three dependent steps with
+    the ``vcadd``, where the pairwise fold takes seven."""
+    lanes, per_block = REPEAT_BYTES // es, 32 // es
+    chunks = cols // lanes
+    if cols <= lanes or (cols * es) % REPEAT_BYTES or chunks > MAX_REPEAT:
+        return []
+    out = [cols]
+    while out[-1] > lanes and (out[-1] // per_block * es) % 32 == 0:
+        out.append(out[-1] // per_block)
+    left = -(-out[-1] // lanes)
+    steps = len(out) - 1 + (1 if left == 1 else (left - 1).bit_length() + 1)
+    return out if len(out) > 1 and steps < (chunks - 1).bit_length() + 1 else []
+
+
+def block_fold_bytes(rows: int, lengths: list[int], es: int, in_place: bool) -> int:
+    """Scratch of a block fold (:func:`block_fold_lengths`) of ``rows`` rows at a time: the first level's results
+    and, unless the source dies at the reduction (``in_place``: the second level writes into it), the second's —
+    the levels alternate between the two, so no level overwrites what it reads."""
+    align = lambda n: -(-n // 32) * 32  # noqa: E731
+    second = align(rows * lengths[2] * es) if len(lengths) > 2 and not in_place else 0
+    return align(rows * lengths[1] * es) + second
+
+
+def block_fold_rows(rows: int, lengths: list[int], es: int, in_place: bool, budget: int = BLOCK_FOLD_BYTES) -> int:
+    """Rows a block fold reduces at a time: all of them, or the most whose scratch (:func:`block_fold_bytes`) fits
+    ``budget`` (at most MAX_REPEAT: its last step takes one repeat a row); 0 when one row does not fit."""
+    g = min(rows, MAX_REPEAT)
+    while g and block_fold_bytes(g, lengths, es, in_place) > budget:
+        g = min(g - 1, budget * g // block_fold_bytes(g, lengths, es, in_place))
+    return g
+
+
 def in_place_fold_levels(rows: int, chunks: int) -> int:
     """Dependent steps of a last-dim reduction folded in its source's buffer (:func:`in_place_folds`), ``rows``
     rows of ``chunks`` 256-B column chunks (> 1): per group of MAX_REPEAT rows, chunk k ⊕= chunk k + H for the
@@ -126,8 +172,21 @@ def in_place_fold_levels(rows: int, chunks: int) -> int:
     return ((chunks - 1).bit_length() + 1) * -(-rows // MAX_REPEAT)
 
 
+def block_folds(info: KernelInfo, reduce_looped: bool) -> set:
+    """The reductions whose rows codegen may fold block by block (:func:`block_fold_lengths` decides by the row's
+    length): a sum, max or min over the last domain dim alone, of a static length, in a one-pass kernel — the rows
+    it holds whole, every column valid."""
+    last = info.rank - 1
+    if reduce_looped or last < 0 or not as_expr(info.domain[last]).is_Integer:
+        return set()
+    return {op for op in info.ops if op.name == "hfusion.reduce" and op.attributes["kind"] in ("sum", "max", "min")
+            and [info.masks[op.operands[0]][i] for i in op.attributes["dims"]] == [last]
+            and info.masks[op.operands[0]][-1] == last}
+
+
 def in_place_folds(info: KernelInfo, of_value: dict, inlined: set, hoisted: list, reduce_looped: bool) -> set:
-    """The reductions of a one-pass kernel that fold their rows in their source's buffer, needing no scratch: a
+    """The reductions of a one-pass kernel that fold their rows in their source's buffer, needing no scratch (a
+    block fold, :func:`block_fold_lengths`: only its first level's): a
     sum, max or min over the last domain dim alone, of a static length longer than one repeat, whose source is an
     intermediate value (not loaded, stored, hoisted or an inlined broadcast) read by that reduction only — it dies
     there, so the fold may overwrite it (a norm's squares)."""
@@ -249,6 +308,7 @@ class BufferPlan:
     hoisted: list = field(default_factory=list)  # values computed once per core, before the work-item loop
     row_gathers: dict = field(default_factory=dict)  # KernelInfo.row_gathers: sources read row by row, no buffer
     in_place: set = field(default_factory=set)  # reductions folding in their source's buffer (in_place_folds)
+    blocks: set = field(default_factory=set)  # reductions whose rows may fold block by block (block_folds)
 
     def source(self, v):
         """The value read for ``v``: through the broadcasts its users read in place (``inlined``) to their source."""
@@ -326,12 +386,17 @@ class BufferPlan:
             if op.operands[0] in self.row_gathers:
                 return 0
             return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
-        if op.name != "hfusion.reduce" or op in self.in_place:
+        if op.name != "hfusion.reduce":
             return 0
         src = self.of_value[op.operands[0]]
         shape = src.shape(tile, ub_align)
+        if op in self.in_place:  # a block fold's first level still needs scratch (the source takes the second)
+            es, rows = DTYPE_BYTES[src.dtype], _prod(shape[:-1])
+            lengths = block_fold_lengths(shape[-1], es) if op in self.blocks else []
+            return block_fold_bytes(block_fold_rows(rows, lengths, es, True), lengths, es, True) if lengths else 0
         dims = [src.mask[i] for i in op.attributes["dims"]]  # the reduced domain dims
-        return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"], wide)
+        return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"], wide,
+                                    blocks=op in self.blocks)
 
 
 def element_broadcast(dst_shape, src_shape) -> bool:
@@ -378,10 +443,12 @@ def reduce_stages(shape, dims) -> list[list[int]]:
     return out
 
 
-def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum", wide: bool = False) -> int:
+def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum", wide: bool = False,
+                         blocks: bool = False) -> int:
     """Scratch a reduction of a buffer of ``shape`` over ``dims`` needs (as codegen.reduce emits it): its
     intermediate stages (:func:`reduce_stages`, all but the result) and the largest need of one stage — a last-dim
-    reduction of rows longer than one repeat folds ``min(rows, SCRATCH_ROWS)`` rows of 256 B; a reduction over a
+    reduction of rows longer than one repeat folds ``min(rows, SCRATCH_ROWS)`` rows of 256 B (``blocks``, the rows
+    held whole: at most that, the levels of a block fold, :func:`block_fold_bytes`); a reduction over a
     non-last dim folds its rows into :func:`outer_fold_rows` scratch rows (the whole tree when ``wide``, else at
     most OUTER_FOLD_BYTES of them); a reduction of a
     contiguous vector (a 1-D buffer, or a non-last dim with every other dim 1) longer than one repeat keeps the
@@ -407,7 +474,13 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum",
             need = max(need, levels)
         elif d == len(cur) - 1 and cur[d] > lanes:
             g, k = row_fold_shape(_prod(cur[:-1]), -(-cur[d] // lanes), wide)
-            need = max(need, g * k * REPEAT_BYTES)
+            fold = g * k * REPEAT_BYTES
+            lengths = block_fold_lengths(cur[d], es) if blocks and kind != "prod" else []
+            if lengths:  # Note: at most the pairwise fold's (codegen folds pairwise when a block level does not
+                # fit), so a tile's scratch never grows as its rows shorten to whole repeats (tiling.choose_tile)
+                rows = _prod(cur[:-1])
+                fold = min(fold, block_fold_bytes(block_fold_rows(rows, lengths, es, False), lengths, es, False))
+            need = max(need, fold)
         elif d is not None and d != len(cur) - 1:  # an outer fold (two rows fold straight into the result)
             lead, row_bytes = _prod(cur[:d]), _prod(cur[d + 1:]) * es
             k = outer_fold_rows(cur[d], lead, row_bytes, None if wide else OUTER_FOLD_BYTES, ub_align)
@@ -585,4 +658,4 @@ def plan_buffers(info: KernelInfo, reduce_looped: bool) -> BufferPlan:
     ops = [op for op in info.ops
            if op.name != "arith.constant" and not looked_through(op) and op.result not in inlined]
     return BufferPlan(buffers, of_value, partial, ops, inlined, hoisted, dict(info.row_gathers),
-                      in_place_folds(info, of_value, inlined, hoisted, reduce_looped))
+                      in_place_folds(info, of_value, inlined, hoisted, reduce_looped), block_folds(info, reduce_looped))

@@ -8,7 +8,10 @@ start-up (head + tail) again. The figures are the target's (``TargetSpec.vector_
 
     elementwise op       rows · ceil(cols / lanes) repeats × class cycles, 1 level
                          (+ 1 level and a vbrcb per 8 rows for a column operand read in place)
-    last-dim reduction   rows of more than one repeat fold their chunks into K partials (row_fold_shape), halve
+    last-dim reduction   rows of whole repeats fold block by block (buffers.block_fold_lengths): one block repeat
+                         per 256 B of each level, a level per step, then one reduce repeat per row (or the
+                         pairwise fold of what is left); other rows of more than one repeat fold their chunks
+                         into K partials (row_fold_shape), halve
                          them to one and reduce it: (chunks − 1) binary repeats + 1 reduce repeat per row,
                          1 + ceil((chunks − 2K) / K) + log2(K) + 1 levels; folded in the source's own
                          buffer (buffers.in_place_folds): ceil(log2(chunks)) + 1 levels
@@ -24,7 +27,8 @@ import math
 from dataclasses import dataclass
 
 from ..ir.types import DTYPE_BYTES, TensorType
-from .buffers import REPEAT_BYTES, BufferPlan, in_place_fold_levels, row_fold_shape
+from .buffers import (REPEAT_BYTES, BufferPlan, block_fold_lengths, block_fold_rows, in_place_fold_levels,
+                      row_fold_shape)
 from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
@@ -74,6 +78,9 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
         dims = [src.mask[i] for i in op.attributes["dims"]]
         if dims != [len(tile) - 1] or chunks <= 1:
             return Estimate(rows * chunks * cyc("binary"), 2)
+        lengths = block_fold_lengths(cols, DTYPE_BYTES[src.dtype]) if op in plan.blocks else []
+        if lengths:
+            return _block_fold_estimate(rows, lengths, DTYPE_BYTES[src.dtype], op in plan.in_place, cyc)
         work = rows * ((chunks - 1) * cyc("binary") + cyc("reduce"))
         if op in plan.in_place:
             return Estimate(work, in_place_fold_levels(rows, chunks))
@@ -107,6 +114,17 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
     if name in ("hfusion.broadcast", "hfusion.fill", "hfusion.arange"):
         return Estimate(reps * cyc("scalar"), 2 if name == "hfusion.broadcast" else 1)
     return Estimate(reps * cyc("binary"), 1)
+
+
+def _block_fold_estimate(rows: int, lengths: list, es: int, in_place: bool, cyc) -> Estimate:
+    """A block fold (buffers.block_fold_lengths) of ``rows`` rows, block_fold_rows of them at a time: one block
+    repeat per 256 B of every level, then a per-repeat reduction per row or the pairwise fold of what is left."""
+    lanes = REPEAT_BYTES // es
+    work = rows * sum(m // lanes for m in lengths[:-1]) * cyc("block_reduce")
+    left = -(-lengths[-1] // lanes)
+    work += rows * ((left - 1) * cyc("binary") + cyc("reduce"))
+    levels = len(lengths) - 1 + (1 if left == 1 else (left - 1).bit_length() + 1)
+    return Estimate(work, levels * -(-rows // max(1, block_fold_rows(rows, lengths, es, in_place))))
 
 
 def values_estimate(values, plan: BufferPlan, tile, target, wide: bool = False) -> Estimate:

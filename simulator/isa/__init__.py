@@ -6,8 +6,8 @@ from .index import VCi, VGather
 from .scalar import SMov
 from .scalar_mem import SALU_OPS, SAlu, SDataMov, SLoadUb, SStoreUb
 from .sync import CrossCoreSet, CrossCoreWait, PipeBarrier, SetFlag, WaitFlag
-from .vector import (VBinary, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, VTranspose, VUnary,
-                     _BIN, _CMP, _RED, _UN, _VS)
+from .vector import (VBinary, VBlockReduce, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, VTranspose, VUnary,
+                     _BIN, _BLOCK_RED, _CMP, _RED, _UN, _VS)
 
 # mnemonic -> (class, fixed fields). One table; test_isa checks every entry round-trips through assembly.
 MNEMONICS: dict[str, tuple[type, dict]] = {}
@@ -26,12 +26,14 @@ for _op in _VS:
 for _op, _m in _RED.items():
     MNEMONICS[_m] = (VReduce, {"op": _op, "whole": 0})
     MNEMONICS["vred" + _op.lstrip("r")] = (VReduce, {"op": _op, "whole": 1})
+for _op, _m in _BLOCK_RED.items():
+    MNEMONICS[_m] = (VBlockReduce, {"op": _op})
 for _op in _CMP:
     MNEMONICS["vcmp_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 0})
     MNEMONICS["vcmps_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 1})
 
 __all__ = ["LANE_NAMES", "PIPES", "Access", "Instr", "MNEMONICS", "Fixpipe", "FixpipeToUb", "LoadL1ToL0A",
            "LoadL1ToL0B", "Mmad", "CopyGmToL1", "CopyGmToUb", "CopyUbToGm", "SMov", "SAlu", "SDataMov", "SLoadUb",
-           "SStoreUb", "CrossCoreSet",
-           "CrossCoreWait", "PipeBarrier", "SetFlag", "WaitFlag", "VBinary", "VBrcb", "VCast", "VCmp", "VDup",
-           "VReduce", "VScalar", "VSel", "VTranspose", "VUnary", "VCi", "VGather"]
+           "SStoreUb", "CrossCoreSet", "CrossCoreWait", "PipeBarrier", "SetFlag", "WaitFlag", "VBinary",
+           "VBlockReduce", "VBrcb", "VCast", "VCmp", "VDup", "VReduce", "VScalar", "VSel", "VTranspose", "VUnary",
+           "VCi", "VGather"]

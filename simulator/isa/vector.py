@@ -446,6 +446,86 @@ class VReduce(_Vec):
         v[self.dst // es: self.dst // es + out.size] = out
 
 
+_BLOCK_RED = {"sum": "vcgadd", "rmax": "vcgmax", "rmin": "vcgmin"}
+F16_MAX = 65504.0
+
+
+@dataclass
+class VBlockReduce(_Vec):
+    """Block reduction (vcgadd/vcgmax/vcgmin; Ascend C BlockReduceSum/Max/Min): each 32-B block of a repeat
+    reduces to one element, dst[(r·dst_rep)·8 + b] = reduce(the active elements of block b of repeat r) — up to 8
+    results per repeat, one per block holding an active element (blocks past the mask are not written); dst_rep
+    counts one repeat's 8 results (16 B of f16, 32 B of f32; Ascend C's dstRepStride), dst aligned to it. A sum
+    adds the block's elements as a binary tree of adjacent pairs in the dtype (f16: every partial rounded to f16,
+    a finite overflow saturating at ±65504, as documented); max/min are exact. CANN-INI lists Intrinsic_vcgadd,
+    vcgmax, vcgmin for float16 and float32 on Ascend910B1."""
+    op: str
+    dtype: str
+    dst: object
+    src: object
+    repeat: object = 1
+    mask: object = 0
+    src_blk: object = 1
+    src_rep: object = 8
+    dst_rep: object = 1
+    EXPRS = ("dst", "src", "repeat", "mask", "src_blk", "src_rep", "dst_rep")
+    COST = "block_reduce"
+
+    @property
+    def mnemonic(self):
+        return _BLOCK_RED[self.op]
+
+    def validate(self):
+        if self.op not in _BLOCK_RED:
+            raise ProgramError(f"vblockreduce: unknown op {self.op!r}; known {sorted(_BLOCK_RED)}")
+        _allowed(self, self.op, self.dtype)
+
+    def operands_spec(self):
+        return [(False, self.src, self.dtype, self.src_blk, self.src_rep)]
+
+    def _per_block(self) -> int:
+        return 32 // itemsize(self.dtype)
+
+    def _results(self) -> int:
+        return -(-self.mask // self._per_block())
+
+    def _dst_offsets(self) -> np.ndarray:
+        """Element offsets from dst of every result: (repeat, results per repeat)."""
+        return (np.arange(self.repeat) * (self.dst_rep * 8))[:, None] + np.arange(self._results())[None, :]
+
+    def check(self, core):
+        super().check(core)
+        es = itemsize(self.dtype)
+        ub = core.local("UB", self)
+        ub.check(self.describe(), np.asarray([self.dst]), 1, align=8 * es)
+        ub.check(self.describe(), self.dst + self._dst_offsets().reshape(-1) * es, es, align=es)
+
+    def accesses(self, core):
+        es = itemsize(self.dtype)
+        blocks = np.unique((self.dst + self._dst_offsets().reshape(-1) * es) // 32) * 32
+        return super().accesses(core) + [Access("UB", True, blocks, 32)]
+
+    def execute(self, core):
+        x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep)
+        epb, nb = self._per_block(), self._results()
+        ident = {"sum": 0, "rmax": -np.inf, "rmin": np.inf}[self.op]
+        pad = np.full((x.shape[0], nb * epb - x.shape[1]), ident, dtype=x.dtype)
+        x = np.concatenate([x, pad], axis=1).reshape(x.shape[0], nb, epb)
+        if self.op == "sum":
+            while x.shape[-1] > 1:  # adjacent pairs, each partial rounded to the dtype
+                with np.errstate(over="ignore"):
+                    s = x[..., 0::2].astype(np.float32) + x[..., 1::2].astype(np.float32)
+                    x = s.astype(x.dtype)
+                if self.dtype == "f16":  # a finite overflow saturates (BlockReduceSum's documented behaviour)
+                    big = np.isfinite(s) & ~np.isfinite(x.astype(np.float32))
+                    x = np.where(big, np.sign(s) * F16_MAX, x).astype(x.dtype)
+            r = x[..., 0]
+        else:
+            r = (np.max if self.op == "rmax" else np.min)(x, axis=-1)
+        v = core.mem["UB"].view(self.dtype)
+        v[(self.dst // itemsize(self.dtype) + self._dst_offsets()).reshape(-1)] = r.reshape(-1)
+
+
 ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
 _CASTS = {  # CANN-INI vconv list (src, dst) -> allowed round modes
     ("f16", "f32"): ("rint",), ("f32", "f16"): ("rint",), ("bf16", "f32"): ("rint",),

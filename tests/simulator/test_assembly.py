@@ -66,7 +66,7 @@ def test_every_mnemonic_roundtrips(mnemonic):
             kw["scalar"] = 0.5
     elif cls.__name__ == "SAlu":
         kw = dict(dtype="i64", dst="r", a="x", b="y", c="z")
-    elif cls.__name__ == "VReduce":
+    elif cls.__name__ in ("VReduce", "VBlockReduce"):
         kw = dict(dtype="f32", dst=0, src=0)
     else:
         kw = dict(dtype="f32", dst=0, src0=0)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from simulator import ProgramError, ProgramBuilder
+from simulator.errors import MemoryAccessError
 from helpers import run_vector
 
 OUT = 96 * 1024
@@ -104,6 +105,41 @@ def test_reduce_f16_accumulates_in_f32():
     x = np.full(128, 0.1, np.float16)
     out, _ = run_vector(lambda b: b.vcadd("f16", OUT, 0, repeat=1), [x], 32)
     assert out.view(np.float16)[0] == np.float16(np.float32(0.1 * 0 + x.astype(np.float32).sum()))
+
+
+@pytest.mark.parametrize("op,ref", [("sum", np.sum), ("rmax", np.max), ("rmin", np.min)])
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_block_reduce_one_result_per_block(op, ref, dt):
+    # 3 repeats, a mask ending inside block 5 (f32: 45 lanes = 5 blocks and 5 elements), results 2 repeats apart
+    epb, lanes = (16, 128) if dt == "f16" else (8, 64)
+    mask = 5 * epb + 5
+    x = rand(dt, 3 * lanes, 0, 1)
+    mn = {"sum": "vcgadd", "rmax": "vcgmax", "rmin": "vcgmin"}[op]
+    out, res = run_vector(lambda b: getattr(b, mn)(dt, OUT, 0, repeat=3, mask=mask, dst_rep=2), [x], 256)
+    got = out.view(NP[dt])
+    for r in range(3):
+        row = x[r * lanes: r * lanes + mask].astype(np.float32)
+        want = [ref(row[k * epb:(k + 1) * epb]) for k in range(6)]
+        np.testing.assert_allclose(got[16 * r: 16 * r + 6].astype(np.float32), want, rtol=2e-3 if dt == "f16" else 1e-6)
+        assert not got[16 * r + 6: 16 * r + 16].any()  # blocks past the mask and the gap are not written
+    # PTO's slope: one cycle per repeat (vcadd: 7)
+    assert [d for _, _, m, _, d, _ in res.events if m == mn] == [30 + 3]
+
+
+def test_block_sum_is_a_tree_of_adjacent_pairs_in_the_dtype():
+    x = np.array([2048, 1, 0, 1] + [0] * 12, np.float16)  # f16 spacing at 2048 is 2: 2048 + 1 rounds to 2048
+    out, _ = run_vector(lambda b: b.vcgadd("f16", OUT, 0, repeat=1, mask=16), [x], 32)
+    assert out.view(np.float16)[0] == np.float16(2048)  # ((2048 + 1) + (0 + 1)) in f16; one f32 sum gives 2050
+    y = np.full(16, 60000, np.float16)
+    out, _ = run_vector(lambda b: b.vcgadd("f16", OUT, 0, repeat=1, mask=16), [y], 32)
+    assert out.view(np.float16)[0] == np.float16(65504)  # a finite overflow saturates
+
+
+def test_block_reduce_rejects_a_misaligned_dst_and_other_dtypes():
+    with pytest.raises(ProgramError, match="vcgadd: dtype i32 not supported"):
+        ProgramBuilder("t", "aiv", []).vcgadd("i32", 0, 0)
+    with pytest.raises(MemoryAccessError, match="vcgadd .*UB address 0x18004 is not 32-byte aligned"):
+        run_vector(lambda b: b.vcgadd("f32", OUT + 4, 0), [rand("f32", 64)], 32)
 
 
 @pytest.mark.parametrize("src,dst,mode", [("f16", "f32", "rint"), ("f32", "f16", "rint"), ("f32", "bf16", "rint"),
