@@ -12,27 +12,30 @@ roofline (simulator/report.py) is max(DDR bytes — first-touch reads + writes �
 cycles / vector cores): f16 softmax and norms compute in f32 (as eager does), so their vector work, not their bytes,
 bounds them. Figures at 1M on ascend910b1 (sim µs / roofline µs / efficiency)::
 
-    elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%     (was 4.8 µs 93.1%)
-    broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%     (was 3.2 µs 92.5%)
-    softmax            f16  3.9 / 3.0  76.2%     f32  5.9 / 5.9  99.2%     (was 4.0 µs 72.9%; 11.2 µs 30.0% before)
-    layer norm         f16  5.3 / 3.5  66.1%     f32  6.3 / 5.9  94.2%     (was 5.5 µs 63.6%; 29.7 µs 21.0% before)
-    rms norm           f16  3.1 / 3.0  94.0%     f32  6.1 / 5.9  96.6%     (f16 was 93.5%, f32 95.6%)
+    elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%
+    broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%
+    softmax            f16  3.7 / 3.0  80.2%     f32  5.9 / 5.9  99.2%     (3.9 µs 76.2% with pairwise folds)
+    layer norm         f16  4.7 / 3.2  68.3%     f32  6.3 / 5.9  94.2%     (5.3 µs 66.1% with pairwise folds)
+    rms norm           f16  3.1 / 3.0  94.4%     f32  6.1 / 5.9  96.6%     (f16 was 94.0%)
 
-and at 16M f16: softmax 47.6 / 47.2 µs 99.2% (was 47.7 µs 98.9%), layer norm 66.1 / 53.9 µs 81.6% (was 66.3 µs
-81.3%; 75.5 µs 71.4% before). f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one
-work item beside stage 1 of the previous, their dependent vector steps paired so each pair pays one start-up; the
-rows left after the last full round of 2-row work items go to every core (16 cores take 2 rows, 32 take 1) instead
-of whole tiles to 32 cores (docs/schedule.md, *Work split*): softmax 4.0 → 3.9 µs, layer norm 5.5 → 5.3 µs.
+and at 16M f16: softmax 47.2 / 47.2 µs 100.0% (47.6 µs 99.2% with pairwise folds), layer norm 57.5 / 48.9 µs 85.0%
+(66.1 µs 81.6%). Their row reductions fold block by block (vcgadd/vcgmax: 4096 → 512 → 64, then vcadd — 3 dependent
+steps and 73 repeat cycles a f32 row instead of 7–8 and 133; docs/codegen.md), which lowers the roofline with the
+time: a reduction's repeats are part of the vector work it counts. f16 softmax and layer norm are software-pipelined
+(docs/schedule.md): stage 0 of one work item beside stage 1 of the previous, their dependent vector steps paired so
+each pair pays one start-up; the rows left after the last full round of 2-row work items go to every core (16 cores
+take 2 rows, 32 take 1) instead of whole tiles to 32 cores (docs/schedule.md, *Work split*).
 
-Layer norm f16 at 1M stays below 70% (needs 9,246 cycles, takes 9,791). Its roofline is the chip's *average*
-vector work — 5.33 rows per core of ~1170 repeat cycles (two f32 row folds, five full-row binary ops, two casts)
-plus the weight casts — while the busiest cores have 6 rows (12.5% more; a row is not split across cores): 7,198
-cycles of repeats, and 60 dependent steps of 30 cycles when pipelined (three work items: 12 steps of stage 0, two
-loop iterations of 16, 16 of stage 1; the longer stage runs the squares, their in-place fold, rstd, three full-row
-ops and the cast), after the first tile's load (~405 cycles: the 16 busiest cores load first) and before the last
-one's store (~337). Vector work cut from the kernel lowers its roofline by 5.33/6 of what it saves the busiest core,
-so it lowers the efficiency; the two carried f32 copies of x − mean leave UB for neither 3-row work items nor a
-third stage. Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
+Layer norm f16 at 1M stays below 70% (needs 8,426 cycles, takes 8,639). Its roofline is the chip's *average* vector
+work — 5.33 rows per core of ~1,054 repeat cycles (seven full-row ops of 128: two casts, the subtraction, the
+squares, three of the output; two block folds of 79) — while the busiest cores have 6 rows (12.5% more; a row is not
+split across cores): their vector pipe is busy from the first tile's load (~380 cycles: the 16 busiest cores load
+first) to the last one's store (~373), 7,861 cycles — ~6,630 of repeats and 41 dependent steps of 30 (three
+work items: 11 steps of stage 0 — the cast, the row sum's fold, the mean, x − mean, the squares and their fold —, two
+loop iterations of 11, 8 of stage 1 — rstd and the output; the best cut between ops: 8 | 11 or 11 | 8). The cores
+with 5 rows end ~1,100 cycles earlier. Vector work cut from the kernel lowers its roofline by 5.33/6 of what it
+saves the busiest core; the two carried f32 copies of x − mean leave UB for neither 3-row work items nor a third
+stage. Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
 """
 
 from __future__ import annotations
