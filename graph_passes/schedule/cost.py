@@ -139,8 +139,7 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
                 tail_steps: dict | None = None) -> float:
     """Estimated cycles of a static-shape kernel on its busiest core: the first work item's load (the cores with
     the most work items load first, sharing DDR), the work items — their vector time, or their share of DDR when
-    every core streams if that is longer (at most every core's bytes at the chip's rate over the core's items) —
-    and the last store. ``stages`` (pipeline.Stages): the software-
+    every core streams if that is longer — and the last store. ``stages`` (pipeline.Stages): the software-
     pipelined loop, whose iterations run one work item's stage 0 beside the previous one's stage 1. The
     loaded and stored buffers' copies do not change the estimate: with one copy, a work item's load still overlaps
     the previous one's compute after its first reader, its store the next one's before its last writer.
@@ -159,23 +158,18 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     bytes_out = sum(b.nbytes(tile, align) for b in plan.buffers if b.stored)
     ddr = target.ddr_bytes_per_cycle
     dma = (bytes_in + bytes_out) * cores / ddr
-    tiles = math.prod(int(info.domain[d]) / int(tile[d]) for d in info.parallel_dims)  # the work, in tiles
-    chip_dma = (bytes_in + bytes_out) * tiles / ddr  # every core's bytes at the chip's DDR rate
     waited = bytes_in if first_in is None else sum(b.nbytes(tile, align) for b in first_in if not set(b.mask) <= whole)
 
     def core_time(items: int, first_loads: int, last: float) -> float:
         """A core with ``items`` work items, the last ``last`` of a tile, whose first load is ``first_loads``-th."""
         fill, drain = first_loads * waited / ddr, last * bytes_out / target.ub_to_gm_bytes_per_cycle
-        # Note: a core with more work items than others streams them at more than its share of DDR once the others
-        # are done: its items' DMA takes at most every core's bytes at the chip's rate.
-        share = min(dma, chip_dma / (items - 1 + last))
         if stages is None:
-            return fill + (items - 1) * max(work.time(target), share) + \
-                max(work.time(target) - (1 - last) * work.cycles, last * share) + drain
+            return fill + (items - 1) * max(work.time(target), dma) + \
+                max(work.time(target) - (1 - last) * work.cycles, last * dma) + drain
         a, b = stages.first, stages.second
         body = a.cycles + b.cycles + stages.levels * target.vector_startup_cycles
         vector = a.time(target) + (items - 1) * body + b.time(target) - (1 - last) * (a.cycles + b.cycles)
-        return fill + max(vector, (items - 1 + last) * share) + drain
+        return fill + max(vector, (items - 1 + last) * dma) + drain
 
     tail = row_tail(info, tile, cores, tail_steps) if tail_steps is not None else None
     if tail is None:

@@ -273,27 +273,6 @@ def test_pipelined_estimate_keeps_the_ddr_bound():
     assert kernel_time(info, plan, [2, 4096], TARGET, free, stages) >= lock - 1e-6
 
 
-def test_a_core_with_more_work_items_streams_at_most_every_cores_bytes():
-    """Cores with more work items than others stream the extra ones at more than their share of DDR once the
-    others are done: with no vector work, the estimate of 256 rows of f16 in 1-row items (16 cores take 6, 32 take
-    5) is every core's bytes at the chip's DDR rate plus the first load and last store — not 6 items' shares
-    (which put the 2-row softmax f16 behind the 1-row one on paper, though it runs faster: 6,489 against 6,805
-    cycles on the simulator)."""
-    from graph_passes.schedule.cost import Estimate, kernel_time
-
-    m = vk.softmax_f16()
-    kernel, sched, _, _ = schedule(m)
-    assert sched["tile"] == [2, 4096]
-    info = analyze_kernel(kernel, m.size_vars(), TARGET)
-    plan = plan_buffers(info, False)
-    free = Estimate(0, 0)
-    row = 2 * 4096 * 2  # an f16 row in and out
-    chip = 256 * row / TARGET.ddr_bytes_per_cycle
-    fill, drain = 16 * 4096 * 2 / TARGET.ddr_bytes_per_cycle, 4096 * 2 / TARGET.ub_to_gm_bytes_per_cycle
-    assert kernel_time(info, plan, [1, 4096], TARGET, free) == pytest.approx(fill + chip + drain)
-    assert chip < 6 * row * 48 / TARGET.ddr_bytes_per_cycle
-
-
 # A loss's per-row kernel: 512 rows of 1000 f32 log-probabilities gathered at each row's target, the mask returned as
 # bools (1 B a row: work items of whole 32-row steps). Two copies of 32 source rows (2 x 128 000 B) exceed UB.
 PER_ROW_GATHER = """module attributes {target = "ascend910b1"} {
