@@ -141,9 +141,15 @@ def block_fold_lengths(cols: int, es: int) -> list[int]:
     out = [cols]
     while out[-1] > lanes and (out[-1] // per_block * es) % 32 == 0:
         out.append(out[-1] // per_block)
-    left = -(-out[-1] // lanes)
-    steps = len(out) - 1 + (1 if left == 1 else (left - 1).bit_length() + 1)
-    return out if len(out) > 1 and steps < (chunks - 1).bit_length() + 1 else []
+    return out if len(out) > 1 and block_fold_levels(out, es) < in_place_fold_levels(1, chunks) else []
+
+
+def block_fold_levels(lengths: list[int], es: int) -> int:
+    """Dependent steps of a block fold through ``lengths`` (:func:`block_fold_lengths`) of one group of rows: one
+    per level, then one per-repeat reduction, or the pairwise fold in place of a last length longer than a repeat
+    (:func:`in_place_fold_levels`)."""
+    left = -(-lengths[-1] // (REPEAT_BYTES // es))
+    return len(lengths) - 1 + (1 if left == 1 else in_place_fold_levels(1, left))
 
 
 def block_fold_bytes(rows: int, lengths: list[int], es: int, in_place: bool) -> int:

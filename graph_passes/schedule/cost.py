@@ -27,8 +27,8 @@ import math
 from dataclasses import dataclass
 
 from ..ir.types import DTYPE_BYTES, TensorType
-from .buffers import (REPEAT_BYTES, BufferPlan, block_fold_lengths, block_fold_rows, in_place_fold_levels,
-                      row_fold_shape)
+from .buffers import (REPEAT_BYTES, BufferPlan, block_fold_levels, block_fold_lengths, block_fold_rows,
+                      in_place_fold_levels, row_fold_shape)
 from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
@@ -123,8 +123,8 @@ def _block_fold_estimate(rows: int, lengths: list, es: int, in_place: bool, cyc)
     work = rows * sum(m // lanes for m in lengths[:-1]) * cyc("block_reduce")
     left = -(-lengths[-1] // lanes)
     work += rows * ((left - 1) * cyc("binary") + cyc("reduce"))
-    levels = len(lengths) - 1 + (1 if left == 1 else (left - 1).bit_length() + 1)
-    return Estimate(work, levels * -(-rows // max(1, block_fold_rows(rows, lengths, es, in_place))))
+    groups = -(-rows // max(1, block_fold_rows(rows, lengths, es, in_place)))
+    return Estimate(work, block_fold_levels(lengths, es) * groups)
 
 
 def values_estimate(values, plan: BufferPlan, tile, target, wide: bool = False) -> Estimate:
