@@ -196,21 +196,16 @@ def _block_fold_rows(L, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, 
         for level, m in enumerate(lengths[:-1]):
             out, reps = outs[level % 2], m // lanes  # repeats a row (every level reads whole repeats)
             cap = MAX_REPEAT // reps  # rows an instruction takes
-            for j in range(-(-G // cap)):
-                if _static(rows) is not None:
-                    here = Imm(min(cap, _static(rows) - j * cap))
-                else:
-                    here = _fold(emin(cap, rows - j * cap)) if j else (_fold(emin(cap, rows)) if G > cap else rows)
-
-                def emit(here=here, j=j):
-                    getattr(L.b, block_red)(dtype, _fold(out + j * cap * (m // per_block) * es),
-                                            _fold(cur + j * cap * m * es), repeat=_fold(here * reps), mask=lanes)
-
-                if j and _static(rows) is None:
+            for j in range(-(-G // cap)):  # instruction j: rows [j·cap, (j + 1)·cap)
+                here = rows if G <= cap else _fold(emin(cap, rows - j * cap))
+                emit = lambda here=here, j=j: getattr(L.b, block_red)(  # noqa: E731
+                    dtype, _fold(out + j * cap * (m // per_block) * es), _fold(cur + j * cap * m * es),
+                    repeat=_fold(here * reps), mask=lanes)
+                if j == 0 or (_static(rows) is not None and _static(rows) > j * cap):
+                    emit()
+                elif _static(rows) is None:
                     with L.b.if_(rows > j * cap):
                         emit()
-                elif not j or _static(rows) > j * cap:
-                    emit()
             barrier(L)
             cur = out
         m = lengths[-1]

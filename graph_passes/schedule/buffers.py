@@ -178,6 +178,11 @@ def in_place_fold_levels(rows: int, chunks: int) -> int:
     return ((chunks - 1).bit_length() + 1) * -(-rows // MAX_REPEAT)
 
 
+def block_fold_scratch(rows: int, lengths: list[int], es: int, in_place: bool) -> int:
+    """Scratch of a block fold of ``rows`` rows, :func:`block_fold_rows` of them at a time (0: no block fold)."""
+    return block_fold_bytes(block_fold_rows(rows, lengths, es, in_place), lengths, es, in_place) if lengths else 0
+
+
 def block_folds(info: KernelInfo, reduce_looped: bool) -> set:
     """The reductions whose rows codegen may fold block by block (:func:`block_fold_lengths` decides by the row's
     length): a sum, max or min over the last domain dim alone, of a static length, in a one-pass kernel — the rows
@@ -398,8 +403,7 @@ class BufferPlan:
         shape = src.shape(tile, ub_align)
         if op in self.in_place:  # a block fold's first level still needs scratch (the source takes the second)
             es, rows = DTYPE_BYTES[src.dtype], _prod(shape[:-1])
-            lengths = block_fold_lengths(shape[-1], es) if op in self.blocks else []
-            return block_fold_bytes(block_fold_rows(rows, lengths, es, True), lengths, es, True) if lengths else 0
+            return block_fold_scratch(rows, block_fold_lengths(shape[-1], es) if op in self.blocks else [], es, True)
         dims = [src.mask[i] for i in op.attributes["dims"]]  # the reduced domain dims
         return reduce_scratch_bytes(shape, dims, DTYPE_BYTES[src.dtype], ub_align, op.attributes["kind"], wide,
                                     blocks=op in self.blocks)
@@ -484,8 +488,7 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum",
             lengths = block_fold_lengths(cur[d], es) if blocks and kind != "prod" else []
             if lengths:  # Note: at most the pairwise fold's (codegen folds pairwise when a block level does not
                 # fit), so a tile's scratch never grows as its rows shorten to whole repeats (tiling.choose_tile)
-                rows = _prod(cur[:-1])
-                fold = min(fold, block_fold_bytes(block_fold_rows(rows, lengths, es, False), lengths, es, False))
+                fold = min(fold, block_fold_scratch(_prod(cur[:-1]), lengths, es, False))
             need = max(need, fold)
         elif d is not None and d != len(cur) - 1:  # an outer fold (two rows fold straight into the result)
             lead, row_bytes = _prod(cur[:d]), _prod(cur[d + 1:]) * es
