@@ -131,6 +131,18 @@ class KernelLowering:
         self.scalar_indices: set[int] = set()  # positions of index arguments passed by value (not tiling params)
         self.last_vector_op: Operation | None = None  # the vector op emitted last (the scratch's latest user)
 
+    def spare_event_id(self, src: str, dst: str) -> int | None:
+        """An event id of the ``src`` → ``dst`` flags (simulator pipe names) that no hivm.set_flag/wait_flag of the
+        kernel uses, for a handshake inside one op's instructions (its set and wait adjacent); None when all are."""
+        from graph_passes.target import module_target
+
+        from .sync import PIPES
+
+        used = {i for op in self.func.walk() if op.name in ("hivm.set_flag", "hivm.wait_flag")
+                and PIPES.get(op.attributes["src_pipe"]) == src and PIPES.get(op.attributes["dst_pipe"]) == dst
+                for i in op.attributes["event_ids"]}
+        return next((i for i in range(module_target(self.module).event_ids_per_pipe_pair) if i not in used), None)
+
     # -- names and registers -------------------------------------------------------------------------------------
     def fresh(self, hint: str | None, fallback: str = "r") -> str:
         base = _ident(hint, fallback)

@@ -33,7 +33,7 @@ vbinary, vreduce or vcmp reaching codegen is a CodegenError naming that pass.
 from __future__ import annotations
 
 from graph_passes.ir.types import MemRefType
-from graph_passes.schedule.buffers import column_scratch_bytes
+from graph_passes.schedule.buffers import column_scratch_bytes, scalar_column
 from simulator.expr import Expr, Imm
 
 from .dtypes import sim_dtype
@@ -192,6 +192,10 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
     i = columns[0]
     col = ins[i]
     e0, e1 = ext
+    if scalar_column(fun, i == 0, dtype, caps[0], caps[1]):
+        ids = L.spare_event_id("V", "S"), L.spare_event_id("S", "V")
+        if None not in ids:
+            return _scalar_column_binary(L, fun, dtype, ins[1 - i], col, dst, ext, caps, ids)
     S = L.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}", fence=True)
     L.b.vbrcb(dtype, S, col.addr, repeat=_fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
     barrier(L)
@@ -211,6 +215,55 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
         ops[i] = Operand(Imm(S), col.es, None)
         return region(L, emit, ops + [dst], [Imm(1), e1], caps)
     rows(L, emit, ops + [dst], e0, e1, caps[0], caps[1], 0, 1)
+
+
+def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand, ext, caps, ids) -> None:
+    """dst[r, c] = x[r, c] fun col[r] with col[r] read as a scalar (``buffers.scalar_column``)::
+
+        set_flag V S e; wait_flag V S e     the scalar unit waits for the vector op that wrote col
+        ld_ub d_r, col[r]                   per row (GetValue), negated for a subtraction (x − s = x + (−s))
+        set_flag S V e'; wait_flag S V e'   later vector writes to col wait for the loads
+        vadds/vmuls/vmaxs/vmins dst[r, :], x[r, :], sreg=d_r     per row
+
+    The flags are the op's own (ids no inject-sync flag of the kernel uses: ``spare_event_id``), set and waited
+    back to back, so the op stays one step to inject-sync and to a pipelined loop's interleaving (codegen.stages)."""
+    e0, e1 = ext
+    n0 = _static(e0)
+    rows_ = range(caps[0] if n0 is None else min(n0, caps[0]))
+    if not rows_:
+        return
+    form = "adds" if fun == "sub" else SCALAR_FORM[fun]
+    regs = [L.fresh(f"col{r}") for r in rows_]
+
+    def per_row(r, body):
+        if n0 is None and r:
+            with L.b.if_(e0 > r):
+                body()
+        else:
+            body()
+
+    def load(r):
+        L.b.ld_ub(dtype, regs[r], _fold(col.addr + r * col.strides[0] * col.es))
+        if fun == "sub":
+            L.b.sneg(dtype, regs[r], regs[r])
+
+    L.b.set_flag("V", "S", ids[0])
+    L.b.wait_flag("V", "S", ids[0])
+    for r in rows_:
+        per_row(r, lambda r=r: load(r))
+    L.b.set_flag("S", "V", ids[1])
+    L.b.wait_flag("S", "V", ids[1])
+
+    def row(r):
+        def emit(addrs, repeat, mask, reps):
+            getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), sreg=regs[r], repeat=_fold(repeat),
+                                     mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
+
+        ops = [Operand(_fold(o.addr + r * o.strides[0] * o.es), o.es, o.strides) for o in (x, dst)]
+        region(L, emit, ops, [Imm(1), e1], [1, caps[1]])
+
+    for r in rows_:
+        per_row(r, lambda r=r: row(r))
 
 
 def _scalar_form(L, dtype, form, s, ops, ext, caps) -> None:

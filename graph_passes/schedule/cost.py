@@ -7,7 +7,8 @@ start-up (head + tail) again. The figures are the target's (``TargetSpec.vector_
 ``vector_startup_cycles``: the same cited numbers the simulator's presets use)::
 
     elementwise op       rows · ceil(cols / lanes) repeats × class cycles, 1 level
-                         (+ 1 level and a vbrcb per 8 rows for a column operand read in place)
+                         (+ 1 level and a vbrcb per 8 rows for a column operand read in place; a column read as
+                         one scalar per row — buffers.scalar_column — makes the op a vector-scalar one)
     last-dim reduction   rows of whole repeats fold block by block (buffers.block_fold_lengths): one block repeat
                          per 256 B of each level, a level per step, then one reduce repeat per row (or the
                          pairwise fold of what is left); other rows of more than one repeat fold their chunks
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from ..ir.types import DTYPE_BYTES, TensorType
 from .buffers import (REPEAT_BYTES, BufferPlan, block_fold_levels, block_fold_lengths, block_fold_rows,
-                      in_place_fold_levels, row_fold_shape)
+                      in_place_fold_levels, row_fold_shape, scalar_column)
 from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
@@ -104,6 +105,8 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
         column = [x for x in op.operands if x in plan.inlined and list(x.op.attributes["dims"]) == [1]]
         cls = ("div_f16" if v.type.dtype == "f16" else "div_f32") if fun == "div" else \
             ("scalar" if scalar else "binary")
+        if column and scalar_column(fun, op.operands[0] is column[0], v.type.dtype, rows, cols):
+            return Estimate(reps * cyc("scalar"), 1)  # one scalar per row: the vector-scalar instruction
         if column:  # vbrcb the column into scratch (8 rows per repeat), then the op reads it in place
             return Estimate(reps * cyc(cls) + -(-rows // 8) * cyc("scalar"), 2)
         return Estimate(reps * cyc(cls), 1)

@@ -15,6 +15,12 @@ the S stream (phase 2, in order with every pipe), so a loaded value cannot steer
 kernels that use these never need it). Integer semantics are exact: Python integers wrapped to the dtype's width,
 so i64 add/sub/mul/neg/abs wrap like torch's int64 tensors.
 
+Floats: ``ld_ub``/``st_ub`` also move f16 and f32 elements (``GetValue``/``SetValue`` on a float LocalTensor), and
+add sub mul max min neg abs take f16/f32 (the result rounded to the dtype). A float register is what a vector-scalar
+instruction reads as its scalar (``vadds ... sreg=d``, isa/vector.py): Ascend C's ``Adds(dst, src, t.GetValue(i))``
+after a V→S flag, which AscendNPU-IR emits when it inlines the broadcast of a one-element tensor as a scalar
+(``hfusion-inline-brc``, ``extractScalarValue``).
+
 Each instruction costs ``scalar_op_cycles`` (the scalar unit's per-instruction cost, the class ``mov`` pays) and is
 a scalar-blocking item: later issue waits for it. Its UB accesses are visible to the hazard checker as pipe S, and
 the scalar unit's own program order does not order them against other pipes: a vector or MTE access to the same
@@ -32,6 +38,8 @@ from ..dtypes import itemsize, np_dtype
 from ..errors import MemoryAccessError, ProgramError
 
 INT_DTYPES = ("i8", "u8", "i16", "u16", "i32", "i64")  # ASCENDC GetValue/SetValue on integer LocalTensors
+FLOAT_DTYPES = ("f16", "f32")  # ASCENDC GetValue/SetValue on half/float LocalTensors
+FLOAT_OPS = ("add", "sub", "mul", "max", "min", "neg", "abs")  # the data-register ops that take a float dtype
 SALU_BINARY = ("add", "sub", "mul", "max", "min", "and", "or", "shl", "shr")
 SALU_UNARY = ("neg", "abs")
 SALU_CMP = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -43,8 +51,10 @@ _BIN_FN = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a
 SALU_OPS = SALU_BINARY + SALU_UNARY + tuple("cmp_" + p for p in SALU_CMP) + ("sel",)
 
 
-def wrap(value: int, dtype: str) -> int:
-    """``value`` reduced to ``dtype``'s width, two's complement for the signed types."""
+def wrap(value, dtype: str):
+    """``value`` reduced to ``dtype``'s width, two's complement for the signed types (a float rounded to it)."""
+    if dtype in FLOAT_DTYPES:
+        return float(np_dtype(dtype).type(value))
     bits = 8 * itemsize(dtype)
     v = int(value) & ((1 << bits) - 1)
     if not dtype.startswith("u") and v >= 1 << (bits - 1):
@@ -52,9 +62,10 @@ def wrap(value: int, dtype: str) -> int:
     return v
 
 
-def _int_dtype(dtype, what):
-    if dtype not in INT_DTYPES:
-        raise ProgramError(f"{what}: dtype {dtype} not supported (scalar data instructions take {INT_DTYPES})")
+def _int_dtype(dtype, what, floats=False):
+    allowed = INT_DTYPES + (FLOAT_DTYPES if floats else ())
+    if dtype not in allowed:
+        raise ProgramError(f"{what}: dtype {dtype} not supported (here the scalar data instructions take {allowed})")
 
 
 def _dreg(name, what):
@@ -105,7 +116,7 @@ class _UbElement(_ScalarData):
     EXPRS = ("addr",)
 
     def validate(self):
-        _int_dtype(self.dtype, self.MNEMONIC)
+        _int_dtype(self.dtype, self.MNEMONIC, floats=True)
         _dreg(self.dreg, self.MNEMONIC)
 
     def _index(self, core) -> int:
@@ -130,7 +141,8 @@ class SLoadUb(_UbElement):
 
     def execute(self, core):
         i = self._index(core)
-        core.dregs[self.dreg] = int(core.local("UB", self).view(self.dtype)[i])
+        v = core.local("UB", self).view(self.dtype)[i]
+        core.dregs[self.dreg] = float(v) if self.dtype in FLOAT_DTYPES else int(v)
 
 
 @dataclass
@@ -161,7 +173,7 @@ class SAlu(_ScalarData):
     def validate(self):
         if self.op not in SALU_OPS:
             raise ProgramError(f"salu: unknown op {self.op!r}; ops are {SALU_OPS}")
-        _int_dtype(self.dtype, self.mnemonic)
+        _int_dtype(self.dtype, self.mnemonic, floats=self.op in FLOAT_OPS)
         need = 1 if self.op in SALU_UNARY else 3 if self.op == "sel" else 2
         for r in (self.dst, self.a, self.b, self.c)[: need + 1]:
             _dreg(r, self.mnemonic)

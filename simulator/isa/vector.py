@@ -22,6 +22,7 @@ import numpy as np
 from .base import Access, Instr
 from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
 from ..errors import ProgramError
+from .scalar_mem import _dreg as _check_dreg, _read as _read_dreg
 
 
 @lru_cache(maxsize=8192)
@@ -272,29 +273,44 @@ _VS = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minim
 
 @dataclass
 class VScalar(_Vec):
-    """dst[e] = src[e] (op) scalar; the scalar is first rounded to the dtype (as the hardware register)."""
+    """dst[e] = src[e] (op) scalar; the scalar is first rounded to the dtype (as the hardware register).
+
+    With ``sreg`` the scalar is that data register (a value the scalar unit loaded from UB with ``ld_ub``,
+    isa/scalar_mem.py), read as the scalar unit issues the instruction (bound in phase 2); ``scalar`` is then unused.
+    """
     op: str
     dtype: str
     dst: object
     src: object
-    scalar: object
+    scalar: object = 0
     repeat: object = 1
     mask: object = 0
     dst_blk: object = 1
     src_blk: object = 1
     dst_rep: object = 8
     src_rep: object = 8
+    sreg: str = "-"
     EXPRS = ("dst", "src", "scalar", "repeat", "mask", "dst_blk", "src_blk", "dst_rep", "src_rep")
+    OPTIONAL = {"sreg": "-"}
     COST = "scalar"
 
     @property
     def mnemonic(self):
         return "v" + self.op
 
+    @property
+    def reads_dregs(self) -> bool:
+        return self.sreg != "-"
+
+    def bind(self, core) -> None:
+        self.scalar = _read_dreg(core, self, self.sreg)
+
     def validate(self):
         if self.op not in _VS:
             raise ProgramError(f"vscalar: unknown op {self.op!r}; known {sorted(_VS)}")
         _allowed(self, self.op, self.dtype)
+        if self.sreg != "-":
+            _check_dreg(self.sreg, self.mnemonic)
 
     def operands_spec(self):
         return [(False, self.src, self.dtype, self.src_blk, self.src_rep),
