@@ -10,32 +10,33 @@ a target are flagged and listed). A table, not a timed test.
 Inputs are rows of ``COLS`` = 4096 (256 rows at 1M elements, 4096 at 16M); norms and softmax reduce each row. The
 roofline (simulator/report.py) is max(DDR bytes — first-touch reads + writes — / chip DDR bandwidth, vector repeat
 cycles / vector cores): f16 softmax and norms compute in f32 (as eager does), so their vector work, not their bytes,
-bounds them. Figures at 1M on ascend910b1 (sim µs / roofline µs / efficiency)::
+bounds them (or, once they read row statistics as scalars, their DDR bytes do). Figures at 1M on ascend910b1
+(sim µs / roofline µs / efficiency)::
 
     elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%
     broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%
-    softmax            f16  3.7 / 3.0  80.2%     f32  5.9 / 5.9  99.2%     (3.9 µs 76.2% with pairwise folds)
-    layer norm         f16  4.7 / 3.2  68.3%     f32  6.3 / 5.9  94.2%     (5.3 µs 66.1% with pairwise folds)
-    rms norm           f16  3.1 / 3.0  94.4%     f32  6.1 / 5.9  96.6%     (f16 was 94.0%)
+    softmax            f16  3.4 / 3.0  86.3%     f32  5.9 / 5.9  99.2%     (3.7 µs 80.2% with vbrcb'd columns)
+    layer norm         f16  4.2 / 3.0  70.2%     f32  6.3 / 5.9  94.2%     (4.7 µs 68.3% with vbrcb'd columns)
+    rms norm           f16  3.1 / 3.0  94.4%     f32  6.1 / 5.9  96.6%
 
-and at 16M f16: softmax 47.2 / 47.2 µs 100.0% (47.6 µs 99.2% with pairwise folds), layer norm 57.5 / 48.9 µs 85.0%
-(66.1 µs 81.6%). Their row reductions fold block by block (vcgadd/vcgmax: 4096 → 512 → 64, then vcadd — 3 dependent
-steps and 73 repeat cycles a f32 row instead of 7–8 and 133; docs/codegen.md), which lowers the roofline with the
-time: a reduction's repeats are part of the vector work it counts. f16 softmax and layer norm are software-pipelined
-(docs/schedule.md): stage 0 of one work item beside stage 1 of the previous, their dependent vector steps paired so
-each pair pays one start-up; the rows left after the last full round of 2-row work items go to every core (16 cores
-take 2 rows, 32 take 1) instead of whole tiles to 32 cores (docs/schedule.md, *Work split*).
+and at 16M f16: softmax 47.2 / 47.2 µs 100.0%, layer norm SIXTEEN_LN. Their row reductions fold block by block
+(vcgadd/vcgmax: 4096 → 512 → 64, then vcadd — 3 dependent steps and 73 repeat cycles a f32 row instead of 7–8 and
+133; docs/codegen.md), which lowers the roofline with the time: a reduction's repeats are part of the vector work it
+counts. f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one work item beside stage 1
+of the previous, their dependent vector steps paired so each pair pays one start-up; the rows left after the last
+full round of 2-row work items go to every core (16 cores take 2 rows, 32 take 1) instead of whole tiles to 32 cores
+(docs/schedule.md, *Work split*). Their row max, mean and rstd are read back as per-row scalars (`ld_ub`, then
+vadds/vmuls: 1 cycle a repeat instead of 2 for the vsub/vmul with a vbrcb'd column; docs/schedule.md, *Scalar
+columns*): f32 layer norm and the rms norms stream DDR longer than they compute, so they keep vbrcb (reading scalars
+holds the scalar unit, and the next tile's load with it, until the vector pipe catches up).
 
-Layer norm f16 at 1M stays below 70% (needs 8,426 cycles, takes 8,639). Its roofline is the chip's *average* vector
-work — 5.33 rows per core of ~1,054 repeat cycles (seven full-row ops of 128: two casts, the subtraction, the
-squares, three of the output; two block folds of 79) — while the busiest cores have 6 rows (12.5% more; a row is not
-split across cores): their vector pipe is busy from the first tile's load (~380 cycles: the 16 busiest cores load
-first) to the last one's store (~373), 7,861 cycles — ~6,630 of repeats and 41 dependent steps of 30 (three
-work items: 11 steps of stage 0 — the cast, the row sum's fold, the mean, x − mean, the squares and their fold —, two
-loop iterations of 11, 8 of stage 1 — rstd and the output; the best cut between ops: 8 | 11 or 11 | 8). The cores
-with 5 rows end ~1,100 cycles earlier. Vector work cut from the kernel lowers its roofline by 5.33/6 of what it
-saves the busiest core; the two carried f32 copies of x − mean leave UB for neither 3-row work items nor a third
-stage. Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
+Layer norm f16 at 1M is the closest to its target (7,807 cycles; 7,832 would be 70%). Its roofline is now its DDR
+bytes (5,483 cycles; its vector work averages 5.33 rows per core of ~980 repeat cycles), while the busiest cores have
+6 rows (a row is not split across cores; the cores with 5 end 300–960 cycles earlier): their vector pipe is busy
+7,061 cycles between the first tile's load (~380 cycles) and the last one's store (~373) — the repeats, and 10–11
+dependent steps of 30 a work item (the cast, the row sum's fold, the mean, x − mean, the squares and their fold;
+rstd and the output).
+Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
 """
 
 from __future__ import annotations

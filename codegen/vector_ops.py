@@ -192,7 +192,7 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
     i = columns[0]
     col = ins[i]
     e0, e1 = ext
-    if scalar_column(fun, i == 0, dtype, caps[0], caps[1]):
+    if op.attributes.get("scalar_column") and scalar_column(fun, i == 0, dtype, caps[0], caps[1]):
         ids = L.spare_event_id("V", "S"), L.spare_event_id("S", "V")
         if None not in ids:
             return _scalar_column_binary(L, fun, dtype, ins[1 - i], col, dst, ext, caps, ids)
@@ -229,11 +229,11 @@ def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand,
     back to back, so the op stays one step to inject-sync and to a pipelined loop's interleaving (codegen.stages)."""
     e0, e1 = ext
     n0 = _static(e0)
-    rows_ = range(caps[0] if n0 is None else min(n0, caps[0]))
-    if not rows_:
+    row_ids = range(caps[0] if n0 is None else min(n0, caps[0]))
+    if not row_ids:
         return
     form = "adds" if fun == "sub" else SCALAR_FORM[fun]
-    regs = [L.fresh(f"col{r}") for r in rows_]
+    regs = [L.fresh(f"col{r}") for r in row_ids]
 
     def per_row(r, body):
         if n0 is None and r:
@@ -249,7 +249,7 @@ def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand,
 
     L.b.set_flag("V", "S", ids[0])
     L.b.wait_flag("V", "S", ids[0])
-    for r in rows_:
+    for r in row_ids:
         per_row(r, lambda r=r: load(r))
     L.b.set_flag("S", "V", ids[1])
     L.b.wait_flag("S", "V", ids[1])
@@ -262,7 +262,7 @@ def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand,
         ops = [Operand(_fold(o.addr + r * o.strides[0] * o.es), o.es, o.strides) for o in (x, dst)]
         region(L, emit, ops, [Imm(1), e1], [1, caps[1]])
 
-    for r in rows_:
+    for r in row_ids:
         per_row(r, lambda r=r: row(r))
 
 

@@ -75,6 +75,7 @@ class KernelLowering:
         self.serial = list(schedule.get("serial_dims") or [])
         self.tiling = tiling
         self.plan = plan_buffers(info, self.looped)
+        self.plan.scalar_columns = bool(schedule.get("scalar_columns", False))
         self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
         self.stage_split = int(schedule["stage_split"]) if schedule.get("pipelined") else None
         # the scratch as hfusion-auto-schedule sized it (a schedule without the entry needs none)
@@ -518,7 +519,9 @@ class KernelLowering:
         if name == "hfusion.elemwise_unary":
             self.vec(hivm.VUnaryOp, [ins[0], dst, *ext], fun=a["fun"])
         elif name == "hfusion.elemwise_binary":
-            self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=a["fun"])
+            column = self.plan.scalar_columns and self.plan.columns(op)
+            self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=a["fun"],
+                     **({"scalar_column": True} if column else {}))
         elif name == "hfusion.elemwise_ternary":
             first, second = ("mul", "add") if a["fun"] == "fma" else ("max", "min")
             self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=first)

@@ -313,9 +313,12 @@ class VUnaryOp(VectorOp):
 
 @register_op
 class VBinaryOp(VectorOp):
+    """``scalar_column``: codegen may read a column operand (``[rows, 1]``) as one scalar per row where
+    ``buffers.scalar_column`` allows (the schedule's ``BufferPlan.scalar_columns``)."""
+
     name = "hivm.vbinary"
     operand_names = ("lhs", "rhs", "dst", "*extents")
-    attribute_schema = {"fun": StrAttr(BINARY_FUNS)}
+    attribute_schema = {"fun": StrAttr(BINARY_FUNS), "scalar_column": BoolAttr(optional=True)}
     num_buffers = 3
 
 

@@ -310,14 +310,16 @@ SCALAR_COLUMN_FUNS = ("add", "sub", "mul", "max", "min")  # with a vector-scalar
 
 
 def scalar_column(fun: str, column_first: bool, dtype: str, rows: int, cols: int) -> bool:
-    """Whether a binary op with an inlined column operand (``[rows, 1]`` broadcast along ``cols``) reads the column
-    as one scalar per row (codegen: a V→S flag, ``ld_ub`` per row, the vector-scalar instruction per row) instead of
-    vbrcb into scratch and the vector-vector instruction with block stride 0.
+    """Whether a binary op with an inlined column operand (``[rows, 1]`` broadcast along ``cols``) may read the
+    column as one scalar per row (codegen: a V→S flag, ``ld_ub`` per row, the vector-scalar instruction per row)
+    instead of vbrcb into scratch and the vector-vector instruction with block stride 0.
 
     The scalar form costs a vector-scalar repeat (1 cycle, PTO vadds/vmuls) where the other costs a binary one (2),
     and per row one scalar load and one instruction more: it pays when the tile has few rows of several repeats —
     a norm's or softmax's rows of thousands of elements, the case AscendNPU-IR meets when it inlines the broadcast
-    of a one-element tensor as a scalar (``hfusion-inline-brc``)."""
+    of a one-element tensor as a scalar (``hfusion-inline-brc``). The scalar unit waits for the vector pipe there,
+    and issues nothing else meanwhile (the next tile's load included): the schedule keeps vbrcb for a kernel that
+    streams DDR longer than it computes (``BufferPlan.scalar_columns``, cost.streams_ddr)."""
     if fun not in SCALAR_COLUMN_FUNS or (fun == "sub" and column_first) or dtype not in ("f16", "f32"):
         return False
     lanes = REPEAT_BYTES // DTYPE_BYTES[dtype]
@@ -340,6 +342,13 @@ class BufferPlan:
     row_gathers: dict = field(default_factory=dict)  # KernelInfo.row_gathers: sources read row by row, no buffer
     in_place: set = field(default_factory=set)  # reductions folding in their source's buffer (in_place_folds)
     blocks: set = field(default_factory=set)  # reductions whose rows may fold block by block (block_folds)
+    # column operands read as per-row scalars where scalar_column allows (the schedule turns it off for a kernel
+    # whose work items stream DDR longer than they compute: cost.streams_ddr)
+    scalar_columns: bool = True
+
+    def columns(self, op) -> list:
+        """The operands of ``op`` that are column broadcasts (``[R] → [R, C]``) its binary reads in place."""
+        return [v for v in op.operands if v in self.inlined and list(v.op.attributes["dims"]) == [1]]
 
     def source(self, v):
         """The value read for ``v``: through the broadcasts its users read in place (``inlined``) to their source."""
@@ -391,8 +400,7 @@ class BufferPlan:
             for s in self.of_value[op.result].shape(tile, ub_align):
                 n *= s
             return k * align(n * 4)
-        if op.name == "hfusion.elemwise_binary" and any(v in self.inlined and list(v.op.attributes["dims"]) == [1]
-                                                        for v in op.operands):
+        if op.name == "hfusion.elemwise_binary" and self.columns(op):
             rows = 1
             for s in self.of_value[op.result].shape(tile, ub_align)[:-1]:
                 rows *= s

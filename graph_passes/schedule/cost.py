@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .buffers import (REPEAT_BYTES, BufferPlan, block_fold_levels, block_fold_lengths, block_fold_rows,
                       in_place_fold_levels, row_fold_shape, scalar_column)
@@ -102,10 +103,11 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
         return Estimate(reps * steps * cyc("binary"), steps)
     if name == "hfusion.elemwise_binary":
         scalar = any(not isinstance(x.type, TensorType) for x in op.operands)
-        column = [x for x in op.operands if x in plan.inlined and list(x.op.attributes["dims"]) == [1]]
+        column = plan.columns(op)
         cls = ("div_f16" if v.type.dtype == "f16" else "div_f32") if fun == "div" else \
             ("scalar" if scalar else "binary")
-        if column and scalar_column(fun, op.operands[0] is column[0], v.type.dtype, rows, cols):
+        if column and plan.scalar_columns and scalar_column(fun, op.operands[0] is column[0], v.type.dtype, rows,
+                                                            cols):
             return Estimate(reps * cyc("scalar"), 1)  # one scalar per row: the vector-scalar instruction
         if column:  # vbrcb the column into scratch (8 rows per repeat), then the op reads it in place
             return Estimate(reps * cyc(cls) + -(-rows // 8) * cyc("scalar"), 2)
@@ -155,10 +157,9 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     for d in info.parallel_dims:
         n_tiles *= -(-int(info.domain[d]) // int(tile[d]))
     cores = min(target.vector_cores, n_tiles)
-    whole = {d for d in range(info.rank) if int(tile[d]) >= int(info.domain[d])}
+    whole = _whole(info, tile)
     align = target.ub_align
-    bytes_in = sum(b.nbytes(tile, align) for b in plan.buffers if b.loaded and not set(b.mask) <= whole)
-    bytes_out = sum(b.nbytes(tile, align) for b in plan.buffers if b.stored)
+    bytes_in, bytes_out = _item_bytes(plan, tile, align, whole)
     ddr = target.ddr_bytes_per_cycle
     dma = (bytes_in + bytes_out) * cores / ddr
     waited = bytes_in if first_in is None else sum(b.nbytes(tile, align) for b in first_in if not set(b.mask) <= whole)
@@ -185,3 +186,27 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     if tail.tail_items < cores:  # cores without a last-round work item
         times.append(core_time(rounds, cores, 1.0))
     return max(times)
+
+
+def _whole(info, tile) -> set:
+    """The dims a tile covers whole (for sizes the schedule knows)."""
+    return {d for d in range(info.rank) if as_expr(info.domain[d]).is_Integer and int(tile[d]) >= int(info.domain[d])}
+
+
+def _item_bytes(plan: BufferPlan, tile, align: int, whole: set) -> tuple[int, int]:
+    """Bytes a work item loads (buffers that vary with it: not those of dims covered whole) and stores."""
+    bytes_in = sum(b.nbytes(tile, align) for b in plan.buffers if b.loaded and not set(b.mask) <= whole)
+    return bytes_in, sum(b.nbytes(tile, align) for b in plan.buffers if b.stored)
+
+
+def streams_ddr(info, plan: BufferPlan, tile, target, work: Estimate) -> bool:
+    """Does a work item take longer to stream through DDR — its bytes at its core's share of the chip's DDR rate
+    when every core streams (all vector cores unless the sizes give fewer work items) — than to compute
+    (``work``: its vector estimate, or a pipelined iteration's)?"""
+    n_tiles = 1
+    for d in info.parallel_dims:
+        n = as_expr(info.domain[d])
+        n_tiles = n_tiles * -(-int(n) // int(tile[d])) if n.is_Integer and n_tiles else 0
+    cores = min(target.vector_cores, n_tiles) if n_tiles else target.vector_cores
+    bytes_in, bytes_out = _item_bytes(plan, tile, target.ub_align, _whole(info, tile))
+    return (bytes_in + bytes_out) * cores / target.ddr_bytes_per_cycle > work.time(target)

@@ -51,7 +51,7 @@ from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
-from .cost import kernel_time, values_estimate
+from .cost import kernel_time, streams_ddr, values_estimate
 from .launch_alignment import launch_block_dim, launch_step, rows_for_whole_blocks
 from .kernel_info import KernelInfo
 from .pipeline import Stages, compute_order, pipelined_candidates
@@ -105,6 +105,8 @@ class Schedule:
             attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
         if self.split_dims:
             attrs["split_dims"] = list(self.split_dims)
+        if self.plan.scalar_columns and any(self.plan.columns(op) for op in info.ops):
+            attrs["scalar_columns"] = True  # column operands may be read as per-row scalars (buffers.scalar_column)
         if self.stages is not None:
             attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (pipeline.py)
             attrs["stage_split"] = self.stages.split
@@ -119,6 +121,19 @@ def _granule(info: KernelInfo, ub_align: int) -> int:
 
 def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0,
                 tile_elems: int = 0, row_pipeline: bool = True) -> Schedule:
+    sched = _choose_tile(info, sizes, target, multi_buffer, max_tile_elems, tile_elems, row_pipeline)
+    if any(sched.plan.columns(op) for op in info.ops):
+        # Note: reading a column operand as per-row scalars holds the scalar unit — and the issue of the next
+        # tile's load — until the vector pipe has computed the column: only where the vector pipe bounds the work.
+        st = sched.stages
+        work = st.first + st.second if st is not None else \
+            values_estimate(compute_order(info, sched.plan), sched.plan, sched.tile, target, sched.wide)
+        sched.plan.scalar_columns = not streams_ddr(info, sched.plan, sched.tile, target, work)
+    return sched
+
+
+def _choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0,
+                 tile_elems: int = 0, row_pipeline: bool = True) -> Schedule:
     rank = info.rank
     uppers = []
     for d in range(rank):

@@ -62,7 +62,7 @@ def wrap(value, dtype: str):
     return v
 
 
-def _int_dtype(dtype, what, floats=False):
+def _check_dtype(dtype, what, floats=False):
     allowed = INT_DTYPES + (FLOAT_DTYPES if floats else ())
     if dtype not in allowed:
         raise ProgramError(f"{what}: dtype {dtype} not supported (here the scalar data instructions take {allowed})")
@@ -116,7 +116,7 @@ class _UbElement(_ScalarData):
     EXPRS = ("addr",)
 
     def validate(self):
-        _int_dtype(self.dtype, self.MNEMONIC, floats=True)
+        _check_dtype(self.dtype, self.MNEMONIC, floats=True)
         _dreg(self.dreg, self.MNEMONIC)
 
     def _index(self, core) -> int:
@@ -173,7 +173,7 @@ class SAlu(_ScalarData):
     def validate(self):
         if self.op not in SALU_OPS:
             raise ProgramError(f"salu: unknown op {self.op!r}; ops are {SALU_OPS}")
-        _int_dtype(self.dtype, self.mnemonic, floats=self.op in FLOAT_OPS)
+        _check_dtype(self.dtype, self.mnemonic, floats=self.op in FLOAT_OPS)
         need = 1 if self.op in SALU_UNARY else 3 if self.op == "sel" else 2
         for r in (self.dst, self.a, self.b, self.c)[: need + 1]:
             _dreg(r, self.mnemonic)

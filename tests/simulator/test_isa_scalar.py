@@ -135,8 +135,10 @@ def test_scalar_access_needs_a_flag_against_vector_and_mte():
 
 def test_errors_name_the_instruction_and_numbers():
     b = ProgramBuilder("t", "aiv", [])
-    with pytest.raises(ProgramError, match="dtype f32 not supported"):
-        b.ld_ub("f32", "a", 0)
+    with pytest.raises(ProgramError, match="dtype bf16 not supported"):
+        b.ld_ub("bf16", "a", 0)
+    with pytest.raises(ProgramError, match="sand: dtype f32 not supported"):
+        b.sand("f32", "r", "a", "b")
     b.ld_ub("i64", "a", 4)
     with pytest.raises(Exception, match=r"ld_ub \(pc 0\): UB address 0x4 is not aligned to its 8-byte i64"):
         launch(b.build(), gm=GlobalMemory())
@@ -159,4 +161,75 @@ def test_assembly_round_trip():
     b.wait_flag("S", "V", 0)
     text = to_text(b.build())
     assert "sadd dtype=i64 dst=r a=a b=z" in text and "ld_ub dtype=i64 dreg=a addr=(i*8)" in text
+    assert to_text(parse(text)) == text
+
+
+def test_float_values_feed_vector_scalar_instructions():
+    """GetValue on f32/f16 UB elements, float data-register arithmetic rounded to the dtype, and a vector-scalar
+    instruction whose scalar is a data register (``sreg``): Ascend C's Adds(dst, src, t.GetValue(i)) after a V→S
+    flag; the register is read as the instruction issues, after the loads before it."""
+    x = np.random.default_rng(1).standard_normal((2, 64)).astype(np.float32)
+    h = np.float16(3.140625)
+
+    def body(b):
+        b.vmuls("f32", 1024, 0, 2.0, repeat=2, mask=64)
+        b.set_flag("V", "S", 0)
+        b.wait_flag("V", "S", 0)
+        b.ld_ub("f32", "m0", 1024)
+        b.ld_ub("f32", "m1", 1024 + 256)
+        b.sneg("f32", "m0", "m0")
+        b.smul("f32", "p", "m1", "m1")
+        b.ld_ub("f16", "h", 512)
+        b.set_flag("S", "V", 0)
+        b.wait_flag("S", "V", 0)
+        b.vadds("f32", OUT, 1024, sreg="m0", repeat=1, mask=64)
+        b.vmuls("f32", OUT + 256, 1024 + 256, sreg="p", repeat=1, mask=64)
+        b.vmaxs("f32", OUT + 512, 0, sreg="h", repeat=1, mask=64)
+
+    y = np.zeros(64, np.float32)
+    y[0] = h
+    out, res = run_vector(body, [x, np.array([h] * 16, np.float16)], 768, ub_in=[0, 512], ub_out=OUT)
+    out = out.view(np.float32).reshape(3, 64)
+    np.testing.assert_array_equal(out[0], 2 * x[0] - 2 * x[0, 0])
+    np.testing.assert_array_equal(out[1], (2 * x[1]) * np.float32(2 * x[1, 0]) ** 2)
+    np.testing.assert_array_equal(out[2], np.maximum(x[0], np.float32(h)))
+    assert res.stats.hazards_checked
+    s = [dur for _, pipe, m, _, dur, _ in res.events if pipe == "S" and m in ("ld_ub", "sneg", "smul")]
+    assert s == [1] * 5  # ChipSpec.scalar_op_cycles each
+    vadds = [dur for _, _, m, _, dur, _ in res.events if m == "vadds"]
+    assert vadds == [31]  # a vector-scalar repeat (1 cycle) after the start-up: the pipe idled while S loaded
+
+
+def test_vector_writes_after_scalar_reads_need_an_s_to_v_flag():
+    """The scalar unit issuing a vector op after its ld_ub does not order the load before the op's write (the
+    hazard checker's view of S, as for integers): the S → V flag does."""
+    x = np.ones(64, np.float32)
+
+    def body(flag):
+        def emit(b):
+            b.ld_ub("f32", "m", 0)
+            if flag:
+                b.set_flag("S", "V", 0)
+                b.wait_flag("S", "V", 0)
+            b.vadds("f32", 0, 0, sreg="m", repeat=1, mask=64)
+            b.pipe_barrier("V")
+            b.vcopy("f32", OUT, 0, repeat=1, mask=64)
+            b.set_flag("V", "S", 1)  # the copy back (after an S -> MTE3 flag) reads what V wrote
+            b.wait_flag("V", "S", 1)
+        return emit
+
+    out, _ = run_vector(body(True), [x], 256, ub_in=[0], ub_out=OUT, pipe="S")
+    np.testing.assert_array_equal(out.view(np.float32), 2 * x)
+    with pytest.raises(RaceError, match=r"ld_ub \(S.*vadds \(V|vadds \(V.*ld_ub \(S"):
+        run_vector(body(False), [x], 256, ub_in=[0], ub_out=OUT, pipe="S")
+
+
+def test_sreg_assembly_round_trip():
+    b = ProgramBuilder("t", "aiv", [])
+    b.ld_ub("f32", "m", 0)
+    b.sneg("f32", "m", "m")
+    b.vadds("f32", 256, 512, sreg="m", repeat=2, mask=64)
+    b.vadds("f32", 256, 512, 1.5, repeat=2, mask=64)
+    text = to_text(b.build())
+    assert "sreg=m" in text and text.count("sreg") == 1 and "ld_ub dtype=f32 dreg=m addr=0" in text
     assert to_text(parse(text)) == text
