@@ -6,7 +6,9 @@ Per op (``e`` = valid extents, ``lanes`` = 256 B / widest element)::
 
     vbinary a, b, dst     vadd/vsub/vmul/vdiv/vmax/vmin over the region; a scalar operand uses the
                           vector-scalar form (vadds/vmuls/vmaxs/vmins; x - s = vadds(x, -s)), else vdup s over
-                          dst and the vector-vector op (in place: a vdup'ed scratch block)
+                          dst and the vector-vector op (in place: a vdup'ed scratch block); a [R, 1] column
+                          operand: vbrcb into scratch and the op with block stride 0, or (``scalar_column``) a V→S
+                          flag, ld_ub per row and the vector-scalar form per row (_scalar_column_binary)
                           bitwise and/or/xor/not: vand/vor/vnot on i16 lanes over the bytes (codegen.bitwise)
     vunary src, dst       vexp/vln/vsqrt/vrsqrt/vrec/vabs/vrelu/vneg; sigmoid, tanh, silu, gelu_tanh as
                           in-place sequences on dst (COMPOSITE); floor/ceil/trunc as vconv f32->f32 with the round
