@@ -98,3 +98,19 @@ def test_scalar_columns_are_faster_than_vbrcb(monkeypatch):
     np.testing.assert_array_equal(fast_out, slow_out)
     # 64 repeats a cycle cheaper and no vbrcb step: 1,096 -> 1,023 cycles when written
     assert fast.stats.cycles < slow.stats.cycles - 60, (fast.stats.cycles, slow.stats.cycles)
+
+
+def test_no_spare_event_id_keeps_vbrcb(monkeypatch):
+    """The op's own V→S and S→V flags need ids no inject-sync flag of the kernel uses; with none free the column
+    is vbrcb'd, with the same result."""
+    from codegen.lowering import KernelLowering
+
+    text = _column_op(4, 4096, "f32", "sub", "max")
+    x = np.random.default_rng(5).standard_normal((4, 4096)).astype(np.float32)
+    (want,), _ = run_kernel(only_kernel(lower(text)), [x], {})
+    monkeypatch.setattr(KernelLowering, "spare_event_id", lambda self, src, dst: None)
+    ck = only_kernel(lower(text))
+    assert "vbrcb" in ck.assembly() and "ld_ub" not in ck.assembly()
+    (out,), res = run_kernel(ck, [x], {})
+    assert res.stats.hazards_checked
+    np.testing.assert_array_equal(out, want)
