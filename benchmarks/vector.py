@@ -16,7 +16,7 @@ bounds them (or, once they read row statistics as scalars, their DDR bytes do). 
     elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%
     broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%
     softmax            f16  3.4 / 3.0  86.3%     f32  5.9 / 5.9  99.2%     (3.7 µs 80.2% with vbrcb'd columns)
-    layer norm         f16  4.2 / 3.0  70.2%     f32  6.3 / 5.9  94.2%     (4.7 µs 68.3% with vbrcb'd columns)
+    layer norm         f16  4.2 / 3.0  70.8%     f32  6.3 / 5.9  94.2%     (4.7 µs 68.3% with vbrcb'd columns)
     rms norm           f16  3.1 / 3.0  94.4%     f32  6.1 / 5.9  96.6%
 
 and at 16M f16: softmax 47.7 / 47.2 µs 99.0% (47.2 µs 100.0% with vbrcb'd columns: its work items' vector estimate,
@@ -29,14 +29,15 @@ of the previous, their dependent vector steps paired so each pair pays one start
 full round of 2-row work items go to every core (16 cores take 2 rows, 32 take 1) instead of whole tiles to 32 cores
 (docs/schedule.md, *Work split*). Their row max, mean and rstd are read back as per-row scalars (`ld_ub`, then
 vadds/vmuls: 1 cycle a repeat instead of 2 for the vsub/vmul with a vbrcb'd column; docs/schedule.md, *Scalar
-columns*): f32 layer norm and the rms norms stream DDR longer than they compute, so they keep vbrcb (reading scalars
+columns*; layer norm's mean, a row sum times 1/N, is multiplied by the scalar unit as it reads it, one vector step
+fewer a work item): f32 layer norm and the rms norms stream DDR longer than they compute, so they keep vbrcb (reading scalars
 holds the scalar unit, and the next tile's load with it, until the vector pipe catches up).
 
-Layer norm f16 at 1M is the closest to its target (7,807 cycles; 7,832 would be 70%). Its roofline is now its DDR
+Layer norm f16 at 1M is the closest to its target (7,742 cycles; 7,832 would be 70%). Its roofline is now its DDR
 bytes (5,483 cycles; its vector work averages 5.33 rows per core of ~980 repeat cycles), while the busiest cores have
-6 rows (a row is not split across cores; the cores with 5 end 300–960 cycles earlier): their vector pipe is busy
-7,061 cycles between the first tile's load (~380 cycles) and the last one's store (~373) — the repeats, and 10–11
-dependent steps of 30 a work item (the cast, the row sum's fold, the mean, x − mean, the squares and their fold;
+6 rows (a row is not split across cores; the cores with 5 end 250–940 cycles earlier): their vector pipe is busy
+6,966 cycles between the first tile's load (~380 cycles) and the last one's store (~373) — the repeats, and 10
+dependent steps of 30 a work item (the cast, the row sum's fold, x − mean, the squares and their fold;
 rstd and the output).
 Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
 """

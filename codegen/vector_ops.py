@@ -194,13 +194,17 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
     i = columns[0]
     col = ins[i]
     e0, e1 = ext
+    scale = op.attributes.get("column_scale")
     if op.attributes.get("scalar_column") and scalar_column(fun, i == 0, dtype, caps[0], caps[1]):
         ids = L.spare_event_id("V", "S"), L.spare_event_id("S", "V")
         if None not in ids:
-            return _scalar_column_binary(L, fun, dtype, ins[1 - i], col, dst, ext, caps, ids)
+            return _scalar_column_binary(L, fun, dtype, ins[1 - i], col, dst, ext, caps, ids, scale)
     S = L.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}", fence=True)
     L.b.vbrcb(dtype, S, col.addr, repeat=_fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
     barrier(L)
+    if scale is not None:  # the column's blocks scaled in place: 8 rows' blocks a repeat
+        L.b.vmuls(dtype, S, S, Imm(float(scale)), repeat=_fold((e0 + 7) // 8), mask=256 // col.es)
+        barrier(L)
     ops = list(ins)
     ops[i] = Operand(Imm(S), col.es, [32 // col.es, 0])
     names = ["src0", "src1", "dst"]
@@ -219,11 +223,12 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
     rows(L, emit, ops + [dst], e0, e1, caps[0], caps[1], 0, 1)
 
 
-def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand, ext, caps, ids) -> None:
+def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand, ext, caps, ids, scale) -> None:
     """dst[r, c] = x[r, c] fun col[r] with col[r] read as a scalar (``buffers.scalar_column``)::
 
         set_flag V S e; wait_flag V S e     the scalar unit waits for the vector op that wrote col
-        ld_ub d_r, col[r]                   per row (GetValue), negated for a subtraction (x − s = x + (−s))
+        ld_ub d_r, col[r]                   per row (GetValue), times ``column_scale`` (smul: rounded to the dtype,
+                                            as vmuls would), negated for a subtraction (x − s = x + (−s))
         set_flag S V e'; wait_flag S V e'   later vector writes to col wait for the loads
         vadds/vmuls/vmaxs/vmins dst[r, :], x[r, :], sreg=d_r     per row
 
@@ -246,9 +251,14 @@ def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand,
 
     def load(r):
         L.b.ld_ub(dtype, regs[r], _fold(col.addr + r * col.strides[0] * col.es))
+        if scale is not None:
+            L.b.smul(dtype, regs[r], regs[r], factor)
         if fun == "sub":
             L.b.sneg(dtype, regs[r], regs[r])
 
+    if scale is not None:
+        factor = L.fresh("scale")
+        L.b.dmov(factor, Imm(float(scale)))
     L.b.set_flag("V", "S", ids[0])
     L.b.wait_flag("V", "S", ids[0])
     for r in row_ids:

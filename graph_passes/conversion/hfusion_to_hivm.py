@@ -26,10 +26,11 @@ from ..dialects.func import FuncOp, ReturnOp
 from ..dialects import hivm
 from ..dialects.scf import ForOp, YieldOp
 from ..ir.builder import Builder
-from ..ir.core import Block, Operation, Region, Value
+from ..ir.core import Block, OpResult, Operation, Region, Value
 from ..ir.sizes import as_expr
 from ..ir.types import INT_LIMITS, IndexType, MemRefType, TensorType, is_float_dtype
-from ..schedule.buffers import plan_buffers
+from ..schedule.buffers import plan_buffers, scalar_column
+from ..schedule.pipeline import compute_order
 from ..schedule.kernel_info import KernelInfo
 from .index_ops import lower_arange, lower_gather
 from .pipelined_rows import Pipelined
@@ -76,8 +77,9 @@ class KernelLowering:
         self.tiling = tiling
         self.plan = plan_buffers(info, self.looped)
         self.plan.scalar_columns = bool(schedule.get("scalar_columns", False))
-        self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
         self.stage_split = int(schedule["stage_split"]) if schedule.get("pipelined") else None
+        self.scaled = self._scaled_columns()
+        self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
         # the scratch as hfusion-auto-schedule sized it (a schedule without the entry needs none)
         self.scratch = int(schedule.get("scratch_bytes", 0))
         self.multi_buffer = int(schedule.get("multi_buffer", 2))
@@ -448,8 +450,42 @@ class KernelLowering:
             offs.append(off)
         return offs
 
+    def _scaled_columns(self) -> dict:
+        """Column sources ``v = r × c`` (``c`` a scalar constant) read only as per-row scalars: ``v → (r, c)``. No
+        op computes them: each binary reading ``v`` reads ``r`` with ``column_scale = c`` and codegen's scalar unit
+        multiplies each row's value as it loads it (a layer norm's mean: one vector step fewer a work item). Only
+        when every use is such a binary (``buffers.scalar_column`` on the tile) and, in a pipelined kernel, ``r``,
+        ``v`` and those binaries are computed in the same stage (``r`` is not carried for them)."""
+        info, plan = self.info, self.plan
+        if not plan.scalar_columns or info.rank != 2:
+            return {}
+        order = compute_order(info, plan) if self.stage_split is not None else []
+        stage = {id(x): int(i >= self.stage_split) for i, x in enumerate(order)}
+        out = {}
+        for op in info.ops:
+            if op.name != "hfusion.elemwise_binary" or op.attributes["fun"] != "mul":
+                continue
+            v = op.result
+            consts = [x for x in op.operands if isinstance(x, OpResult) and x.op.name == "arith.constant"]
+            tensors = [x for x in op.operands if isinstance(x.type, TensorType)]
+            if len(consts) != 1 or len(tensors) != 1 or info.masks.get(tensors[0]) != info.masks.get(v):
+                continue
+            if not v.users or not all(b.name == "hfusion.broadcast" and b.result in plan.inlined for b in v.users):
+                continue
+            binaries = [u for b in v.users for u in b.result.uses]
+            ok = bool(binaries) and all(
+                u.op.name == "hfusion.elemwise_binary" and plan.columns(u.op) and scalar_column(
+                    u.op.attributes["fun"], u.index == 0, v.type.dtype, self.tile[0], self.tile[1])
+                for u in binaries)
+            same = {stage.get(id(x)) for x in [v, tensors[0]] + [u.op.result for u in binaries]}
+            if ok and len(same) == 1:
+                out[v] = (tensors[0], consts[0].op.attributes["value"])
+        return out
+
     def operand(self, v: Value) -> Value:
         v = self.plan.source(v)  # a broadcast read in place by its binary user: its source row or column
+        if v in self.scaled:  # its source, multiplied as the scalar unit reads it (_scaled_columns)
+            v = self.scaled[v][0]
         if isinstance(v.type, TensorType):
             self.emit(v)
             return self.buffer(v)
@@ -477,7 +513,7 @@ class KernelLowering:
                 self.close_loop(loop)
 
     def emit(self, v: Value) -> None:
-        if id(v) in self.ready:
+        if id(v) in self.ready or v in self.scaled:  # a scaled column is computed by its readers (_scaled_columns)
             return
         with self.located(v):
             self._emit(v)
@@ -519,9 +555,12 @@ class KernelLowering:
         if name == "hfusion.elemwise_unary":
             self.vec(hivm.VUnaryOp, [ins[0], dst, *ext], fun=a["fun"])
         elif name == "hfusion.elemwise_binary":
-            column = self.plan.scalar_columns and self.plan.columns(op)
-            self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=a["fun"],
-                     **({"scalar_column": True} if column else {}))
+            column = self.plan.columns(op) if self.plan.scalar_columns else []
+            attrs = {"scalar_column": True} if column else {}
+            scaled = [self.scaled[self.plan.source(x)][1] for x in column if self.plan.source(x) in self.scaled]
+            if scaled:
+                attrs["column_scale"] = scaled[0]
+            self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=a["fun"], **attrs)
         elif name == "hfusion.elemwise_ternary":
             first, second = ("mul", "add") if a["fun"] == "fma" else ("max", "min")
             self.vec(hivm.VBinaryOp, [ins[0], ins[1], dst, *ext], fun=first)

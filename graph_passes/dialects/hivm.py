@@ -314,11 +314,14 @@ class VUnaryOp(VectorOp):
 @register_op
 class VBinaryOp(VectorOp):
     """``scalar_column``: codegen may read a column operand (``[rows, 1]``) as one scalar per row where
-    ``buffers.scalar_column`` allows (the schedule's ``BufferPlan.scalar_columns``)."""
+    ``buffers.scalar_column`` allows (the schedule's ``BufferPlan.scalar_columns``). ``column_scale = c``: the
+    column operand is read multiplied by ``c`` (rounded to its dtype) — a row sum standing for its mean, the
+    multiply done by the scalar unit on each row's value (convert-to-hivm's scaled columns)."""
 
     name = "hivm.vbinary"
     operand_names = ("lhs", "rhs", "dst", "*extents")
-    attribute_schema = {"fun": StrAttr(BINARY_FUNS), "scalar_column": BoolAttr(optional=True)}
+    attribute_schema = {"fun": StrAttr(BINARY_FUNS), "scalar_column": BoolAttr(optional=True),
+                        "column_scale": NumberAttr(optional=True)}
     num_buffers = 3
 
 

@@ -93,7 +93,8 @@ class _ScalarData(Instr):
 
 @dataclass
 class SDataMov(_ScalarData):
-    """``dmov``: a data register = a scalar-register expression (wrapped to i64)."""
+    """``dmov``: a data register = a scalar-register expression (wrapped to i64), or a float immediate (a float
+    operand of the f16/f32 data-register ops, which round their results to their dtype)."""
     dreg: str
     value: object
     EXPRS = ("value",)
@@ -104,7 +105,8 @@ class SDataMov(_ScalarData):
 
     def execute(self, core):
         if isinstance(self.value, float) and not self.value.is_integer():
-            raise ProgramError(f"{self.describe()}: value {self.value} is not an integer")
+            core.dregs[self.dreg] = self.value
+            return
         core.dregs[self.dreg] = wrap(int(self.value), "i64")
 
 

@@ -114,3 +114,48 @@ def test_no_spare_event_id_keeps_vbrcb(monkeypatch):
     (out,), res = run_kernel(ck, [x], {})
     assert res.stats.hazards_checked
     np.testing.assert_array_equal(out, want)
+
+
+def _centered(rows: int, cols: int, dt: str) -> str:
+    """x - mean(x) over the last dim: the mean a row sum times a constant (1/cols), read only by the subtraction."""
+    t, r = f"tensor<{rows}x{cols}x{dt}>", f"tensor<{rows}x{dt}>"
+    return _module(f"""
+  func.func @main(%x: {t}) -> ({t}) {{
+    %k = arith.constant {{value = {1.0 / cols}}} : () -> {dt}
+    %s = hfusion.reduce %x {{dims = [1], kind = "sum"}} : ({t}) -> {r}
+    %m = hfusion.elemwise_binary %s, %k {{fun = "mul"}} : ({r}, {dt}) -> {r}
+    %mb = hfusion.broadcast %m {{dims = [1]}} : ({r}) -> {t}
+    %y = hfusion.elemwise_binary %x, %mb {{fun = "sub"}} : ({t}, {t}) -> {t}
+    func.return %y : {t}
+  }}""")
+
+
+@pytest.mark.parametrize("spare", [True, False])
+def test_a_scaled_column_is_scaled_by_the_scalar_unit(spare, monkeypatch):
+    """x - sum(x)/N: no vector op computes the mean (convert-to-hivm's scaled columns, ``column_scale``); the scalar
+    unit multiplies each row's sum as it loads it (smul f32: the product vmuls would give, so the result is the
+    same bit for bit as with the vector multiply) — or, with no spare event id, a vmuls over the vbrcb'd blocks."""
+    from codegen.lowering import KernelLowering
+
+    if not spare:
+        monkeypatch.setattr(KernelLowering, "spare_event_id", lambda self, src, dst: None)
+    rows, cols = 4, 4096
+    module = lower(_centered(rows, cols, "f32"))
+    kernel = next(op for op in module.walk() if op.name == "func.func" and "schedule" in op.attributes)
+    binaries = [op for op in kernel.walk() if op.name == "hivm.vbinary"]
+    assert [op.attributes.get("column_scale") for op in binaries] == [1.0 / cols]  # the mean's mul is gone
+    ck = only_kernel(module)
+    asm = ck.assembly()
+    assert ("smul" in asm and "vbrcb" not in asm) if spare else ("smul" not in asm and "vbrcb" in asm)
+    x = np.random.default_rng(6).standard_normal((rows, cols)).astype(np.float32)
+    (out,), res = run_kernel(ck, [x], {})
+    assert res.stats.hazards_checked
+    s = x.astype(np.float64).sum(1)
+    np.testing.assert_allclose(out.reshape(x.shape), x - (s / cols)[:, None], rtol=0, atol=1e-6)
+    from graph_passes.conversion import hfusion_to_hivm
+
+    monkeypatch.setattr(hfusion_to_hivm.KernelLowering, "_scaled_columns", lambda self: {})
+    plain = only_kernel(lower(_centered(rows, cols, "f32")))
+    assert "vmuls" in plain.assembly()  # the mean computed by the vector unit
+    (want,), _ = run_kernel(plain, [x], {})
+    np.testing.assert_array_equal(out, want)

@@ -160,6 +160,9 @@ def _run_op(op, env, bid):
             return v[_region(e)]
 
         a, b = rd_bcast(bufs[0]), rd_bcast(bufs[1])
+        if "column_scale" in op.attributes:  # the [R, 1] column read times the scale, rounded to its dtype
+            scale = op.attributes["column_scale"]
+            a, b = [x * scale if isinstance(x, torch.Tensor) and x.shape[-1] == 1 else x for x in (a, b)]
         out = _BINARY[op.attributes["fun"]](a, b)
         dst[reg] = torch.as_tensor(out).to(dst.dtype).expand(dst[reg].shape)
     elif name == "hivm.vcmp":

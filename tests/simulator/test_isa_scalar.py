@@ -179,6 +179,8 @@ def test_float_values_feed_vector_scalar_instructions():
         b.ld_ub("f32", "m1", 1024 + 256)
         b.sneg("f32", "m0", "m0")
         b.smul("f32", "p", "m1", "m1")
+        b.dmov("q", 0.25)  # a float immediate
+        b.smul("f32", "p", "p", "q")
         b.ld_ub("f16", "h", 512)
         b.set_flag("S", "V", 0)
         b.wait_flag("S", "V", 0)
@@ -191,11 +193,11 @@ def test_float_values_feed_vector_scalar_instructions():
     out, res = run_vector(body, [x, np.array([h] * 16, np.float16)], 768, ub_in=[0, 512], ub_out=OUT)
     out = out.view(np.float32).reshape(3, 64)
     np.testing.assert_array_equal(out[0], 2 * x[0] - 2 * x[0, 0])
-    np.testing.assert_array_equal(out[1], (2 * x[1]) * np.float32(2 * x[1, 0]) ** 2)
+    np.testing.assert_array_equal(out[1], (2 * x[1]) * (np.float32(2 * x[1, 0]) ** 2 * np.float32(0.25)))
     np.testing.assert_array_equal(out[2], np.maximum(x[0], np.float32(h)))
     assert res.stats.hazards_checked
-    s = [dur for _, pipe, m, _, dur, _ in res.events if pipe == "S" and m in ("ld_ub", "sneg", "smul")]
-    assert s == [1] * 5  # ChipSpec.scalar_op_cycles each
+    s = [dur for _, pipe, m, _, dur, _ in res.events if pipe == "S" and m in ("ld_ub", "sneg", "smul", "dmov")]
+    assert s == [1] * 7  # ChipSpec.scalar_op_cycles each
     vadds = [dur for _, _, m, _, dur, _ in res.events if m == "vadds"]
     assert vadds == [31]  # a vector-scalar repeat (1 cycle) after the start-up: the pipe idled while S loaded
 

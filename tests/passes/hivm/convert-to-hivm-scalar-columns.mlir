@@ -33,3 +33,23 @@ module attributes {symbols = {}, target = "ascend910b1"} {
     func.return %d : tensor<256x4096xf32>
   }
 }
+
+// -----
+
+// x - sum(x) * (1/4096) over 4 rows of f32 (a layer norm's x − mean): the mean is read only as per-row scalars, so
+// no vector op computes it; the subtraction reads the row sums with column_scale (codegen: the scalar unit
+// multiplies each row's sum as it loads it).
+// CHECK-LABEL: func.func @main_fused_0(
+// CHECK:         hivm.vreduce [[X:%[a-z0-9_]+]], [[S:%[a-z0-9_]+]], {{.*}} {dims = [1], kind = "sum"}
+// CHECK-NOT:     fun = "mul"
+// CHECK-NEXT:    hivm.vbinary [[X]], [[S]], {{.*}} {column_scale = 0.000244140625, fun = "sub", scalar_column = true}
+module attributes {symbols = {}, target = "ascend910b1"} {
+  func.func @main_fused_0(%x: tensor<4x4096xf32>, %out0: tensor<4x4096xf32>) -> (tensor<4x4096xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [1]} {
+    %k = arith.constant {value = 0.000244140625} : () -> f32
+    %s = hfusion.reduce %x {dims = [1], kind = "sum"} : (tensor<4x4096xf32>) -> tensor<4xf32>
+    %m = hfusion.elemwise_binary %s, %k {fun = "mul"} : (tensor<4xf32>, f32) -> tensor<4xf32>
+    %b = hfusion.broadcast %m {dims = [1]} : (tensor<4xf32>) -> tensor<4x4096xf32>
+    %d = hfusion.elemwise_binary %x, %b {fun = "sub"} : (tensor<4x4096xf32>, tensor<4x4096xf32>) -> tensor<4x4096xf32>
+    func.return %d : tensor<4x4096xf32>
+  }
+}
