@@ -38,7 +38,7 @@ from graph_passes.ir.types import MemRefType
 from graph_passes.schedule.buffers import column_scratch_bytes, scalar_column
 from simulator.expr import Expr, Imm
 
-from .dtypes import sim_dtype
+from .dtypes import np_dtype, sim_dtype
 from . import bitwise, math_ops
 from .errors import CodegenError
 from .lowering import Buf
@@ -256,9 +256,9 @@ def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand,
         if fun == "sub":
             L.b.sneg(dtype, regs[r], regs[r])
 
-    if scale is not None:
+    if scale is not None:  # rounded to the dtype first, as vmuls rounds its scalar
         factor = L.fresh("scale")
-        L.b.dmov(factor, Imm(float(scale)))
+        L.b.dmov(factor, Imm(float(np_dtype(dtype).type(scale))))
     L.b.set_flag("V", "S", ids[0])
     L.b.wait_flag("V", "S", ids[0])
     for r in row_ids:
