@@ -21,7 +21,7 @@ bounds them (or, once they read row statistics as scalars, their DDR bytes do). 
 
 and at 16M f16: softmax 47.7 / 47.2 µs 99.0% (47.2 µs 100.0% with vbrcb'd columns: its work items' vector estimate,
 1,026 cycles, just exceeds their DDR share, 1,024, so it reads scalars, whose waits delay the next row's load a
-little), layer norm 51.9 / 47.2 µs 91.1% (57.5 µs 85.0%). Their row reductions fold block by block
+little), layer norm 51.1 / 47.2 µs 92.4% (57.5 µs 85.0%). Their row reductions fold block by block
 (vcgadd/vcgmax: 4096 → 512 → 64, then vcadd — 3 dependent steps and 73 repeat cycles a f32 row instead of 7–8 and
 133; docs/codegen.md), which lowers the roofline with the time: a reduction's repeats are part of the vector work it
 counts. f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one work item beside stage 1
