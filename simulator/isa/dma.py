@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from .base import Access, Instr
-from .scalar_mem import _dreg, _read
+from .scalar_mem import check_dreg_name, read_dreg
 from ..errors import ProgramError
 
 
@@ -53,7 +53,7 @@ class _Copy(Instr):
 
     def validate(self):
         if self.gm_reg != "-":
-            _dreg(self.gm_reg, self.MNEMONIC)
+            check_dreg_name(self.gm_reg, self.MNEMONIC)
 
     @property
     def reads_dregs(self) -> bool:
@@ -61,7 +61,7 @@ class _Copy(Instr):
 
     def bind(self, core) -> None:
         """Add the GM offset register's value (read now, as the scalar unit issues the copy) to the GM address."""
-        v = _read(core, self, self.gm_reg)
+        v = read_dreg(core, self, self.gm_reg)
         if not 0 <= v < self.gm_bound:
             raise ProgramError(f"{self.describe()} on core {core.name}: GM offset register {self.gm_reg} = {v} B is "
                                f"outside [0, {self.gm_bound}) B: index out of range")

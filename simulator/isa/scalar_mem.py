@@ -68,12 +68,14 @@ def _check_dtype(dtype, what, floats=False):
         raise ProgramError(f"{what}: dtype {dtype} not supported (here the scalar data instructions take {allowed})")
 
 
-def _dreg(name, what):
+def check_dreg_name(name, what):
+    """Raise ProgramError unless ``name`` can name a data register (``what``: the instruction, for the message)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ProgramError(f"{what}: bad data register name {name!r}")
 
 
-def _read(core, ins, reg):
+def read_dreg(core, ins, reg):
+    """The value of data register ``reg`` on ``core``; ProgramError naming ``ins`` if it was never written."""
     try:
         return core.dregs[reg]
     except KeyError:
@@ -101,7 +103,7 @@ class SDataMov(_ScalarData):
     MNEMONIC = "dmov"
 
     def validate(self):
-        _dreg(self.dreg, "dmov")
+        check_dreg_name(self.dreg, "dmov")
 
     def execute(self, core):
         if isinstance(self.value, float) and not self.value.is_integer():
@@ -119,7 +121,7 @@ class _UbElement(_ScalarData):
 
     def validate(self):
         _check_dtype(self.dtype, self.MNEMONIC, floats=True)
-        _dreg(self.dreg, self.MNEMONIC)
+        check_dreg_name(self.dreg, self.MNEMONIC)
 
     def _index(self, core) -> int:
         es = itemsize(self.dtype)
@@ -154,7 +156,7 @@ class SStoreUb(_UbElement):
 
     def execute(self, core):
         i = self._index(core)
-        core.local("UB", self).view(self.dtype)[i] = np_dtype(self.dtype).type(wrap(_read(core, self, self.dreg),
+        core.local("UB", self).view(self.dtype)[i] = np_dtype(self.dtype).type(wrap(read_dreg(core, self, self.dreg),
                                                                                   self.dtype))
 
 
@@ -178,21 +180,21 @@ class SAlu(_ScalarData):
         _check_dtype(self.dtype, self.mnemonic, floats=self.op in FLOAT_OPS)
         need = 1 if self.op in SALU_UNARY else 3 if self.op == "sel" else 2
         for r in (self.dst, self.a, self.b, self.c)[: need + 1]:
-            _dreg(r, self.mnemonic)
+            check_dreg_name(r, self.mnemonic)
 
     def execute(self, core):
         op = self.op
-        a = _read(core, self, self.a)
+        a = read_dreg(core, self, self.a)
         if op == "neg":
             v = -a
         elif op == "abs":
             v = abs(a)
         elif op == "sel":
-            v = _read(core, self, self.b) if a else _read(core, self, self.c)
+            v = read_dreg(core, self, self.b) if a else read_dreg(core, self, self.c)
         elif op.startswith("cmp_"):
-            v = int(_CMP_FN[op[4:]](a, _read(core, self, self.b)))
+            v = int(_CMP_FN[op[4:]](a, read_dreg(core, self, self.b)))
         else:
-            b = _read(core, self, self.b)
+            b = read_dreg(core, self, self.b)
             if op in ("shl", "shr") and not 0 <= b < 64:
                 raise ProgramError(f"{self.describe()}: shift by {b} (must be in [0, 64))")
             v = _BIN_FN[op](a, b)

@@ -22,7 +22,7 @@ import numpy as np
 from .base import Access, Instr
 from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
 from ..errors import ProgramError
-from .scalar_mem import _dreg as _check_dreg, _read as _read_dreg
+from .scalar_mem import check_dreg_name, read_dreg
 
 
 @lru_cache(maxsize=8192)
@@ -303,14 +303,14 @@ class VScalar(_Vec):
         return self.sreg != "-"
 
     def bind(self, core) -> None:
-        self.scalar = _read_dreg(core, self, self.sreg)
+        self.scalar = read_dreg(core, self, self.sreg)
 
     def validate(self):
         if self.op not in _VS:
             raise ProgramError(f"vscalar: unknown op {self.op!r}; known {sorted(_VS)}")
         _allowed(self, self.op, self.dtype)
         if self.sreg != "-":
-            _check_dreg(self.sreg, self.mnemonic)
+            check_dreg_name(self.sreg, self.mnemonic)
 
     def operands_spec(self):
         return [(False, self.src, self.dtype, self.src_blk, self.src_rep),
