@@ -160,10 +160,15 @@ def emit_vgather(L, op) -> None:
     the element and the numbers. The low and high words' steps are independent: each level (one ``pipe_barrier V``
     and one vector start-up) holds one step of each — 9 levels before the data gathers, not 13. i32 indices skip
     the words: ``offsets = min(max(index, -1), n) * es``.
+
+    i64 data (the A2 ``vgather`` moves b16 and b32 elements) moves as pairs of b32 words: :func:`_word_offsets`
+    turns each element's offset ``o`` into its words' ``o`` and ``o + 4`` (an invalid ``o`` — negative or at least
+    ``n * 8``, a multiple of 8 either way — stays invalid), then one b32 ``vgather`` per row moves twice the words.
     """
     src_v, idx_v, dst_v = op.buffers
     src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
-    dtype = _dtype(op, dst.type, GATHER_DTYPES)
+    wide_data = dst.es == 8 and dst.dtype == src.dtype == "i64"
+    dtype = "i32" if wide_data else _dtype(op, dst.type, GATHER_DTYPES)
     n = L.static(op.row_length())
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
@@ -182,6 +187,10 @@ def emit_vgather(L, op) -> None:
         q = L.scratch(wbytes, "the byte offsets of a vgather")  # where vgather_offsets left them
     else:
         q = _convert(L, idx, idx_rows, idx_cols, n, dst.es)
+    words = 2 if wide_data else 1  # b32 words an element moves as
+    if wide_data:
+        q, pitch = _word_offsets(L, q, idx_rows, pitch, wbytes), 2 * pitch
+    es = dst.es // words
 
     def row(j):
         d_row = dst.addr + j * (d_shape[1] * dst.es)
@@ -189,9 +198,64 @@ def emit_vgather(L, op) -> None:
         o_row = Imm(q) + (j * (pitch * 4) if idx_rows > 1 else 0)
 
         def emit(addrs, repeat, mask, reps):
-            L.b.vgather(dtype, _fold(addrs[0]), _fold(s_row), _fold(o_row + (addrs[0] - d_row) // dst.es * 4),
+            L.b.vgather(dtype, _fold(addrs[0]), _fold(s_row), _fold(o_row + (addrs[0] - d_row) // es * 4),
                         n * src.es, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
 
-        flat(L, emit, [Operand(d_row, dst.es, [1])], ext[1], d_shape[1])
+        flat(L, emit, [Operand(d_row, es, [1])], _fold(ext[1] * words), d_shape[1] * words)
 
     counted(L, "row", ext[0], row, max_unroll=1 if _static(ext[0]) is None else 4)
+
+
+def _word_offsets(L, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
+    """The byte offsets of the b32 words of i64 elements whose offsets are in ``q`` (``idx_rows`` rows of ``pitch``
+    words, ``wbytes`` in all): ``e[k] = q[k // 2] + 4 · (k % 2)``, ``2 · pitch`` words a row, in the scratch after
+    ``q`` (buffers.gather_scratch: 7 tables). No i32 shift or ``and`` on the A2 vector unit: ``k // 2`` is
+    ``floor(k · 0.5)`` in f32 (exact: k < 2^24), and the parity ``4k − 2 · 4(k // 2)``::
+
+        vci t = k;  vconv p = f32(t);  vmuls p ·= 0.5;  vconv p = floor(p)        t, p: 2 · rows · pitch words
+        vmuls p ·= 4;  vmuls t ·= 4                                               p: each element's offset twice
+        vgather e = q at p;  vsub t −= p;  then vsub t −= p;  then vadd e += t
+    """
+    n = 2 * idx_rows * pitch
+    e, t, p = q + wbytes, q + 3 * wbytes, q + 5 * wbytes
+    table = Imm(n)
+
+    def over(*addrs):  # flat over the n words of each table in ``addrs``
+        return lambda emit: flat(L, emit, [Operand(Imm(a), 4, [1]) for a in addrs], table, n)
+
+    def at(addrs, a, base):  # the address in table ``a`` of the element at addrs[0] in table ``base``
+        return _fold(addrs[0] + (a - base))
+
+    # the conversion of ``q`` ended with a pipe_barrier V (its scratch temporaries are free)
+    over(t)(lambda a, r, m, reps: L.b.vci("i32", _fold(a[0]), _fold((a[0] - t) // 4), repeat=_fold(r),
+                                          mask=_fold(m), dst_rep=reps[0]))
+    barrier(L)
+    over(t, p)(lambda a, r, m, reps: L.b.vconv("i32", "f32", _fold(a[1]), _fold(a[0]), round_mode="rint",
+                                               repeat=_fold(r), mask=_fold(m), src_rep=reps[0], dst_rep=reps[1]))
+    barrier(L)
+    over(p)(lambda a, r, m, reps: L.b.vmuls("f32", _fold(a[0]), _fold(a[0]), Imm(0.5), repeat=_fold(r),
+                                            mask=_fold(m), src_rep=reps[0], dst_rep=reps[0]))
+    barrier(L)
+    over(p)(lambda a, r, m, reps: L.b.vconv("f32", "i32", _fold(a[0]), _fold(a[0]), round_mode="floor",
+                                            repeat=_fold(r), mask=_fold(m), src_rep=reps[0], dst_rep=reps[0]))
+    barrier(L)
+    for x in (p, t):
+        over(x)(lambda a, r, m, reps: L.b.vmuls("i32", _fold(a[0]), _fold(a[0]), Imm(4), repeat=_fold(r),
+                                                mask=_fold(m), src_rep=reps[0], dst_rep=reps[0]))
+    barrier(L)
+    over(e)(lambda a, r, m, reps: L.b.vgather("i32", _fold(a[0]), Imm(q), at(a, p, e), wbytes, repeat=_fold(r),
+                                              mask=_fold(m), dst_rep=reps[0]))
+
+    def sub(a, r, m, reps):
+        L.b.vsub("i32", dst=_fold(a[0]), src0=_fold(a[0]), src1=at(a, p, t), repeat=_fold(r), mask=_fold(m),
+                 src0_rep=reps[0], src1_rep=reps[0], dst_rep=reps[0])
+
+    over(t)(sub)
+    barrier(L)
+    over(t)(sub)
+    barrier(L)
+    over(e)(lambda a, r, m, reps: L.b.vadd("i32", dst=_fold(a[0]), src0=_fold(a[0]), src1=at(a, t, e),
+                                           repeat=_fold(r), mask=_fold(m), src0_rep=reps[0], src1_rep=reps[0],
+                                           dst_rep=reps[0]))
+    barrier(L)
+    return e

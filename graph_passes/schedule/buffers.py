@@ -424,7 +424,7 @@ class BufferPlan:
         if op.name == "hfusion.gather":  # a row gather (embedding_gather) needs none: its DMAs write dst
             if op.operands[0] in self.row_gathers:
                 return 0
-            return gather_scratch(self.of_value[gather_index(op)], tile, ub_align)
+            return gather_scratch(self.of_value[gather_index(op)], tile, ub_align, DTYPE_BYTES[op.result.type.dtype])
         if op.name != "hfusion.reduce":
             return 0
         src = self.of_value[op.operands[0]]
@@ -533,18 +533,21 @@ def _prod(xs) -> int:
     return p
 
 
-def gather_scratch(index: Buffer, tile, ub_align: int) -> int:
+def gather_scratch(index: Buffer, tile, ub_align: int, es: int = 4) -> int:
     """Scratch of a ``hivm.vgather``'s index conversion (codegen.index_ops): the byte offsets, one i32 per index
-    element in rows padded to 8 (32 B), plus for i64 indices the low and high words of each; and one repeat's
-    offsets past the last row, since a ``vgather`` reads a whole repeat of offsets (64 words) whatever its mask —
-    the last row's read otherwise ran into the next buffer, which the next work item's index load was writing
+    element in rows padded to 8 (32 B), plus for i64 indices the low and high words of each; for 8-byte data
+    (``es``, the gathered element's size: i64, moved as pairs of b32 words) the offsets of each word, the table
+    that duplicates each element's offset and the words' parities — 7 tables where 1 serves 4-byte data; and one
+    repeat's offsets past the last row, since a ``vgather`` reads a whole repeat of offsets (64 words) whatever its
+    mask — the last row's read otherwise ran into the next buffer, which the next work item's index load was writing
     (64 rows of 7000 f32 by an i64 index: a race the hazard checker stopped)."""
     shape = index.shape(tile, ub_align)
     rows = 1
     for s in shape[:-1]:
         rows *= s
     words = rows * (-(-shape[-1] // 8) * 8)
-    return (3 if index.dtype == "i64" else 1) * (-(-words * 4 // ub_align) * ub_align) + REPEAT_BYTES - ub_align
+    tables = 7 if es == 8 else 3 if index.dtype == "i64" else 1
+    return tables * (-(-words * 4 // ub_align) * ub_align) + REPEAT_BYTES - ub_align
 
 
 def _reuse_candidates(op) -> list[Value]:

@@ -18,12 +18,10 @@ from tests.helpers import assert_close
 
 VOCAB, SEQ, BATCH = 256, 16, 2
 
-# Kernels that stay at tensor level for a stated reason, besides the matmuls (cube kernels): BERT gathers its
-# token-type ids (an i64 buffer) by position, and the vector unit has no 64-bit gather.
-KNOWN_INTERPRETED = {"bert": ["element type i64"],
-                     # with dynamic=True the vocabulary is a size symbol of the loss graph, unbounded: the loss
-                     # backward's one-hot compares the labels with an arange whose f32 exactness is unknown
-                     "gpt2 dynamic training": ["has no upper bound"]}
+# Kernels that stay at tensor level for a stated reason, besides the matmuls (cube kernels).
+# With dynamic=True the vocabulary is a size symbol of the loss graph, unbounded: the loss backward's one-hot
+# compares the labels with an arange whose f32 exactness is unknown.
+KNOWN_INTERPRETED = {"gpt2 dynamic training": ["has no upper bound"]}
 
 
 def _build(name: str):
@@ -46,8 +44,9 @@ def _build(name: str):
         return transformers.LlamaForCausalLM(transformers.LlamaConfig(num_key_value_heads=2, **decoder))
     if name == "qwen2":
         return transformers.Qwen2ForCausalLM(transformers.Qwen2Config(num_key_value_heads=2, **decoder))
-    if name == "gemma":
-        return transformers.GemmaForCausalLM(transformers.GemmaConfig(num_key_value_heads=2, head_dim=16, **decoder))
+    if name in ("gemma", "gemma_mqa"):  # mqa: one key-value head (its rotary table broadcast over it)
+        return transformers.GemmaForCausalLM(transformers.GemmaConfig(
+            num_key_value_heads=1 if name == "gemma_mqa" else 2, head_dim=16, **decoder))
     if name == "phi":
         return transformers.PhiForCausalLM(transformers.PhiConfig(resid_pdrop=0.0, embd_pdrop=0.0, **decoder))
     if name == "gpt_neox":
@@ -97,7 +96,8 @@ def test_llama_inference(fresh_dynamo):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gpt2", "bert", "distilbert", "qwen2", "gemma", "phi", "gpt_neox", "opt", "t5"])
+@pytest.mark.parametrize("name", ["gpt2", "bert", "distilbert", "qwen2", "gemma", "gemma_mqa", "phi", "gpt_neox", "opt",
+                                  "t5"])
 def test_inference(name, fresh_dynamo):
     _inference(name, fresh_dynamo)
 

@@ -100,3 +100,16 @@ def test_integer_row_sum_is_not_software_pipelined():
         got = torch.compile(lambda x: x.sum(-1), backend="npu")(x)
     assert torch.equal(got, x.sum(-1))
     assert all(r.simulated for r in prof.records), [r.reason for r in prof.records]
+
+
+def test_gather_of_int64_values_on_the_vector_unit():
+    """gather / index_select of int64 values along the last dim: a b32 vgather of each element's two words (the A2
+    vector unit gathers b16 and b32), bit for bit at the edges of int64 — BERT's token-type ids by position."""
+    x = _ints(3, 40)
+    index = torch.randint(0, 40, (3, 25), generator=torch.Generator().manual_seed(1))
+    got, prof = _simulated(lambda a, i: torch.gather(a, 1, i), x, index)
+    _equal(got, torch.gather(x, 1, index))
+    assert any("gather" in r.source for r in prof.records)
+    cols = torch.tensor([39, 0, 7, 7, 12])
+    got, _ = _simulated(lambda a, i: a.index_select(1, i) - 1, x, cols)
+    _equal(got, x.index_select(1, cols) - 1)

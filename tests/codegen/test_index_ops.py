@@ -75,16 +75,18 @@ NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 
 
 @pytest.mark.parametrize("dt, it, broadcast_index",
-                         [("f32", "i64", False), ("f16", "i64", True), ("f32", "i32", False), ("bf16", "i64", False)])
+                         [("f32", "i64", False), ("f16", "i64", True), ("f32", "i32", False), ("bf16", "i64", False),
+                          ("i64", "i64", False), ("i64", "i32", True)])
 def test_gather_last_dim(dt, it, broadcast_index):
-    """x.gather(1, index): the rows of x whole in UB, the index converted to byte offsets, one vgather per row."""
+    """x.gather(1, index): the rows of x whole in UB, the index converted to byte offsets, one vgather per row (i64
+    data: b32 words, each element's two)."""
     import ml_dtypes
 
     npd = ml_dtypes.bfloat16 if dt == "bf16" else NP[dt]
     ck = only_kernel(lower(_gather(dt, it, broadcast_index)))
     rng = np.random.default_rng(0)
     for s0 in (3, 2500):
-        x = rng.uniform(-9, 9, (s0, 37)).astype(npd)
+        x = rng.integers(-2**62, 2**62, (s0, 37)) if dt == "i64" else rng.uniform(-9, 9, (s0, 37)).astype(npd)
         index = rng.integers(0, 37, (21,) if broadcast_index else (s0, 21)).astype(NP[it])
         args = {"x": x, "i": index}
         (out,), res = run_kernel(ck, [args[a.name] for a in ck.arg_layout if not a.is_output], {"s0": s0})
@@ -92,6 +94,17 @@ def test_gather_last_dim(dt, it, broadcast_index):
         np.testing.assert_array_equal(out.reshape(s0, 21), np.take_along_axis(x, full.astype(np.int64), 1))
         assert res.stats.hazards_checked
     assert "vgather" in ck.assembly()
+
+
+def test_gather_i64_data_moves_word_pairs():
+    """The A2 vgather moves b16 and b32 elements: an i64 gather is a b32 vgather of twice the words, by offsets that
+    pair each element's offset with the next word's (8 levels more than an f32 gather's)."""
+    i64 = only_kernel(lower(_gather("i64", "i32", False))).assembly()
+    f32 = only_kernel(lower(_gather("f32", "i32", False))).assembly()
+    gathers = [line for line in i64.splitlines() if line.lstrip().startswith("vgather")]
+    assert gathers and all("i32" in line for line in gathers), gathers
+    assert "vci" in i64 and "vci" not in f32
+    assert i64.count("pipe_barrier barrier_pipe=V") == f32.count("pipe_barrier barrier_pipe=V") + 8
 
 
 @pytest.mark.parametrize("it, levels", [("i64", 10), ("i32", 4)])
@@ -103,18 +116,20 @@ def test_gather_index_conversion_levels(it, levels):
     assert ck.assembly().count("pipe_barrier barrier_pipe=V") == levels
 
 
+@pytest.mark.parametrize("dt, where", [("f32", r"element 5 of repeat 0 .* outside the source of 148 B \(37 elements of 4 B\)"),
+                                       ("i64", r"element 1[01] of repeat 0 .* outside the source of 296 B")])
 @pytest.mark.parametrize("bad", [37, -1, 2**32 + 3, -(2**32) + 5, 2**31 + 1])
-def test_gather_index_out_of_range(bad):
-    """An index outside [0, 37) — also one whose low word alone looks valid — stops the kernel, naming vgather."""
+def test_gather_index_out_of_range(bad, dt, where):
+    """An index outside [0, 37) — also one whose low word alone looks valid — stops the kernel, naming vgather (i64
+    data: both of the element's words' offsets stay outside the row)."""
     from simulator import ProgramError
 
-    ck = only_kernel(lower(_gather("f32", "i64", False)))
-    x = np.zeros((4, 37), np.float32)
+    ck = only_kernel(lower(_gather(dt, "i64", False)))
+    x = np.zeros((4, 37), NP[dt])
     index = np.zeros((4, 21), np.int64)
     index[2, 5] = bad
     args = {"x": x, "i": index}
-    with pytest.raises(ProgramError, match=r"vgather \(pc \d+\): element 5 of repeat 0 has source offset -?\d+ B, "
-                                           r"outside the source of 148 B \(37 elements of 4 B\)"):
+    with pytest.raises(ProgramError, match=r"vgather \(pc \d+\): " + where):
         run_kernel(ck, [args[a.name] for a in ck.arg_layout if not a.is_output], {"s0": 4})
 
 

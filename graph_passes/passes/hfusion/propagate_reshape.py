@@ -182,12 +182,35 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         new.result.name_hint = src.name_hint
         return new.result
 
+    def broadcasts_read_collapsed(op: Operation, readers: list, rw: Rewriter) -> bool:
+        """``broadcast(x, dims) -> broadcast(reshape(x), dims ∪ x's unit dims)`` for each broadcast in ``readers``
+        of ``x``, the source of ``op``, a reshape dropping unit dims only; when every reader is a reshape or such
+        a broadcast."""
+        x, shape = op.operands[0], op.result.type.shape
+        units = unit_dims_inserted(shape, x.type.shape, sizes)
+        if not units or not all(u.name == "hfusion.reshape" or (u.name == "hfusion.broadcast" and
+                                                                 u.operands[0] is x) for u in readers):
+            return False
+        for u in readers:
+            if u.name != "hfusion.broadcast":
+                continue
+            dims = list(u.attributes["dims"])
+            kept = [k for k in range(u.result.type.rank) if k not in dims]
+            collapsed = rw.create("hfusion.reshape", [x], [op.result.type], before=u, loc=u.loc).result
+            rw.replace_op(u, [rw.create("hfusion.broadcast", [collapsed], [u.result.type],
+                                        {"dims": sorted(set(dims) | {kept[j] for j in units})}, before=u,
+                                        loc=u.loc).result])
+        return True
+
     def hoist_reshape_to_arguments(op: Operation, rw: Rewriter) -> bool:
         """reshape(E(a, c…): S -> T) -> E(reshape(a), c'…) when E's only user is the reshape and its tensor operands
         are function arguments, constants or splats: the reshapes then sit on arguments (loads at a kernel's boundary).
         ``inside_body``: for a reshape an op other than the return reads (one before the return is a store), when
         E's users are all reshapes; E's other reshapes then read the new E (a saved rotary table's unsqueeze before
-        the return: a store of the value the body computes)."""
+        the return: a store of the value the body computes). E's other readers may also be broadcasts, when the
+        reshape only drops unit dims: each reads E collapsed, those dims broadcast dims of size 1 (a multi-query
+        rotary table's ``cos`` of ``[1, T, D]``, broadcast over the one key head and, collapsed, over the query
+        heads), so that E's readers are all reshapes."""
         if inside_body and all(u.name == "func.return" for u in op.result.users):
             return False
         src = op.operands[0]
@@ -197,6 +220,8 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         others = [u for u in dict.fromkeys(src.users) if u is not op]
         if others and not inside_body:
             return False
+        if any(u.name != "hfusion.reshape" for u in others):
+            return inside_body and readable_at_any_shape(e, src) and broadcasts_read_collapsed(op, others, rw)
         if not all(r.name == "hfusion.reshape" and _is_collapse_or_expand(src.type, r.result.type, sizes)
                    for r in [op, *others]) or not readable_at_any_shape(e, src):
             return False
@@ -204,7 +229,9 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         new = rebuild(e, src, op.result.type.shape, first, op.loc, rw)
         rw.replace_op(op, [new])
         for r in others:
-            rw.replace_op(r, [rw.create("hfusion.reshape", [new], [r.result.type], before=r, loc=r.loc).result])
+            same = _same_shape(r.result.type.shape, new.type.shape, sizes)
+            rw.replace_op(r, [new if same else rw.create("hfusion.reshape", [new], [r.result.type], before=r,
+                                                         loc=r.loc).result])
         if not src.uses:
             rw.erase_op(e)  # its operands may now have the one reader the next hoist needs
         return True

@@ -89,6 +89,20 @@
 // CHECK-NOT:     tensor<1x4x8x
 // CHECK:         func.return
 
+// Multi-query attention: one key head reads the [1, T, D] table broadcast over the batch only, the query heads read
+// it collapsed. That broadcast reads cos collapsed too, the unit dim a broadcast dim of size 1; then cos's readers
+// are all reshapes and cos reads the argument collapsed (no view of an argument that is also read whole).
+// CHECK-LABEL: func.func @rotary_table_one_key_head(
+// CHECK-SAME:    [[A:%[0-9a-z_]+]]: tensor<1x4x8xf32>, [[Q:%[0-9a-z_]+]]: tensor<2x3x4x8xf32>, [[K:%[0-9a-z_]+]]: tensor<2x1x4x8xf32>
+// CHECK-NEXT:    [[RA:%[0-9a-z_]+]] = hfusion.reshape [[A]] : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.elemwise_unary [[RA]] {fun = "cos"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[BQ:%[0-9a-z_]+]] = hfusion.broadcast [[C]] {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
+// CHECK-NEXT:    hfusion.elemwise_binary [[Q]], [[BQ]] {fun = "mul"}
+// CHECK-NEXT:    [[BK:%[0-9a-z_]+]] = hfusion.broadcast [[C]] {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x1x4x8xf32>
+// CHECK-NEXT:    hfusion.elemwise_binary [[K]], [[BK]] {fun = "mul"}
+// CHECK-NOT:     tensor<1x4x8xf32>)
+// CHECK:         func.return
+
 // Host functions are not touched in this mode.
 // CHECK-LABEL: func.func @host(
 // CHECK-NEXT:    hfusion.reshape
@@ -168,6 +182,15 @@ module {
     %bm = hfusion.broadcast %rm {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
     %r = hfusion.elemwise_binary %q, %bm {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
     func.return %r : tensor<2x3x4x8xf32>
+  }
+  func.func @rotary_table_one_key_head(%a: tensor<1x4x8xf32>, %q: tensor<2x3x4x8xf32>, %k: tensor<2x1x4x8xf32>, %out0: tensor<2x3x4x8xf32>, %out1: tensor<2x1x4x8xf32>) -> (tensor<2x3x4x8xf32>, tensor<2x1x4x8xf32>) attributes {kernel, fusion_kind = "ANY_PB", output_args = [3, 4]} {
+    %c = hfusion.elemwise_unary %a {fun = "cos"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %rc = hfusion.reshape %c : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+    %bq = hfusion.broadcast %rc {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
+    %rq = hfusion.elemwise_binary %q, %bq {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+    %bk = hfusion.broadcast %c {dims = [0]} : (tensor<1x4x8xf32>) -> tensor<2x1x4x8xf32>
+    %rk = hfusion.elemwise_binary %k, %bk {fun = "mul"} : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>) -> tensor<2x1x4x8xf32>
+    func.return %rq, %rk : tensor<2x3x4x8xf32>, tensor<2x1x4x8xf32>
   }
   func.func @host(%x: tensor<5xf32>) -> (tensor<5x1xf32>) {
     %r = hfusion.reshape %x : (tensor<5xf32>) -> tensor<5x1xf32>
