@@ -1,7 +1,9 @@
 """The decomposition table handed to AOTAutograd: torch's core-aten decompositions, minus every op that has a
 lowering of its own (a direct lowering gives better IR: softmax stays one max/exp/sum/div sequence, silu one op),
 plus torch's decompositions of the batch norms, which core aten keeps whole (into var_mean, the normalisation and,
-in training, the running statistics' update; their backward is core-aten's ``native_batch_norm_backward``).
+in training, the running statistics' update; their backward is core-aten's ``native_batch_norm_backward``), and of
+``repeat`` (an expand of the tensor with a unit dim before each repeated dim, then a reshape: BLOOM's alibi slopes,
+GPT-J's rotary table).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from .lowerings import LOWERINGS
 aten = torch.ops.aten
 BATCH_NORMS = [aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
                aten._native_batch_norm_legit_no_training, aten.native_batch_norm]
+EXTRA = BATCH_NORMS + [aten.repeat]
 
 
 def decomposition_table() -> dict:
     table = dict(core_aten_decompositions())
-    table.update(get_decompositions(BATCH_NORMS))
+    table.update(get_decompositions(EXTRA))
     for op in LOWERINGS:
         table.pop(op, None)
     return table

@@ -140,13 +140,16 @@ def _as_array(value, t):
 
 
 def fold_transpose(op: Operation, rw: Rewriter) -> bool:
-    """transpose(x, identity) -> x; transpose(transpose(x, p), q) -> x when inverse, else transpose(x, p∘q)."""
+    """transpose(x, identity) -> x; transpose(transpose(x, p), q) -> x when inverse, else transpose(x, p∘q);
+    transpose(broadcast(x)) -> broadcast(x) when x's dims keep their order."""
     perm = list(op.attributes["perm"])
     src = op.operands[0]
     if perm == list(range(len(perm))) and src.type == op.result.type:
         rw.replace_op(op, [src])  # transpose(x, id) -> x
         return True
     inner = getattr(src, "op", None)
+    if inner is not None and inner.name == "hfusion.broadcast":
+        return _transpose_of_broadcast(op, inner, perm, rw)
     if inner is None or inner.name != "hfusion.transpose":
         return False
     first = list(inner.attributes["perm"])
@@ -160,8 +163,22 @@ def fold_transpose(op: Operation, rw: Rewriter) -> bool:
     return True
 
 
+def _transpose_of_broadcast(op: Operation, brc: Operation, perm: list, rw: Rewriter) -> bool:
+    """transpose(broadcast(x, dims), p) -> broadcast(x, the positions p moves dims to), when p keeps x's own dims
+    in their order (``repeat``'s expand, clone and permute: the copies interleaved with x's dims, no data moved)."""
+    dims = set(brc.attributes["dims"])
+    kept = [d for d in perm if d not in dims]
+    if kept != sorted(kept):
+        return False
+    new = rw.create("hfusion.broadcast", [brc.operands[0]], [op.result.type],
+                    {"dims": [k for k, d in enumerate(perm) if d in dims]})
+    rw.replace_op(op, new.results)
+    return True
+
+
 def fold_reshape(op: Operation, rw: Rewriter) -> bool:
-    """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x); reshape(cast(reshape(x))) -> cast(x)."""
+    """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x); reshape(cast(reshape(x))) -> cast(x);
+    reshape(broadcast(x)) dropping only added unit dims -> broadcast(x)."""
     src = op.operands[0]
     if src.type == op.result.type:
         rw.replace_op(op, [src])  # reshape(x: T) -> T  ->  x
@@ -169,10 +186,56 @@ def fold_reshape(op: Operation, rw: Rewriter) -> bool:
     inner = getattr(src, "op", None)
     if inner is not None and inner.name == "hfusion.cast" and len(src.uses) == 1:
         return _unshape_cast(op, inner, rw)
+    if inner is not None and inner.name == "hfusion.broadcast":
+        return _squeeze_broadcast(op, inner, rw)
     if inner is None or inner.name != "hfusion.reshape":
         return False
     new = rw.create("hfusion.reshape", [inner.operands[0]], [op.result.type])
     rw.replace_op(op, new.results)  # reshape(reshape(x)) -> reshape(x)
+    return True
+
+
+def _dropped_unit_dims(big, small) -> list[int] | None:
+    """Positions in ``big`` of the unit dims a reshape ``big -> small`` drops (matching the others in order), or None
+    if it does anything else."""
+    dropped, i = [], 0
+    for j, d in enumerate(big):
+        if i < len(small) and str(small[i]) == str(d):
+            i += 1
+        elif str(d) == "1":
+            dropped.append(j)
+        else:
+            return None
+    return dropped if i == len(small) else None
+
+
+def _squeeze_broadcast(op: Operation, brc: Operation, rw: Rewriter) -> bool:
+    """reshape(broadcast(x, dims)) dropping unit dims that the broadcast added -> broadcast(x, the other dims)
+    (``repeat``'s expand over unit dims, then the view that drops them: GPT-J's position ids)."""
+    shape = brc.result.type.shape
+    dropped = _dropped_unit_dims(shape, op.result.type.shape)
+    dims = set(brc.attributes["dims"])
+    if not dropped or not set(dropped) <= dims:
+        return False
+    kept = [k for k in range(len(shape)) if k not in dropped]
+    new = rw.create("hfusion.broadcast", [brc.operands[0]], [op.result.type],
+                    {"dims": [n for n, k in enumerate(kept) if k in dims]})
+    rw.replace_op(op, new.results)
+    return True
+
+
+def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
+    """gather(x, index, dim d) whose input and index have unit dims before d -> reshape(gather(x', index', dim 0))
+    with x', index' without them (GPT-J's rotary table ``[1, P, D]`` gathered by position along dim 1: a row gather
+    of ``[P, D]``, which the vector kernels lower as one DMA per row)."""
+    d = op.attributes["dim"]
+    x, index = op.operands
+    if d == 0 or any(str(t.shape[k]) != "1" for t in (x.type, index.type) for k in range(d)):
+        return False
+    x2 = rw.create("hfusion.reshape", [x], [x.type.with_shape(x.type.shape[d:])]).result
+    i2 = rw.create("hfusion.reshape", [index], [index.type.with_shape(index.type.shape[d:])]).result
+    g = rw.create("hfusion.gather", [x2, i2], [op.result.type.with_shape(op.result.type.shape[d:])], {"dim": 0})
+    rw.replace_op(op, [rw.create("hfusion.reshape", [g.result], [op.result.type]).result])
     return True
 
 
@@ -287,6 +350,7 @@ PATTERNS = [
     Pattern("hfusion.transpose", fold_transpose, "fold_transpose", "chains-folded"),
     Pattern("hfusion.reshape", fold_reshape, "fold_reshape", "chains-folded"),
     Pattern("hfusion.cast", fold_cast, "fold_cast", "chains-folded"),
+    Pattern("hfusion.gather", gather_past_unit_dims, "gather_past_unit_dims", "ops-folded"),
     Pattern("hfusion.reduce", reduce_before_widening, "reduce_before_widening", "reductions-narrowed"),
     Pattern("hfusion.reduce", sum_of_one_hot, "sum_of_one_hot", "reductions-folded"),
     Pattern("hfusion.elemwise_binary", div_by_power_of_two, "div_by_power_of_two", "ops-folded"),

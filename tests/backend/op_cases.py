@@ -210,6 +210,8 @@ CASES: list[Case] = [
     Case("slice_strided", lambda x: x[:, 1:7:2] * 2 + x[::3, -3:].sum(), lambda f, g: [rand(4, 8, dtype=f, gen=g)],
          backward=False),
     Case("select", lambda x: x[:, 1] * 3 + x[-1, 2], _x),
+    # repeat: torch's decomposition (expand, clone, permute, view) folds into one broadcast
+    Case("repeat", lambda x: x.repeat(2, 1, 3) * 2, lambda f, g: [rand(3, 4, dtype=f, gen=g)]),
     Case("cat", lambda x, y: (torch.cat([x, y * 2, x], 1), torch.cat([x, x], 0).sum(0)),
          lambda f, g: [rand(3, 4, dtype=f, gen=g), rand(3, 4, dtype=f, gen=g)]),
     Case("cat_promote", lambda i, x: torch.cat([i, x], 0), lambda f, g: [ints(2, 4, dtype=torch.int32, gen=g),
@@ -273,6 +275,14 @@ CASES: list[Case] = [
                                                                     ints(3, 5, hi=8, gen=g)], backward=False),
     Case("index_select", lambda x, i: torch.index_select(x, 1, i) * 2,
          lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),
+    # x[..., idx, ...]: a known index is slices (and a concat), a tensor one a gather of rows
+    Case("index_constant", lambda x: (x[:, [0, 2, 3, -1]] * 2, x[[1, -1]] + 1),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False)], backward=False),
+    Case("index_tensor", lambda x, i: x[i] * 2, lambda f, g: [rand(6, 4, dtype=f, gen=g, grad=False),
+                                                              ints(2, 3, hi=6, gen=g)], backward=False),
+    # a gather past a unit dim (GPT-J's rotary table by position): a gather of rows
+    Case("gather_rows_past_unit_dim", lambda x, i: torch.gather(x, 1, i[None, :, None].expand(1, 5, 4)) * 2,
+         lambda f, g: [rand(1, 8, 4, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),
     Case("scatter_value", lambda x, i, j: (torch.scatter(x, 1, i, 2.0), torch.scatter(x, 0, j, -1.0)),
          lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 2, hi=8, gen=g), ints(2, 8, hi=3, gen=g)],
          backward=False),

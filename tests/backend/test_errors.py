@@ -40,6 +40,19 @@ def test_cumsum_over_a_symbolic_length_names_the_reason():
     assert "symbolic length" in str(errs[0]) and "step count must be static" in str(errs[0]), str(errs[0])
 
 
+@pytest.mark.parametrize("fn, args, dynamic, reason", [
+    (lambda x: x[:, [0, -1]] * 2, (torch.randn(3, 8),), True, "an index into dim 1 of symbolic length"),
+    (lambda x, i, j: x[i, j], (torch.randn(3, 8), torch.tensor([0, 1]), torch.tensor([2, 3])), False,
+     "2 index tensors: only one (the other dims taken whole) is lowered"),
+    (lambda x: x[:, [0, 9]] * 2, (torch.randn(3, 8),), False, "index 9 is out of bounds for dim 1 of size 8"),
+])
+def test_advanced_indexing_limits_are_named(fn, args, dynamic, reason):
+    """x[..., idx, ...] lowers one index tensor into a dim of static length; the rest is refused with the reason."""
+    chain = _compile_error(fn, *args, dynamic=dynamic)
+    errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
+    assert errs and errs[0].op == "aten.index.Tensor" and reason in str(errs[0]), chain
+
+
 def test_unsupported_dtype_names_dtype():
     chain = _compile_error(lambda x: x * 2, torch.randn(4, dtype=torch.float64))
     errs = [e for e in chain if isinstance(e, UnsupportedDtypeError)]

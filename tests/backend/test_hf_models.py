@@ -47,6 +47,17 @@ def _build(name: str):
     if name in ("gemma", "gemma_mqa"):  # mqa: one key-value head (its rotary table broadcast over it)
         return transformers.GemmaForCausalLM(transformers.GemmaConfig(
             num_key_value_heads=1 if name == "gemma_mqa" else 2, head_dim=16, **decoder))
+    if name == "falcon":  # multi-query attention, q/k/v split by index lists (qkv[..., [-2], :])
+        return transformers.FalconForCausalLM(transformers.FalconConfig(
+            num_hidden_layers=2, hidden_size=64, num_attention_heads=4, hidden_dropout=0.0, attention_dropout=0.0,
+            **small))
+    if name == "bloom":  # alibi positions (its slopes repeated per batch row)
+        return transformers.BloomForCausalLM(transformers.BloomConfig(
+            n_layer=2, hidden_size=64, n_head=4, hidden_dropout=0.0, attention_dropout=0.0, **small))
+    if name == "gptj":  # its rotary table gathered by position along dim 1, the positions repeated
+        return transformers.GPTJForCausalLM(transformers.GPTJConfig(
+            n_layer=2, n_embd=64, n_head=4, rotary_dim=8, n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0,
+            attn_pdrop=0.0, bos_token_id=0, eos_token_id=0, **small))
     if name == "phi":
         return transformers.PhiForCausalLM(transformers.PhiConfig(resid_pdrop=0.0, embd_pdrop=0.0, **decoder))
     if name == "gpt_neox":
@@ -97,7 +108,7 @@ def test_llama_inference(fresh_dynamo):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt2", "bert", "distilbert", "qwen2", "gemma", "gemma_mqa", "phi", "gpt_neox", "opt",
-                                  "t5"])
+                                  "t5", "falcon", "bloom", "gptj"])
 def test_inference(name, fresh_dynamo):
     _inference(name, fresh_dynamo)
 

@@ -143,6 +143,7 @@ _DYNAMIC_SKIP = {
     "split": "split sizes [2, 5, 1] and split(3, 0) fix dims",
     "expand": "expand(4, 3, 8) fixes the sizes",
     "arange": "arange(8) fixes the last dim only (kept), but arange(1, 17, 2) broadcasts against it",
+    "index_constant": "an index of -1 into a symbolic length is refused (test_errors): its bound is not guarded",
     # dynamic=True makes every dim symbolic, and a scan's step count needs a static length (test_errors)
     "cumsum": "cumsum over a symbolic length",
     "cumsum_int": "cumsum over a symbolic length",

@@ -301,3 +301,57 @@ module {
     func.return %2, %5, %8 : tensor<3xf32>, tensor<3xf32>, tensor<3x8xf32>
   }
 }
+
+// -----
+
+// repeat's decomposition: a transpose of a broadcast that keeps x's own dims in order is a broadcast (the copies
+// interleaved); one that reorders x's dims stays a transpose.
+// CHECK-LABEL: func.func @transpose_of_broadcast(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<4x5xf32>
+// CHECK:         [[B:%[0-9a-z_]+]] = hfusion.broadcast [[X]] {dims = [0, 2]} : (tensor<4x5xf32>) -> tensor<2x4x3x5xf32>
+// CHECK:         [[T:%[0-9a-z_]+]] = hfusion.transpose {{%[0-9a-z_]+}} {perm = [0, 3, 1, 2]}
+// CHECK:         func.return [[B]], [[T]] :
+module {
+  func.func @transpose_of_broadcast(%x: tensor<4x5xf32>) -> (tensor<2x4x3x5xf32>, tensor<2x5x3x4xf32>) {
+    %0 = hfusion.broadcast %x {dims = [0, 1]} : (tensor<4x5xf32>) -> tensor<2x3x4x5xf32>
+    %1 = hfusion.transpose %0 {perm = [0, 2, 1, 3]} : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+    %2 = hfusion.transpose %0 {perm = [0, 3, 1, 2]} : (tensor<2x3x4x5xf32>) -> tensor<2x5x3x4xf32>
+    func.return %1, %2 : tensor<2x4x3x5xf32>, tensor<2x5x3x4xf32>
+  }
+}
+
+// -----
+
+// A reshape dropping unit dims the broadcast added is a broadcast to the smaller shape; one dropping a unit dim of
+// the source stays.
+// CHECK-LABEL: func.func @squeeze_broadcast(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<16xi64>, [[Y:%[0-9a-z_]+]]: tensor<1x16xi64>
+// CHECK:         [[B:%[0-9a-z_]+]] = hfusion.broadcast [[X]] {dims = [0, 2]} : (tensor<16xi64>) -> tensor<1x16x8xi64>
+// CHECK:         hfusion.reshape {{%[0-9a-z_]+}} : (tensor<1x16x8xi64>) -> tensor<16x8xi64>
+// CHECK:         func.return [[B]],
+module {
+  func.func @squeeze_broadcast(%x: tensor<16xi64>, %y: tensor<1x16xi64>) -> (tensor<1x16x8xi64>, tensor<16x8xi64>) {
+    %0 = hfusion.broadcast %x {dims = [0, 1, 2, 4, 5]} : (tensor<16xi64>) -> tensor<1x1x1x16x8x1xi64>
+    %1 = hfusion.reshape %0 : (tensor<1x1x1x16x8x1xi64>) -> tensor<1x16x8xi64>
+    %2 = hfusion.broadcast %y {dims = [2]} : (tensor<1x16xi64>) -> tensor<1x16x8xi64>
+    %3 = hfusion.reshape %2 : (tensor<1x16x8xi64>) -> tensor<16x8xi64>
+    func.return %1, %3 : tensor<1x16x8xi64>, tensor<16x8xi64>
+  }
+}
+
+// -----
+
+// A gather along dim 1 of [1, P, D] (unit dims before it in input and index) is a gather along dim 0 of [P, D].
+// CHECK-LABEL: func.func @gather_past_unit_dims(
+// CHECK-SAME:    [[T:%[0-9a-z_]+]]: tensor<1x64x8xf32>, [[I:%[0-9a-z_]+]]: tensor<1x16x8xi64>
+// CHECK:         [[T2:%[0-9a-z_]+]] = hfusion.reshape [[T]] : (tensor<1x64x8xf32>) -> tensor<64x8xf32>
+// CHECK:         [[I2:%[0-9a-z_]+]] = hfusion.reshape [[I]] : (tensor<1x16x8xi64>) -> tensor<16x8xi64>
+// CHECK:         [[G:%[0-9a-z_]+]] = hfusion.gather [[T2]], [[I2]] {dim = 0} : (tensor<64x8xf32>, tensor<16x8xi64>) -> tensor<16x8xf32>
+// CHECK:         [[R:%[0-9a-z_]+]] = hfusion.reshape [[G]] : (tensor<16x8xf32>) -> tensor<1x16x8xf32>
+// CHECK:         func.return [[R]] :
+module {
+  func.func @gather_past_unit_dims(%t: tensor<1x64x8xf32>, %i: tensor<1x16x8xi64>) -> (tensor<1x16x8xf32>) {
+    %0 = hfusion.gather %t, %i {dim = 1} : (tensor<1x64x8xf32>, tensor<1x16x8xi64>) -> tensor<1x16x8xf32>
+    func.return %0 : tensor<1x16x8xf32>
+  }
+}

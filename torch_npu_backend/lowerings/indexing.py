@@ -1,17 +1,19 @@
-"""Indexing: gather → ``hfusion.gather``; index_select and embedding are gathers with a broadcast index;
-embedding_dense_backward is a one-hot matmul (``onehot(indices)^T @ grad``), which keeps it on the Cube unit.
+"""Indexing: gather → ``hfusion.gather``; index_select, embedding and ``x[..., idx, ...]`` (one index tensor) are
+gathers with a broadcast index; embedding_dense_backward is a one-hot matmul (``onehot(indices)^T @ grad``), which keeps it on the Cube unit.
 """
 
 from __future__ import annotations
 
 import torch
 
-from graph_passes.dialects.hfusion import ArangeOp, BroadcastOp, GatherOp, MatmulOp, ReduceOp, SelectOp, TransposeOp
+from graph_passes.dialects.hfusion import (ArangeOp, BroadcastOp, ConcatOp, GatherOp, MatmulOp, ReduceOp, SelectOp,
+                                           TransposeOp)
 from graph_passes.ir.types import INT_LIMITS, TensorType
 
 from ..dtypes import opmath
 from . import register_lowering
-from .common import binary, compare, normalize_dim
+from .common import binary, compare, normalize_dim, select
+from .shape import slice_value
 
 I32_MAX = INT_LIMITS["i32"][1]
 
@@ -39,6 +41,66 @@ def index_select(ctx, x, dim, index):
     out = ctx.out_type()
     idx = ctx.reshape(idx, [idx.type.numel()])
     return ctx.reshape(_index_select(ctx, v, dim, idx, out.shape), out.shape)
+
+
+@register_lowering(aten.index.Tensor)
+def index(ctx, x, indices):
+    """``x[..., idx, ...]`` with one integer index tensor, the other dims whole (Falcon's ``qkv[..., [-2], :]``): an
+    index_select of the flattened index along its dim, negative indices counting from the end as eager, reshaped to
+    ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together) and boolean masks (a
+    result shape that depends on the data) are not lowered."""
+    v = ctx.tensor(x)
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(given) != 1:
+        raise ctx.error(f"{len(given)} index tensors: only one (the other dims taken whole) is lowered")
+    d, index = given[0]
+    idx = ctx.tensor(index)
+    if idx.type.dtype not in ("i32", "i64"):
+        raise ctx.error(f"an index tensor of {idx.type.dtype} (a mask: its result's shape depends on the data)")
+    n = v.type.shape[d]
+    if not n.is_Integer:
+        raise ctx.error(f"an index into dim {d} of symbolic length {n} (negative indices count from its end)")
+    known = _constant_values(idx)
+    if known is not None:
+        taken = _take_runs(ctx, v, d, [k + int(n) if k < 0 else k for k in known], int(n))
+        return ctx.reshape(taken, ctx.out_type().shape)
+    flat = ctx.reshape(idx, [idx.type.numel()])
+    dt = flat.type.dtype
+    flat = select(ctx, compare(ctx, "lt", flat, ctx.scalar(0, dt)), binary(ctx, "add", flat, ctx.scalar(int(n), dt)),
+                  flat)
+    rows = [*v.type.shape[:d], flat.type.shape[0], *v.type.shape[d + 1:]]
+    return ctx.reshape(_index_select(ctx, v, d, flat, rows), ctx.out_type().shape)
+
+
+def _constant_values(v) -> list[int] | None:
+    """The values of a tensor that is an ``arith.constant`` (a lifted constant index: ``x[..., [-2], :]``)."""
+    op = getattr(v, "op", None)
+    if op is None or op.name != "arith.constant" or not isinstance(op.attributes.get("value"), list):
+        return None
+    return [int(k) for k in op.attributes["value"]]
+
+
+def _take_runs(ctx, v, d, picks: list[int], n: int):
+    """``v`` at positions ``picks`` of dim ``d``: a slice per run of consecutive positions, concatenated along ``d``
+    (data movement, no gather: a known index is a view of its rows)."""
+    bad = [k for k in picks if not 0 <= k < n]
+    if bad:
+        k = bad[0] - n if bad[0] < 0 else bad[0]  # as given (a negative one was counted from the end)
+        raise ctx.error(f"index {k} is out of bounds for dim {d} of size {n}")
+    runs = []
+    for k in picks:
+        if runs and runs[-1][0] + runs[-1][1] == k:
+            runs[-1][1] += 1
+        else:
+            runs.append([k, 1])
+    parts = []
+    for start, size in runs:
+        shape = [*v.type.shape[:d], size, *v.type.shape[d + 1:]]
+        parts.append(slice_value(ctx, v, d, start, size, 1, TensorType(tuple(shape), v.type.dtype)))
+    if len(parts) == 1:
+        return parts[0]
+    shape = [*v.type.shape[:d], len(picks), *v.type.shape[d + 1:]]
+    return ctx.emit(ConcatOp, parts, TensorType(tuple(shape), v.type.dtype), dim=d)
 
 
 @register_lowering(aten.embedding.default)

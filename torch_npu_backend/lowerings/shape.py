@@ -60,7 +60,9 @@ def copy(ctx, x, src, non_blocking=False):
     return ctx.broadcast_to(ctx.cast(ctx.tensor(src), out.dtype), out.shape)
 
 
-def _slice_value(ctx, v, dim, offset, size, step, out_type):
+def slice_value(ctx, v, dim, offset, size, step, out_type):
+    """``v`` along ``dim`` from ``offset``, ``size`` elements ``step`` apart, as ``out_type`` (``v`` itself when that
+    is all of it)."""
     rank = v.type.rank
     offsets = [0] * rank
     sizes = list(out_type.shape)
@@ -93,7 +95,7 @@ def slice_(ctx, x, dim=0, start=None, end=None, step=1):
     dim = normalize_dim(ctx, dim, v.type.rank)
     out = ctx.out_type()
     offset = _start(ctx, start, v.type.shape[dim])
-    return _slice_value(ctx, v, dim, offset, out.shape[dim], int(step), out)
+    return slice_value(ctx, v, dim, offset, out.shape[dim], int(step), out)
 
 
 @register_lowering(aten.select.int)
@@ -101,7 +103,7 @@ def select(ctx, x, dim, index):
     v = ctx.tensor(x)
     dim = normalize_dim(ctx, dim, v.type.rank)
     offset = _start(ctx, index, v.type.shape[dim])
-    sliced = _slice_value(ctx, v, dim, offset, sympy.Integer(1), 1, _with_dim(v.type, dim, 1))
+    sliced = slice_value(ctx, v, dim, offset, sympy.Integer(1), 1, _with_dim(v.type, dim, 1))
     return ctx.reshape(sliced, ctx.out_type().shape)
 
 
@@ -130,7 +132,7 @@ def split_with_sizes(ctx, x, split_sizes, dim=0):
     results, offset = [], sympy.Integer(0)
     for i, s in enumerate(split_sizes):
         out = ctx.out_type(i)
-        results.append(_slice_value(ctx, v, dim, offset, out.shape[dim], 1, out))
+        results.append(slice_value(ctx, v, dim, offset, out.shape[dim], 1, out))
         offset = offset + ctx.expr(s)
     return tuple(results)
 
@@ -163,7 +165,7 @@ def _scatter_values(ctx, v, s, dim, lo, hi):
         length = sympy.simplify(length)
         if length == 0:
             continue
-        values.append((offset, _slice_value(ctx, v, dim, offset, length, 1, _with_dim(v.type, dim, length))))
+        values.append((offset, slice_value(ctx, v, dim, offset, length, 1, _with_dim(v.type, dim, length))))
     piece = ctx.cast(s, out.dtype)
     ordered = [p for o, p in values if o == 0] + [piece] + [p for o, p in values if o != 0]
     if len(ordered) == 1:
@@ -195,7 +197,7 @@ def pad_value(ctx, v, amounts: list[int], value):
         dim, (before, after) = v.type.rank - 1 - i, amounts[2 * i: 2 * i + 2]
         if before < 0 or after < 0:
             cut = v.type.shape[dim] - max(-before, 0) - max(-after, 0)
-            v = _slice_value(ctx, v, dim, max(-before, 0), cut, 1, _with_dim(v.type, dim, cut))
+            v = slice_value(ctx, v, dim, max(-before, 0), cut, 1, _with_dim(v.type, dim, cut))
         fills = [ctx.emit(FillOp, [], _with_dim(v.type, dim, n), value=fill) if n > 0 else None for n in (before, after)]
         parts = [p for p in (fills[0], v, fills[1]) if p is not None]
         if len(parts) > 1:

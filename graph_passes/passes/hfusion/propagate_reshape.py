@@ -184,14 +184,19 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
 
     def broadcasts_read_collapsed(op: Operation, readers: list, rw: Rewriter) -> bool:
         """``broadcast(x, dims) -> broadcast(reshape(x), dims ∪ x's unit dims)`` for each broadcast in ``readers``
-        of ``x``, the source of ``op``, a reshape dropping unit dims only; when every reader is a reshape or such
-        a broadcast."""
+        of ``x``, the source of ``op``, a reshape dropping unit dims only, and the return reads ``x`` collapsed and
+        expanded again (a store); when every reader is a reshape, such a broadcast or the return."""
         x, shape = op.operands[0], op.result.type.shape
         units = unit_dims_inserted(shape, x.type.shape, sizes)
-        if not units or not all(u.name == "hfusion.reshape" or (u.name == "hfusion.broadcast" and
-                                                                 u.operands[0] is x) for u in readers):
+        if not units or not all(u.name in ("hfusion.reshape", "func.return") or (u.name == "hfusion.broadcast" and
+                                                                              u.operands[0] is x) for u in readers):
             return False
         for u in readers:
+            if u.name == "func.return":
+                collapsed = rw.create("hfusion.reshape", [x], [op.result.type], before=u, loc=op.loc).result
+                stored = rw.create("hfusion.reshape", [collapsed], [x.type], before=u, loc=op.loc).result
+                rw.set_operands(u, [stored if v is x else v for v in u.operands])
+                continue
             if u.name != "hfusion.broadcast":
                 continue
             dims = list(u.attributes["dims"])

@@ -103,6 +103,15 @@
 // CHECK-NOT:     tensor<1x4x8xf32>)
 // CHECK:         func.return
 
+// Falcon's table: cos is also returned at [1, T, D] — the return reads it collapsed and expanded again (a store).
+// CHECK-LABEL: func.func @rotary_table_returned(
+// CHECK-SAME:    [[A:%[0-9a-z_]+]]: tensor<1x4x8xf32>
+// CHECK-NEXT:    [[RA:%[0-9a-z_]+]] = hfusion.reshape [[A]] : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    [[C:%[0-9a-z_]+]] = hfusion.elemwise_unary [[RA]] {fun = "cos"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NOT:     tensor<1x4x8xf32>)
+// CHECK:         [[S:%[0-9a-z_]+]] = hfusion.reshape [[C]] : (tensor<4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT:    func.return {{%[0-9a-z_]+}}, [[S]] :
+
 // Host functions are not touched in this mode.
 // CHECK-LABEL: func.func @host(
 // CHECK-NEXT:    hfusion.reshape
@@ -191,6 +200,13 @@ module {
     %bk = hfusion.broadcast %c {dims = [0]} : (tensor<1x4x8xf32>) -> tensor<2x1x4x8xf32>
     %rk = hfusion.elemwise_binary %k, %bk {fun = "mul"} : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>) -> tensor<2x1x4x8xf32>
     func.return %rq, %rk : tensor<2x3x4x8xf32>, tensor<2x1x4x8xf32>
+  }
+  func.func @rotary_table_returned(%a: tensor<1x4x8xf32>, %q: tensor<2x3x4x8xf32>, %out0: tensor<2x3x4x8xf32>, %out1: tensor<1x4x8xf32>) -> (tensor<2x3x4x8xf32>, tensor<1x4x8xf32>) attributes {kernel, fusion_kind = "ANY_PB", output_args = [2, 3]} {
+    %c = hfusion.elemwise_unary %a {fun = "cos"} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %rc = hfusion.reshape %c : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+    %bq = hfusion.broadcast %rc {dims = [0, 1]} : (tensor<4x8xf32>) -> tensor<2x3x4x8xf32>
+    %rq = hfusion.elemwise_binary %q, %bq {fun = "mul"} : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xf32>
+    func.return %rq, %c : tensor<2x3x4x8xf32>, tensor<1x4x8xf32>
   }
   func.func @host(%x: tensor<5xf32>) -> (tensor<5x1xf32>) {
     %r = hfusion.reshape %x : (tensor<5xf32>) -> tensor<5x1xf32>
