@@ -227,10 +227,11 @@ def _squeeze_broadcast(op: Operation, brc: Operation, rw: Rewriter) -> bool:
 def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
     """gather(x, index, dim d) whose input and index have unit dims before d -> reshape(gather(x', index', dim 0))
     with x', index' without them (GPT-J's rotary table ``[1, P, D]`` gathered by position along dim 1: a row gather
-    of ``[P, D]``, which the vector kernels lower as one DMA per row)."""
+    of ``[P, D]``, which the vector kernels lower as one DMA per row). Not along the last dim: that gather is a
+    ``vgather`` of the rows as they are (BERT's token-type ids ``[1, P]`` by position)."""
     d = op.attributes["dim"]
     x, index = op.operands
-    if d == 0 or any(str(t.shape[k]) != "1" for t in (x.type, index.type) for k in range(d)):
+    if d == 0 or d == x.type.rank - 1 or any(str(t.shape[k]) != "1" for t in (x.type, index.type) for k in range(d)):
         return False
     x2 = rw.create("hfusion.reshape", [x], [x.type.with_shape(x.type.shape[d:])]).result
     i2 = rw.create("hfusion.reshape", [index], [index.type.with_shape(index.type.shape[d:])]).result

@@ -348,10 +348,13 @@ module {
 // CHECK:         [[I2:%[0-9a-z_]+]] = hfusion.reshape [[I]] : (tensor<1x16x8xi64>) -> tensor<16x8xi64>
 // CHECK:         [[G:%[0-9a-z_]+]] = hfusion.gather [[T2]], [[I2]] {dim = 0} : (tensor<64x8xf32>, tensor<16x8xi64>) -> tensor<16x8xf32>
 // CHECK:         [[R:%[0-9a-z_]+]] = hfusion.reshape [[G]] : (tensor<16x8xf32>) -> tensor<1x16x8xf32>
-// CHECK:         func.return [[R]] :
+// CHECK:         [[E:%[0-9a-z_]+]] = hfusion.gather {{%[0-9a-z_]+}}, {{%[0-9a-z_]+}} {dim = 1} : (tensor<1x512xi64>, tensor<1x16xi64>) -> tensor<1x16xi64>
+// CHECK:         func.return [[R]], [[E]] :
+// (Along the last dim it stays: a vgather of the rows as they are, BERT's token-type ids by position.)
 module {
-  func.func @gather_past_unit_dims(%t: tensor<1x64x8xf32>, %i: tensor<1x16x8xi64>) -> (tensor<1x16x8xf32>) {
+  func.func @gather_past_unit_dims(%t: tensor<1x64x8xf32>, %i: tensor<1x16x8xi64>, %u: tensor<1x512xi64>, %j: tensor<1x16xi64>) -> (tensor<1x16x8xf32>, tensor<1x16xi64>) {
     %0 = hfusion.gather %t, %i {dim = 1} : (tensor<1x64x8xf32>, tensor<1x16x8xi64>) -> tensor<1x16x8xf32>
-    func.return %0 : tensor<1x16x8xf32>
+    %1 = hfusion.gather %u, %j {dim = 1} : (tensor<1x512xi64>, tensor<1x16xi64>) -> tensor<1x16xi64>
+    func.return %0, %1 : tensor<1x16x8xf32>, tensor<1x16xi64>
   }
 }
