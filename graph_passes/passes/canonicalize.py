@@ -178,7 +178,8 @@ def _transpose_of_broadcast(op: Operation, brc: Operation, perm: list, rw: Rewri
 
 def fold_reshape(op: Operation, rw: Rewriter) -> bool:
     """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x); reshape(cast(reshape(x))) -> cast(x);
-    reshape(broadcast(x)) dropping only added unit dims -> broadcast(x)."""
+    reshape(broadcast(x)) dropping only added unit dims -> broadcast(x); reshape(slice(x)) dropping unit dims of x
+    -> slice(reshape(x))."""
     src = op.operands[0]
     if src.type == op.result.type:
         rw.replace_op(op, [src])  # reshape(x: T) -> T  ->  x
@@ -188,6 +189,8 @@ def fold_reshape(op: Operation, rw: Rewriter) -> bool:
         return _unshape_cast(op, inner, rw)
     if inner is not None and inner.name == "hfusion.broadcast":
         return _squeeze_broadcast(op, inner, rw)
+    if inner is not None and inner.name == "hfusion.slice" and len(src.uses) == 1:
+        return _squeeze_slice(op, inner, rw)
     if inner is None or inner.name != "hfusion.reshape":
         return False
     new = rw.create("hfusion.reshape", [inner.operands[0]], [op.result.type])
@@ -237,6 +240,20 @@ def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
     i2 = rw.create("hfusion.reshape", [index], [index.type.with_shape(index.type.shape[d:])]).result
     g = rw.create("hfusion.gather", [x2, i2], [op.result.type.with_shape(op.result.type.shape[d:])], {"dim": 0})
     rw.replace_op(op, [rw.create("hfusion.reshape", [g.result], [op.result.type]).result])
+    return True
+
+
+def _squeeze_slice(op: Operation, sl: Operation, rw: Rewriter) -> bool:
+    """reshape(slice(x)) dropping unit dims that are unit in x too -> slice(reshape(x)): the slice reads x through
+    a view, and a kernel loads it (MPT's alibi ``[H, 1, L]`` sliced to the sequence, then squeezed)."""
+    x = sl.operands[0]
+    dropped = _dropped_unit_dims(sl.result.type.shape, op.result.type.shape)
+    if not dropped or any(str(x.type.shape[k]) != "1" for k in dropped):
+        return False
+    keep = [k for k in range(x.type.rank) if k not in dropped]
+    view = rw.create("hfusion.reshape", [x], [x.type.with_shape([x.type.shape[k] for k in keep])]).result
+    attrs = {name: [sl.attributes[name][k] for k in keep] for name in ("offsets", "sizes", "strides")}
+    rw.replace_op(op, rw.create("hfusion.slice", [view], [op.result.type], attrs).results)
     return True
 
 

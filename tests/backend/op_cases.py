@@ -125,6 +125,7 @@ CASES: list[Case] = [
     Case("maximum_minimum", lambda x, y: torch.maximum(x, y) + torch.minimum(x, y) * 2, _xy),
     Case("pow_scalar", lambda x: x ** 2 + x.abs() ** 0.5, _x),
     Case("pow_tensor", lambda x, y: x ** y, lambda f, g: [pos(3, 8, dtype=f, gen=g), rand(3, 8, dtype=f, gen=g)]),
+    Case("pow_scalar_base", lambda x: torch.pow(2.0, x) + 0.5 ** x, _x),  # MPT's alibi slopes
     Case("clamp", lambda x: torch.clamp(x, -0.5, 0.7) + x.clamp(min=0.1) + x.clamp(max=0.2), _x),
     # -- unary ----------------------------------------------------------------------------------------------
     _unary_case("neg_abs", lambda x: -x + x.abs()),

@@ -58,6 +58,9 @@ def _build(name: str):
         return transformers.GPTJForCausalLM(transformers.GPTJConfig(
             n_layer=2, n_embd=64, n_head=4, rotary_dim=8, n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0,
             attn_pdrop=0.0, bos_token_id=0, eos_token_id=0, **small))
+    if name == "mpt":  # alibi slopes as pow(2, -x), sliced to the sequence and squeezed
+        return transformers.MptForCausalLM(transformers.MptConfig(
+            n_layers=2, d_model=64, n_heads=4, max_seq_len=64, **small))
     if name == "phi":
         return transformers.PhiForCausalLM(transformers.PhiConfig(resid_pdrop=0.0, embd_pdrop=0.0, **decoder))
     if name == "gpt_neox":
@@ -108,7 +111,7 @@ def test_llama_inference(fresh_dynamo):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt2", "bert", "distilbert", "qwen2", "gemma", "gemma_mqa", "phi", "gpt_neox", "opt",
-                                  "t5", "falcon", "bloom", "gptj"])
+                                  "t5", "falcon", "bloom", "gptj", "mpt"])
 def test_inference(name, fresh_dynamo):
     _inference(name, fresh_dynamo)
 

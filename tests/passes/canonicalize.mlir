@@ -358,3 +358,24 @@ module {
     func.return %0, %1 : tensor<1x16x8xf32>, tensor<1x16xi64>
   }
 }
+
+// -----
+
+// A squeeze of a slice, the dropped dim unit in the source too, slices a view of the source (a kernel loads it);
+// a squeeze of a dim the slice narrowed to 1 stays.
+// CHECK-LABEL: func.func @squeeze_slice(
+// CHECK-SAME:    [[X:%[0-9a-z_]+]]: tensor<4x1x64xf32>
+// CHECK:         [[V:%[0-9a-z_]+]] = hfusion.reshape [[X]] : (tensor<4x1x64xf32>) -> tensor<4x64xf32>
+// CHECK:         [[S:%[0-9a-z_]+]] = hfusion.slice [[V]] {offsets = [0, 48], sizes = [4, 16], strides = [1, 1]} : (tensor<4x64xf32>) -> tensor<4x16xf32>
+// CHECK:         hfusion.slice [[X]] {offsets = [1, 0, 0], sizes = [1, 1, 64], strides = [1, 1, 1]}
+// CHECK:         hfusion.reshape {{%[0-9a-z_]+}} : (tensor<1x1x64xf32>) -> tensor<64xf32>
+// CHECK:         func.return [[S]],
+module {
+  func.func @squeeze_slice(%x: tensor<4x1x64xf32>) -> (tensor<4x16xf32>, tensor<64xf32>) {
+    %0 = hfusion.slice %x {offsets = [0, 0, 48], sizes = [4, 1, 16], strides = [1, 1, 1]} : (tensor<4x1x64xf32>) -> tensor<4x1x16xf32>
+    %1 = hfusion.reshape %0 : (tensor<4x1x16xf32>) -> tensor<4x16xf32>
+    %2 = hfusion.slice %x {offsets = [1, 0, 0], sizes = [1, 1, 64], strides = [1, 1, 1]} : (tensor<4x1x64xf32>) -> tensor<1x1x64xf32>
+    %3 = hfusion.reshape %2 : (tensor<1x1x64xf32>) -> tensor<64xf32>
+    func.return %1, %3 : tensor<4x16xf32>, tensor<64xf32>
+  }
+}

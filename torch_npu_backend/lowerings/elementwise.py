@@ -116,7 +116,7 @@ def minimum(ctx, a, b):
     return _arith(ctx, "min", a, b)
 
 
-@register_lowering(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)
+@register_lowering(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar)
 def pow_(ctx, a, b):
     out = ctx.out_type()
     e = None if ctx.is_tensor(b) else ctx.meta(b)
