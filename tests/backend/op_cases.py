@@ -210,6 +210,10 @@ CASES: list[Case] = [
     # a strided slice's backward is a strided slice_scatter, which has no lowering yet: forward only
     Case("slice_strided", lambda x: x[:, 1:7:2] * 2 + x[::3, -3:].sum(), lambda f, g: [rand(4, 8, dtype=f, gen=g)],
          backward=False),
+    Case("slice_scatter_strided", lambda x, y: (aten.slice_scatter(x, y, 1, 0, None, 2) * 2,
+                                                aten.slice_scatter(x, y, 1, 1, 8, 2)),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), rand(3, 4, dtype=f, gen=g, grad=False)],
+         backward=False),
     Case("select", lambda x: x[:, 1] * 3 + x[-1, 2], _x),
     # repeat: torch's decomposition (expand, clone, permute, view) folds into one broadcast
     Case("repeat", lambda x: x.repeat(2, 1, 3) * 2, lambda f, g: [rand(3, 4, dtype=f, gen=g)]),
@@ -277,10 +281,14 @@ CASES: list[Case] = [
     Case("index_select", lambda x, i: torch.index_select(x, 1, i) * 2,
          lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),
     # x[..., idx, ...]: a known index is slices (and a concat), a tensor one a gather of rows
+    # (their backward: index_put accumulating — a one-hot sum over the index's elements)
     Case("index_constant", lambda x: (x[:, [0, 2, 3, -1]] * 2, x[[1, -1]] + 1),
-         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False)], backward=False),
-    Case("index_tensor", lambda x, i: x[i] * 2, lambda f, g: [rand(6, 4, dtype=f, gen=g, grad=False),
-                                                              ints(2, 3, hi=6, gen=g)], backward=False),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g)]),
+    Case("index_tensor", lambda x, i: x[i] * 2, lambda f, g: [rand(6, 4, dtype=f, gen=g), ints(2, 3, hi=6, gen=g)]),
+    Case("index_put", lambda x, v: (aten.index_put(x, [None, torch.tensor([0, -1, 2])], v),
+                                    aten.index_put(x, [None, torch.tensor([1, 1, -1])], v, True)),
+         lambda f, g: [rand(2, 6, 4, dtype=f, gen=g, grad=False), rand(2, 3, 4, dtype=f, gen=g, grad=False)],
+         backward=False),
     # a gather past a unit dim (GPT-J's rotary table by position): a gather of rows
     Case("gather_rows_past_unit_dim", lambda x, i: torch.gather(x, 1, i[None, :, None].expand(1, 5, 4)) * 2,
          lambda f, g: [rand(1, 8, 4, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),

@@ -4,6 +4,7 @@ gathers with a broadcast index; embedding_dense_backward is a one-hot matmul (``
 
 from __future__ import annotations
 
+import sympy
 import torch
 
 from graph_passes.dialects.hfusion import (ArangeOp, BroadcastOp, ConcatOp, GatherOp, MatmulOp, ReduceOp, SelectOp,
@@ -13,7 +14,7 @@ from graph_passes.ir.types import INT_LIMITS, TensorType
 from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, compare, normalize_dim, select
-from .shape import slice_value
+from .shape import scatter_values, slice_value
 
 I32_MAX = INT_LIMITS["i32"][1]
 
@@ -70,6 +71,74 @@ def index(ctx, x, indices):
                   flat)
     rows = [*v.type.shape[:d], flat.type.shape[0], *v.type.shape[d + 1:]]
     return ctx.reshape(_index_select(ctx, v, d, flat, rows), ctx.out_type().shape)
+
+
+@register_lowering(aten.index_put.default)
+def index_put(ctx, x, indices, values, accumulate=False):
+    """``x[..., idx, ...] = values`` (``+=`` with ``accumulate``) for one known index tensor (the backward of
+    ``x[..., [-2], :]``: Falcon's q/k/v split): per position picked, the values there — summed over repeats when
+    accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a one-hot sum
+    when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is not
+    defined)."""
+    v = ctx.tensor(x)
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(given) != 1:
+        raise ctx.error(f"{len(given)} index tensors: only one (the other dims taken whole) is lowered")
+    d, index = given[0]
+    known = _constant_values(ctx.tensor(index))
+    n = v.type.shape[d]
+    if known is None and accumulate:
+        return binary(ctx, "add", v, _one_hot_sum(ctx, v, d, ctx.tensor(index), values))
+    if known is None or not n.is_Integer:
+        raise ctx.error("an index that is not a known constant without accumulate, or into a dim of symbolic "
+                        "length: only a known index into a static dim (or any index, accumulating) is lowered")
+    picks = [k + int(n) if k < 0 else k for k in known]
+    if not accumulate and len(set(picks)) != len(picks):
+        raise ctx.error("repeated indices without accumulate (which value lands is not defined)")
+    _take_runs(ctx, v, d, sorted(set(picks)), int(n))  # bounds: the same check and message as x[..., idx, ...]
+    spread = [*v.type.shape[:d], len(picks), *v.type.shape[d + 1:]]
+    vals = ctx.reshape(ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype),
+                                        [*v.type.shape[:d], *ctx.tensor(index).type.shape, *v.type.shape[d + 1:]]),
+                       spread)
+    one = [*v.type.shape[:d], 1, *v.type.shape[d + 1:]]
+    for k in dict.fromkeys(picks):
+        part = None
+        for j in (j for j, p in enumerate(picks) if p == k):
+            piece = slice_value(ctx, vals, d, j, 1, 1, TensorType(tuple(one), v.type.dtype))
+            part = piece if part is None else binary(ctx, "add", part, piece)
+        if accumulate:
+            part = binary(ctx, "add", slice_value(ctx, v, d, k, 1, 1, TensorType(tuple(one), v.type.dtype)), part)
+        v = scatter_values(ctx, v, part, d, sympy.Integer(k), sympy.Integer(k + 1), v.type)
+    return v
+
+
+def _one_hot_sum(ctx, v, d, idx, values):
+    """``zeros_like(v)`` with ``values`` added at the positions ``idx`` names along dim ``d`` (the backward of
+    ``x[..., idx, ...]``, whose index reaches it as a saved tensor): ``sum_j select(idx_j == k, values_j, 0)`` for
+    each position ``k`` — a compare over ``[n, m]`` (m = idx's elements; negative indices count from the end), the
+    select over ``v``'s shape with ``m`` as a last dim (the values transposed there), and a last-axis sum. All on the vector unit; an index
+    outside the dim matches no position (eager raises)."""
+    n, m = v.type.shape[d], idx.type.numel()
+    pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
+    flat = ctx.reshape(idx, [m])
+    dt = flat.type.dtype
+    flat = select(ctx, compare(ctx, "lt", flat, ctx.scalar(0, dt)), binary(ctx, "add", flat, ctx.scalar(n, dt)), flat)
+    positions = ctx.emit(ArangeOp, [], TensorType((n,), "i32"), start=0, step=1)
+    nm = TensorType((n, m), "i32")
+    hot = compare(ctx, "eq", _bcast(ctx, positions, nm, [1]), _bcast(ctx, _as_position(ctx, flat), nm, [0]))
+    wide = TensorType(tuple(pre + [n] + post + [m]), v.type.dtype)  # m last: a last-axis sum
+    vals = ctx.reshape(ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype), pre + list(idx.type.shape) + post),
+                       pre + [m] + post)
+    if m == 1:  # one index (Falcon's qkv[..., [-2], :]): a select over v's shape, no sum
+        mask = _bcast(ctx, ctx.reshape(hot, [n]), v.type.with_dtype("i1"), [k for k in range(v.type.rank) if k != d])
+        row = _bcast(ctx, ctx.reshape(vals, pre + post), v.type, [d])
+        return select(ctx, mask, row, ctx.scalar(0, v.type.dtype))
+    if post:  # m after the dims that follow it
+        perm = list(range(d)) + list(range(d + 1, vals.type.rank)) + [d]
+        vals = ctx.emit(TransposeOp, [vals], TensorType(tuple(pre + post + [m]), v.type.dtype), perm=perm)
+    mask = _bcast(ctx, hot, wide.with_dtype("i1"), list(range(d)) + list(range(d + 1, d + 1 + len(post))))
+    picked = select(ctx, mask, _bcast(ctx, vals, wide, [d]), ctx.scalar(0, v.type.dtype))
+    return ctx.emit(ReduceOp, [picked], v.type, kind="sum", dims=[wide.rank - 1])
 
 
 def _constant_values(v) -> list[int] | None:

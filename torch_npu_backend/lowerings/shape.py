@@ -141,10 +141,30 @@ def split_with_sizes(ctx, x, split_sizes, dim=0):
 def slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
     v = ctx.tensor(x)
     dim = normalize_dim(ctx, dim, v.type.rank)
-    if step != 1:
-        raise ctx.error(f"step={step} (only 1 is supported)")
     size = v.type.shape[dim]
-    return _scatter_values(ctx, v, ctx.tensor(src), dim, _start(ctx, start, size), _start(ctx, end, size, size))
+    lo, hi = _start(ctx, start, size), _start(ctx, end, size, size)
+    if step != 1:
+        return _strided_scatter(ctx, v, ctx.tensor(src), dim, lo, hi, int(step))
+    return scatter_values(ctx, v, ctx.tensor(src), dim, lo, hi)
+
+
+def _strided_scatter(ctx, v, s, dim, lo, hi, step):
+    """``x[..., lo:hi:step, ...] = s`` over every ``step``-th element of the dim (GPT-J's ``x[..., ::2]`` and
+    ``x[..., 1::2]`` in its rotary backward): ``x`` seen as ``[n / step, step]`` along the dim, ``s`` replacing
+    position ``lo`` of the inner one (a concat along it), then seen whole again. Other strided ranges are refused."""
+    n = v.type.shape[dim]
+    if not (n.is_Integer and lo.is_Integer and hi.is_Integer):
+        raise ctx.error(f"slice_scatter with step={step} over a symbolic range")
+    n, lo, hi = int(n), int(lo), int(hi)
+    if n % step or not 0 <= lo < step or hi < n - step + lo + 1:
+        raise ctx.error(f"slice_scatter [{lo}:{hi}:{step}] of a dim of {n}: only every step-th element of the whole "
+                        f"dim (from a start below the step, the length a multiple of it) is lowered")
+    shape = list(v.type.shape)
+    split = v.type.with_shape(shape[:dim] + [sympy.Integer(n // step), sympy.Integer(step)] + shape[dim + 1:])
+    inner = ctx.reshape(s, shape[:dim] + [sympy.Integer(n // step), sympy.Integer(1)] + shape[dim + 1:])
+    out = scatter_values(ctx, ctx.reshape(v, split.shape), inner, dim + 1, sympy.Integer(lo), sympy.Integer(lo + 1),
+                         split.with_dtype(ctx.out_type().dtype))
+    return ctx.reshape(out, ctx.out_type().shape)
 
 
 @register_lowering(aten.select_scatter.default)
@@ -153,12 +173,13 @@ def select_scatter(ctx, x, src, dim, index):
     dim = normalize_dim(ctx, dim, v.type.rank)
     start = _start(ctx, index, v.type.shape[dim])
     one = _with_dim(v.type, dim, 1).shape
-    return _scatter_values(ctx, v, ctx.reshape(ctx.tensor(src), one), dim, start, start + 1)
+    return scatter_values(ctx, v, ctx.reshape(ctx.tensor(src), one), dim, start, start + 1)
 
 
-def _scatter_values(ctx, v, s, dim, lo, hi):
-    """out = v with out[lo:hi] along ``dim`` replaced by ``s``: concat(v[:lo], s, v[hi:]), empty pieces left out."""
-    out = ctx.out_type()
+def scatter_values(ctx, v, s, dim, lo, hi, out=None):
+    """``out`` (default: the node's result type) = v with out[lo:hi] along ``dim`` replaced by ``s``:
+    concat(v[:lo], s, v[hi:]), empty pieces left out."""
+    out = out or ctx.out_type()
     size = v.type.shape[dim]
     values = []
     for offset, length in ((sympy.Integer(0), lo), (hi, size - hi)):

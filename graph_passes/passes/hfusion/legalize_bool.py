@@ -158,6 +158,7 @@ class _KernelBools:
     def entry(self) -> None:
         """Each i1 argument (or its boundary reshape/slice) is read as bytes; a cast of it reads them directly."""
         outputs = set(self.func.attributes.get("output_args") or [])
+        first = self.body.ops[0]  # an argument's bytes are read before it: after the constants (inserted at the top)
         for i, a in enumerate(list(self.body.args)):
             if i in outputs or not _is_bool(a):
                 continue
@@ -169,7 +170,7 @@ class _KernelBools:
                 if not users:
                     continue
                 ops = self.body.ops
-                anchor = ops[0] if isinstance(v, BlockArgument) else ops[ops.index(v.op) + 1]
+                anchor = first if isinstance(v, BlockArgument) else ops[ops.index(v.op) + 1]
                 self.bytes[v] = self.create("hfusion.bitcast", [v], "i8", anchor)
                 self.ctx.count("bools-loaded")
                 for u in users:

@@ -102,3 +102,24 @@ module {
     func.return %t : tensor<3x8xi1>
   }
 }
+
+// -----
+
+// Two bool arguments read whole: each one's bytes are read before the body's first op, after the constants the
+// pass puts at the top (the second argument's mask compare reads the f16 zero made for the first).
+// CHECK-LABEL: func.func @two_bool_arguments(
+// CHECK:         [[ZERO:%[0-9a-z_]+]] = arith.constant {value = 0.0} : () -> f16
+// CHECK:         hfusion.compare {{%[0-9a-z_]+}}, [[ZERO]] {predicate = "ne"}
+// CHECK:         hfusion.compare {{%[0-9a-z_]+}}, [[ZERO]] {predicate = "ne"}
+// CHECK:         arith.constant {value = 2.0} : () -> f32
+// CHECK:         hfusion.elemwise_binary {{%[0-9a-z_]+}}, {{%[0-9a-z_]+}} {fun = "bitwise_and"}
+// CHECK:         func.return
+module {
+  func.func @two_bool_arguments(%a: tensor<6xi1>, %b: tensor<6xi1>, %x: tensor<6xf32>, %o: tensor<6xf32>) -> (tensor<6xf32>) attributes {kernel, fusion_kind = "PURE_ELEMWISE", output_args = [3]} {
+    %c = arith.constant {value = 2.0} : () -> f32
+    %m = hfusion.elemwise_binary %a, %b {fun = "logical_and"} : (tensor<6xi1>, tensor<6xi1>) -> tensor<6xi1>
+    %0 = hfusion.select %m, %x, %c : (tensor<6xi1>, tensor<6xf32>, f32) -> tensor<6xf32>
+    %1 = hfusion.select %b, %0, %c : (tensor<6xi1>, tensor<6xf32>, f32) -> tensor<6xf32>
+    func.return %1 : tensor<6xf32>
+  }
+}
