@@ -167,7 +167,7 @@ def emit_vgather(L, op) -> None:
     """
     src_v, idx_v, dst_v = op.buffers
     src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
-    wide_data = dst.es == 8 and dst.dtype == src.dtype == "i64"
+    wide_data = dst.dtype == src.dtype == "i64"
     dtype = "i32" if wide_data else _dtype(op, dst.type, GATHER_DTYPES)
     n = L.static(op.row_length())
     if n is None:

@@ -418,6 +418,21 @@ class ReshapeOp(ViewOp):
             raise self.error(f"element count changes: {expr_str(src.numel())} -> {expr_str(out.numel())}")
 
 
+def unit_dims_inserted(src, dst, sizes: SizeVars | None = None) -> list[int] | None:
+    """Positions in ``dst`` of the unit dims a reshape ``src -> dst`` inserts (those ``dst -> src`` drops), or None
+    if it does anything else."""
+    sizes = sizes or _SIZES
+    inserted, i = [], 0
+    for j, d in enumerate(dst):
+        if i < len(src) and sizes.statically_known_equal(src[i], d):
+            i += 1
+        elif sizes.statically_known_equal(d, 1):
+            inserted.append(j)
+        else:
+            return None
+    return inserted if i == len(src) else None
+
+
 def reassociation(src_shape, dst_shape, sizes: SizeVars | None = None) -> list[list[int]] | None:
     """Groups of source dims that form each destination dim (a collapse), or None when not a pure collapse.
 

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..dialects.hfusion import unit_dims_inserted
 from ..ir.core import Operation, Pure
 from ..ir.types import ScalarType, TensorType, dtype_of
 from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
@@ -198,25 +199,11 @@ def fold_reshape(op: Operation, rw: Rewriter) -> bool:
     return True
 
 
-def _dropped_unit_dims(big, small) -> list[int] | None:
-    """Positions in ``big`` of the unit dims a reshape ``big -> small`` drops (matching the others in order), or None
-    if it does anything else."""
-    dropped, i = [], 0
-    for j, d in enumerate(big):
-        if i < len(small) and str(small[i]) == str(d):
-            i += 1
-        elif str(d) == "1":
-            dropped.append(j)
-        else:
-            return None
-    return dropped if i == len(small) else None
-
-
 def _squeeze_broadcast(op: Operation, brc: Operation, rw: Rewriter) -> bool:
     """reshape(broadcast(x, dims)) dropping unit dims that the broadcast added -> broadcast(x, the other dims)
     (``repeat``'s expand over unit dims, then the view that drops them: GPT-J's position ids)."""
     shape = brc.result.type.shape
-    dropped = _dropped_unit_dims(shape, op.result.type.shape)
+    dropped = unit_dims_inserted(op.result.type.shape, shape)
     dims = set(brc.attributes["dims"])
     if not dropped or not set(dropped) <= dims:
         return False
@@ -247,7 +234,7 @@ def _squeeze_slice(op: Operation, sl: Operation, rw: Rewriter) -> bool:
     """reshape(slice(x)) dropping unit dims that are unit in x too -> slice(reshape(x)): the slice reads x through
     a view, and a kernel loads it (MPT's alibi ``[H, 1, L]`` sliced to the sequence, then squeezed)."""
     x = sl.operands[0]
-    dropped = _dropped_unit_dims(sl.result.type.shape, op.result.type.shape)
+    dropped = unit_dims_inserted(op.result.type.shape, sl.result.type.shape)
     if not dropped or any(str(x.type.shape[k]) != "1" for k in dropped):
         return False
     keep = [k for k in range(x.type.rank) if k not in dropped]

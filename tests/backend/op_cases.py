@@ -285,6 +285,7 @@ CASES: list[Case] = [
     Case("index_constant", lambda x: (x[:, [0, 2, 3, -1]] * 2, x[[1, -1]] + 1),
          lambda f, g: [rand(3, 8, dtype=f, gen=g)]),
     Case("index_tensor", lambda x, i: x[i] * 2, lambda f, g: [rand(6, 4, dtype=f, gen=g), ints(2, 3, hi=6, gen=g)]),
+    Case("index_one", lambda x: x[:, [-2]] * 3, lambda f, g: [rand(3, 8, dtype=f, gen=g)]),  # its backward: a select
     Case("index_put", lambda x, v: (aten.index_put(x, [None, torch.tensor([0, -1, 2])], v),
                                     aten.index_put(x, [None, torch.tensor([1, 1, -1])], v, True)),
          lambda f, g: [rand(2, 6, 4, dtype=f, gen=g, grad=False), rand(2, 3, 4, dtype=f, gen=g, grad=False)],

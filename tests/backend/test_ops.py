@@ -144,6 +144,7 @@ _DYNAMIC_SKIP = {
     "expand": "expand(4, 3, 8) fixes the sizes",
     "arange": "arange(8) fixes the last dim only (kept), but arange(1, 17, 2) broadcasts against it",
     "index_constant": "an index of -1 into a symbolic length is refused (test_errors): its bound is not guarded",
+    "index_one": "an index of -2 into a symbolic length is refused (test_errors): its bound is not guarded",
     # dynamic=True makes every dim symbolic, and a scan's step count needs a static length (test_errors)
     "cumsum": "cumsum over a symbolic length",
     "cumsum_int": "cumsum over a symbolic length",

@@ -1,5 +1,6 @@
 """Indexing: gather → ``hfusion.gather``; index_select, embedding and ``x[..., idx, ...]`` (one index tensor) are
-gathers with a broadcast index; embedding_dense_backward is a one-hot matmul (``onehot(indices)^T @ grad``), which keeps it on the Cube unit.
+gathers with a broadcast index (a known index: slices); index_put is concats or a one-hot sum; embedding_dense_backward
+is a one-hot matmul (``onehot(indices)^T @ grad``), which keeps it on the Cube unit.
 """
 
 from __future__ import annotations
@@ -51,24 +52,11 @@ def index(ctx, x, indices):
     ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together) and boolean masks (a
     result shape that depends on the data) are not lowered."""
     v = ctx.tensor(x)
-    given = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if len(given) != 1:
-        raise ctx.error(f"{len(given)} index tensors: only one (the other dims taken whole) is lowered")
-    d, index = given[0]
-    idx = ctx.tensor(index)
-    if idx.type.dtype not in ("i32", "i64"):
-        raise ctx.error(f"an index tensor of {idx.type.dtype} (a mask: its result's shape depends on the data)")
-    n = v.type.shape[d]
-    if not n.is_Integer:
-        raise ctx.error(f"an index into dim {d} of symbolic length {n} (negative indices count from its end)")
+    d, idx, n = _one_index(ctx, v, indices)
     known = _constant_values(idx)
     if known is not None:
-        taken = _take_runs(ctx, v, d, [k + int(n) if k < 0 else k for k in known], int(n))
-        return ctx.reshape(taken, ctx.out_type().shape)
-    flat = ctx.reshape(idx, [idx.type.numel()])
-    dt = flat.type.dtype
-    flat = select(ctx, compare(ctx, "lt", flat, ctx.scalar(0, dt)), binary(ctx, "add", flat, ctx.scalar(int(n), dt)),
-                  flat)
+        return ctx.reshape(_take_runs(ctx, v, d, _counted_from_start(ctx, known, d, n)), ctx.out_type().shape)
+    flat = _from_end(ctx, idx, n)
     rows = [*v.type.shape[:d], flat.type.shape[0], *v.type.shape[d + 1:]]
     return ctx.reshape(_index_select(ctx, v, d, flat, rows), ctx.out_type().shape)
 
@@ -81,58 +69,88 @@ def index_put(ctx, x, indices, values, accumulate=False):
     when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is not
     defined)."""
     v = ctx.tensor(x)
-    given = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if len(given) != 1:
-        raise ctx.error(f"{len(given)} index tensors: only one (the other dims taken whole) is lowered")
-    d, index = given[0]
-    known = _constant_values(ctx.tensor(index))
-    n = v.type.shape[d]
-    if known is None and accumulate:
-        return binary(ctx, "add", v, _one_hot_sum(ctx, v, d, ctx.tensor(index), values))
-    if known is None or not n.is_Integer:
-        raise ctx.error("an index that is not a known constant without accumulate, or into a dim of symbolic "
-                        "length: only a known index into a static dim (or any index, accumulating) is lowered")
-    picks = [k + int(n) if k < 0 else k for k in known]
+    d, idx, n = _one_index(ctx, v, indices)
+    vals = _values_along(ctx, v, d, idx, values)
+    known = _constant_values(idx)
+    if known is None:
+        if not accumulate:
+            raise ctx.error("an index not known at compile time without accumulate (repeated indices: which value "
+                            "lands is not defined)")
+        return binary(ctx, "add", v, _one_hot_sum(ctx, v, d, idx, vals))
+    picks = _counted_from_start(ctx, known, d, n)
     if not accumulate and len(set(picks)) != len(picks):
         raise ctx.error("repeated indices without accumulate (which value lands is not defined)")
-    _take_runs(ctx, v, d, sorted(set(picks)), int(n))  # bounds: the same check and message as x[..., idx, ...]
-    spread = [*v.type.shape[:d], len(picks), *v.type.shape[d + 1:]]
-    vals = ctx.reshape(ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype),
-                                        [*v.type.shape[:d], *ctx.tensor(index).type.shape, *v.type.shape[d + 1:]]),
-                       spread)
-    one = [*v.type.shape[:d], 1, *v.type.shape[d + 1:]]
+    one = v.type.with_shape([*v.type.shape[:d], 1, *v.type.shape[d + 1:]])
     for k in dict.fromkeys(picks):
         part = None
         for j in (j for j, p in enumerate(picks) if p == k):
-            piece = slice_value(ctx, vals, d, j, 1, 1, TensorType(tuple(one), v.type.dtype))
+            piece = slice_value(ctx, vals, d, j, 1, 1, one)
             part = piece if part is None else binary(ctx, "add", part, piece)
         if accumulate:
-            part = binary(ctx, "add", slice_value(ctx, v, d, k, 1, 1, TensorType(tuple(one), v.type.dtype)), part)
+            part = binary(ctx, "add", slice_value(ctx, v, d, k, 1, 1, one), part)
         v = scatter_values(ctx, v, part, d, sympy.Integer(k), sympy.Integer(k + 1), v.type)
     return v
 
 
-def _one_hot_sum(ctx, v, d, idx, values):
-    """``zeros_like(v)`` with ``values`` added at the positions ``idx`` names along dim ``d`` (the backward of
-    ``x[..., idx, ...]``, whose index reaches it as a saved tensor): ``sum_j select(idx_j == k, values_j, 0)`` for
-    each position ``k`` — a compare over ``[n, m]`` (m = idx's elements; negative indices count from the end), the
-    select over ``v``'s shape with ``m`` as a last dim (the values transposed there), and a last-axis sum. All on the vector unit; an index
-    outside the dim matches no position (eager raises)."""
-    n, m = v.type.shape[d], idx.type.numel()
-    pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
-    flat = ctx.reshape(idx, [m])
+def _one_index(ctx, v, indices):
+    """``(dim, index value, its static length)`` of ``x[..., idx, ...]``'s one integer index tensor; an error for
+    several (broadcast together), a mask (a result shape that depends on the data) or a symbolic length (negative
+    indices count from its end)."""
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(given) != 1:
+        raise ctx.error(f"{len(given)} index tensors: only one (the other dims taken whole) is lowered")
+    d, index = given[0]
+    idx = ctx.tensor(index)
+    if idx.type.dtype not in ("i32", "i64"):
+        raise ctx.error(f"an index tensor of {idx.type.dtype} (a mask: its result's shape depends on the data)")
+    n = v.type.shape[d]
+    if not n.is_Integer:
+        raise ctx.error(f"an index into dim {d} of symbolic length {n} (negative indices count from its end)")
+    return d, idx, int(n)
+
+
+def _counted_from_start(ctx, known: list[int], d: int, n: int) -> list[int]:
+    """Known indices into a dim of ``n``, negative ones counted from its end; an error naming one out of bounds."""
+    for k in known:
+        if not -n <= k < n:
+            raise ctx.error(f"index {k} is out of bounds for dim {d} of size {n}")
+    return [k + n if k < 0 else k for k in known]
+
+
+def _from_end(ctx, idx, n: int, shape=None):
+    """The index flattened (or as ``shape``), a negative one counted from the end of a dim of ``n`` (as eager)."""
+    flat = ctx.reshape(idx, [idx.type.numel()] if shape is None else shape)
     dt = flat.type.dtype
-    flat = select(ctx, compare(ctx, "lt", flat, ctx.scalar(0, dt)), binary(ctx, "add", flat, ctx.scalar(n, dt)), flat)
+    return select(ctx, compare(ctx, "lt", flat, ctx.scalar(0, dt)), binary(ctx, "add", flat, ctx.scalar(n, dt)), flat)
+
+
+def _values_along(ctx, v, d, idx, values):
+    """index_put's values broadcast to ``v``'s shape with the index's shape at dim ``d``, then its elements as one
+    dim there: ``v.shape[:d] + [m] + v.shape[d+1:]``."""
+    pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
+    wide = ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype), pre + list(idx.type.shape) + post)
+    return ctx.reshape(wide, pre + [idx.type.numel()] + post)
+
+
+def _one_hot_sum(ctx, v, d, idx, vals):
+    """``zeros_like(v)`` with ``vals`` (:func:`_values_along`) added at the positions ``idx`` names along dim ``d``
+    (the backward of ``x[..., idx, ...]``, whose index reaches it as a saved tensor): ``sum_j select(idx_j == k,
+    vals_j, 0)`` for each position ``k`` — a compare over ``[n, m]`` (m = idx's elements; negative indices count from
+    the end), the select over ``v``'s shape with ``m`` as a last dim (the values transposed there), and a last-axis
+    sum. All on the vector unit; an index outside the dim matches no position (eager raises)."""
+    n, m = int(v.type.shape[d]), idx.type.numel()
+    pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
     positions = ctx.emit(ArangeOp, [], TensorType((n,), "i32"), start=0, step=1)
-    nm = TensorType((n, m), "i32")
-    hot = compare(ctx, "eq", _bcast(ctx, positions, nm, [1]), _bcast(ctx, _as_position(ctx, flat), nm, [0]))
-    wide = TensorType(tuple(pre + [n] + post + [m]), v.type.dtype)  # m last: a last-axis sum
-    vals = ctx.reshape(ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype), pre + list(idx.type.shape) + post),
-                       pre + [m] + post)
-    if m == 1:  # one index (Falcon's qkv[..., [-2], :]): a select over v's shape, no sum
-        mask = _bcast(ctx, ctx.reshape(hot, [n]), v.type.with_dtype("i1"), [k for k in range(v.type.rank) if k != d])
+    if m == 1:  # one index (Falcon's qkv[..., [-2], :]): a rank-0 index against the positions, a select, no sum
+        one = _as_position(ctx, _from_end(ctx, idx, n, []))
+        hot = compare(ctx, "eq", positions, _bcast(ctx, one, TensorType((n,), "i32"), [0]))
+        mask = _bcast(ctx, hot, v.type.with_dtype("i1"), [k for k in range(v.type.rank) if k != d])
         row = _bcast(ctx, ctx.reshape(vals, pre + post), v.type, [d])
         return select(ctx, mask, row, ctx.scalar(0, v.type.dtype))
+    nm = TensorType((n, m), "i32")
+    flat = _as_position(ctx, _from_end(ctx, idx, n))
+    hot = compare(ctx, "eq", _bcast(ctx, positions, nm, [1]), _bcast(ctx, flat, nm, [0]))
+    wide = TensorType(tuple(pre + [n] + post + [m]), v.type.dtype)  # m last: a last-axis sum
     if post:  # m after the dims that follow it
         perm = list(range(d)) + list(range(d + 1, vals.type.rank)) + [d]
         vals = ctx.emit(TransposeOp, [vals], TensorType(tuple(pre + post + [m]), v.type.dtype), perm=perm)
@@ -149,13 +167,9 @@ def _constant_values(v) -> list[int] | None:
     return [int(k) for k in op.attributes["value"]]
 
 
-def _take_runs(ctx, v, d, picks: list[int], n: int):
+def _take_runs(ctx, v, d, picks: list[int]):
     """``v`` at positions ``picks`` of dim ``d``: a slice per run of consecutive positions, concatenated along ``d``
     (data movement, no gather: a known index is a view of its rows)."""
-    bad = [k for k in picks if not 0 <= k < n]
-    if bad:
-        k = bad[0] - n if bad[0] < 0 else bad[0]  # as given (a negative one was counted from the end)
-        raise ctx.error(f"index {k} is out of bounds for dim {d} of size {n}")
     runs = []
     for k in picks:
         if runs and runs[-1][0] + runs[-1][1] == k:
@@ -212,8 +226,8 @@ def _as_position(ctx, idx):
     compares) instead of as an i64 scalar loop per element (docs/codegen.md, i64)."""
     if idx.type.dtype == "i32":
         return idx
-    shape = idx.type.shape
-    flat = ctx.reshape(idx, [idx.type.numel()])  # narrowed as one contiguous vector, whatever its layout
+    shape = idx.type.shape  # narrowed as one contiguous vector (or a rank-0 value), whatever its layout
+    flat = idx if idx.type.rank <= 1 else ctx.reshape(idx, [idx.type.numel()])
     if flat.type.dtype == "i64":
         flat = binary(ctx, "min", binary(ctx, "max", flat, ctx.scalar(-1, "i64")), ctx.scalar(I32_MAX, "i64"))
     return ctx.reshape(ctx.cast(flat, "i32"), shape)

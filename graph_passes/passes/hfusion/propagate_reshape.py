@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...dialects.hfusion import reassociation
+from ...dialects.hfusion import reassociation, unit_dims_inserted
 from ...ir.core import Elementwise, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
@@ -53,7 +53,7 @@ from ...rewrite import Pattern, Rewriter, apply_patterns_greedily
 from .. import ModulePass, PassContext, register_pass
 from ..canonicalize import fold_reshape
 from ..folding import _flat
-from .reshape_lifting import collapse_down, expand_up, tidy_reshapes, unit_dims_inserted
+from .reshape_lifting import collapse_down, expand_up, tidy_reshapes
 
 
 def _same_shape(a, b, sizes: SizeVars) -> bool:

@@ -36,21 +36,9 @@ from __future__ import annotations
 
 from ...ir.core import BlockArgument, Elementwise, Operation, Value
 from ...ir.sizes import SizeVars
+from ...dialects.hfusion import unit_dims_inserted
 from ...ir.types import TensorType
 from ...rewrite import Rewriter
-
-
-def unit_dims_inserted(src, dst, sizes: SizeVars) -> list[int] | None:
-    """Positions in ``dst`` of the unit dims a reshape ``src -> dst`` inserts, or None if it does anything else."""
-    inserted, i = [], 0
-    for j, d in enumerate(dst):
-        if i < len(src) and sizes.statically_known_equal(src[i], d):
-            i += 1
-        elif sizes.statically_known_equal(d, 1):
-            inserted.append(j)
-        else:
-            return None
-    return inserted if i == len(src) else None
 
 
 def unit_reshape(op: Operation, sizes: SizeVars) -> tuple[str, list[int]] | None:
