@@ -82,7 +82,7 @@ HIVM = [
     "convert-to-hivm",  # kernels → loops over tiles of explicit buffers; host calls → hivm.launch
     "hivm-infer-core-type",  # AIV / AIC / MIX per kernel
     "hivm-infer-mem-scope",  # gm / ub / l1 / l0* per buffer
-    "hivm-mark-multi-buffer{depth=%(multi_buffer)d}",  # buffers fed by DMA in loops get n copies
+    "hivm-mark-multi-buffer",  # each buffer gets the copies its kernel's schedule decided
     "hivm-enable-multi-buffer",  # split the copies, rotate them per iteration
     "hivm-plan-memory",  # offsets per buffer, reuse, in-place, capacity check
     "hivm-inject-sync{mode=%(sync_mode)s}",  # set/wait flags, barriers, event ids

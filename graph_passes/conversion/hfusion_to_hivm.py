@@ -29,7 +29,8 @@ from ..ir.builder import Builder
 from ..ir.core import Block, OpResult, Operation, Region, Value
 from ..ir.sizes import as_expr
 from ..ir.types import INT_LIMITS, IndexType, MemRefType, TensorType, is_float_dtype
-from ..schedule.buffers import plan_buffers, scalar_column
+from ..dialects.schedule_attrs import VectorSchedule
+from ..schedule.buffers import BufferPlan, scalar_column
 from ..schedule.pipeline import compute_order
 from ..schedule.kernel_info import KernelInfo
 from .index_ops import lower_arange, lower_gather
@@ -68,21 +69,22 @@ def gm_types(info: KernelInfo) -> dict:
 class KernelLowering:
     stage_tag: int | None = None  # ``stage`` attribute of the ops built (the body of a pipelined loop)
 
-    def __init__(self, info: KernelInfo, schedule: dict, tiling: dict, ub_align: int):
+    def __init__(self, info: KernelInfo, schedule: VectorSchedule, plan: BufferPlan, copies: dict, tiling: dict,
+                 ub_align: int):
+        """Lower ``info``'s kernel as ``schedule`` says, allocating ``plan``'s buffers (read from the schedule:
+        schedule/record.py); ``copies``: buffer index -> copies, ``tiling``: the host tiling function."""
         self.info = info
         self.ub_align = ub_align
-        self.tile = [int(t) for t in schedule["tile"]]
-        self.looped = bool(schedule.get("reduce_looped", False))
-        self.serial = list(schedule.get("serial_dims") or [])
+        self.tile = list(schedule.tile)
+        self.looped = schedule.reduce_looped
+        self.serial = list(schedule.serial_dims)
         self.tiling = tiling
-        self.plan = plan_buffers(info, self.looped)
-        self.plan.scalar_columns = bool(schedule.get("scalar_columns", False))
-        self.stage_split = int(schedule["stage_split"]) if schedule.get("pipelined") else None
+        self.plan = plan
+        self.copies = copies
+        self.stage_split = schedule.stage_split if schedule.pipelined else None
         self.scaled = self._scaled_columns()
         self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
-        # the scratch as hfusion-auto-schedule sized it (a schedule without the entry needs none)
-        self.scratch = int(schedule.get("scratch_bytes", 0))
-        self.multi_buffer = int(schedule.get("multi_buffer", 2))
+        self.scratch = schedule.scratch_bytes  # the code generator's temporary UB, as the schedule sized it
         self.stage_bufs: dict = {}  # buffer index -> the copy the stage being lowered uses (pipelined kernels)
 
     # -- building blocks -------------------------------------------------------------------------------------------
@@ -175,7 +177,7 @@ class KernelLowering:
                 self.scalars[op.result] = self.top.insert(op.clone()).result
         bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
         bid.name_hint = "bid"
-        stages = Pipelined(self, self.multi_buffer) if self.stage_split is not None else None
+        stages = Pipelined(self, self.copies) if self.stage_split is not None else None
         self.bufs = {}
         for buf in self.plan.buffers:
             shape = buf.shape(self.tile, self.ub_align)
@@ -183,10 +185,8 @@ class KernelLowering:
                 if stages is not None and buf.index in stages.doubled:
                     stages.alloc_copies(buf, shape)
                     continue
-                # one copy chosen by the schedule (io_copies): hivm-mark-multi-buffer leaves the buffer alone
-                single = {"multi_buffer": 1} if self.multi_buffer == 1 and (buf.loaded or buf.stored) \
-                    and stages is None else {}
-                alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)], **single)
+                # hivm-mark-multi-buffer gives it the schedule's copies of buffer ``buf.index``
+                alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)], buffer=buf.index)
             alloc.result.name_hint = f"ub{buf.index}"
             self.bufs[buf.index] = alloc.result
         if self.scratch:  # the code generator's temporary UB (docs/codegen.md), planned like any buffer

@@ -34,6 +34,7 @@ from ..dialects import hivm
 from ..dialects.func import FuncOp, ReturnOp
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, IndexType, MemRefType, TensorType
+from ..dialects.schedule_attrs import MovementSchedule
 from ..schedule.movement import (MovementInfo, batch_dims, buffer_dtype, buffer_shapes, gm_shape, permute_order,
                                  piece_kind)
 from .hfusion_to_hivm import KernelLowering
@@ -42,9 +43,9 @@ from .hfusion_to_hivm import KernelLowering
 class MovementLowering(KernelLowering):
     """Builds the HIVM function of a movement kernel (shares the index and loop helpers of the vector lowering)."""
 
-    def __init__(self, info: MovementInfo, schedule: dict, tiling: dict):
+    def __init__(self, info: MovementInfo, schedule: MovementSchedule, tiling: dict):
         self.info = info
-        self.tiles = [list(schedule[f"tile_r{r}"]) for r in range(len(info.results))]
+        self.tiles = [list(t) for t in schedule.tiles]
         self.tiling = tiling
         self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}
 

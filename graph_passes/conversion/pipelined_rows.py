@@ -21,25 +21,22 @@ from __future__ import annotations
 
 from ..dialects import hivm
 from ..ir.types import MemRefType
-from ..schedule.pipeline import carried_buffers, compute_order
+from ..schedule.pipeline import compute_order
 
 
 class Pipelined:
-    def __init__(self, lowering, multi_buffer: int):
+    def __init__(self, lowering, copies: dict):
         L = self.L = lowering
         self.order = compute_order(L.info, L.plan)
         self.split = L.stage_split
-        self.carried = carried_buffers(L.info, L.plan, self.order, self.split)
-        invariant = {b.index for b in L.plan.buffers if b.loaded and all(f"tiles{d}" not in L.tiling for d in b.mask)}
-        io = {b.index for b in L.plan.buffers if (b.loaded or b.stored) and b.index not in invariant}
-        self.doubled = self.carried | (io if multi_buffer > 1 else set())
+        self.doubled = {i for i, n in copies.items() if n == 2}  # the schedule's two copies: rotated here
         self.copies: dict = {}  # buffer index -> (copy a, copy b)
 
     def alloc_copies(self, buf, shape) -> None:
-        """Two copies of a buffer (``multi_buffer = 1``: hivm-mark-multi-buffer leaves them alone)."""
+        """The two copies of a buffer the schedule doubles (two allocs, so not multi-buffered again)."""
         pair = []
         for tag in ("a", "b"):
-            alloc = self.L.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)], multi_buffer=1)
+            alloc = self.L.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
             alloc.result.name_hint = f"ub{buf.index}_{tag}"
             pair.append(alloc.result)
         self.copies[buf.index] = tuple(pair)

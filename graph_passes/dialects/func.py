@@ -7,9 +7,14 @@ parameters. Device kernels outlined by fusion are functions with ``hacc.entry``-
 
 from __future__ import annotations
 
-from ..ir.attrs import StrAttr, TypeAttr
-from ..ir.core import Block, IsolatedFromAbove, Operation, Region, Terminator, register_op
-from ..ir.types import FunctionType
+from ..ir.attrs import BoolAttr, IntListAttr, SizeDictAttr, StrAttr, TypeAttr
+from ..ir.core import Attr, Block, IsolatedFromAbove, Operation, Region, Terminator, register_op
+from ..ir.types import FunctionType, TensorType
+from .schedule_attrs import MovementSchedule, VectorSchedule, resolve_ref
+
+# AscendNPU-IR's FusionKind (HFusionEnums.td), the kinds an outlined kernel is classified as
+FUSION_KINDS = ("PURE_ELEMWISE", "ANY_PB", "LAST_AXIS_PBR", "ANY_PBR", "SINGLE_CUBE", "SHALLOW_CV", "SHALLOW_VV",
+                "MIX_CV", "MIX_C2", "UNKNOWN")
 
 
 @register_op
@@ -17,7 +22,18 @@ class FuncOp(Operation):
     name = "func.func"
     num_regions = 1
     traits = (IsolatedFromAbove,)
-    attribute_schema = {"sym_name": StrAttr(), "function_type": TypeAttr()}
+    attribute_schema = {
+        "sym_name": StrAttr(),
+        "function_type": TypeAttr(),
+        # a device kernel (outlined by hfusion-fuse-ops) and its fusion kind
+        "kernel": BoolAttr(optional=True),
+        "fusion_kind": StrAttr(FUSION_KINDS, optional=True),
+        "output_args": IntListAttr(optional=True),  # the arguments that are the kernel's out-parameters
+        # hfusion-auto-schedule's decisions (dialects/schedule_attrs.py) and the host tiling function: name -> size
+        "schedule": Attr("a #hfusion.schedule or #hfusion.movement_schedule",
+                         lambda v: isinstance(v, (VectorSchedule, MovementSchedule)), optional=True),
+        "tiling": SizeDictAttr(optional=True),
+    }
 
     @classmethod
     def build(cls, sym_name: str, input_types, result_types, arg_names=None, **attrs) -> "FuncOp":
@@ -58,6 +74,25 @@ class FuncOp(Operation):
         got = tuple(v.type for v in ret.operands)
         if got != tuple(ftype.results):
             raise ret.error(f"returns ({', '.join(map(str, got))}) but @{self.sym_name} declares {ftype}")
+        schedule = self.attributes.get("schedule")
+        if isinstance(schedule, VectorSchedule) and not any(op.dialect == "hivm" for op in self.body.ops):
+            self._verify_schedule_refs(schedule)
+
+    def _verify_schedule_refs(self, schedule: VectorSchedule) -> None:
+        """Every value the schedule names is a tensor of the body, of its buffer's dtype (a schedule of another
+        body — ops added or removed since hfusion-auto-schedule — is caught here, not in convert-to-hivm)."""
+        for ref in schedule.refs():
+            v = resolve_ref(ref, self)
+            if v is None or not isinstance(v.type, TensorType):
+                raise self.error(f"schedule names '{ref}', which is not a tensor value of @{self.sym_name}'s body")
+        for i, buf in enumerate(schedule.buffers):
+            if len(schedule.tile) and any(d >= len(schedule.tile) for d in buf.dims):
+                raise self.error(f"schedule buffer {i} spans dims {list(buf.dims)} of a rank-{len(schedule.tile)} "
+                                 f"tile")
+            for ref in buf.values:
+                dtype = resolve_ref(ref, self).type.dtype
+                if dtype != buf.dtype:
+                    raise self.error(f"schedule buffer {i} is {buf.dtype} but holds '{ref}' of {dtype}")
 
 
 @register_op

@@ -132,11 +132,13 @@ class AllocOp(Operation):
     offset per copy) is written by ``hivm-plan-memory``. ``scratch = true``: the kernel's temporary UB for the code
     generator's multi-instruction idioms (long-row and whole-buffer reductions, in-place scalar operands); no op
     names it, it is live for the whole kernel (sized by ``hfusion-auto-schedule``, docs/codegen.md); ``stages = n``:
-    a software-pipelined kernel's scratch, one equal part per stage."""
+    a software-pipelined kernel's scratch, one equal part per stage. ``buffer = i``: the buffer i of the kernel's
+    schedule it allocates (``convert-to-hivm``), whose copies ``hivm-mark-multi-buffer`` reads there."""
 
     name = "hivm.alloc"
     result_names = ("result",)
     attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True),
+                        "buffer": IntAttr(optional=True),
                         "scratch": BoolAttr(optional=True), "stages": IntAttr(optional=True)}
     traits = (MemoryEffect,)
 

@@ -63,3 +63,9 @@ def DtypeAttr(optional=False) -> Attr:
 
 def AnyAttr(optional=True) -> Attr:
     return Attr("any attribute value", lambda v: True, optional=optional)
+
+
+def SizeDictAttr(optional=False) -> Attr:
+    """A dictionary of name -> size (integer or size expression): a host tiling function."""
+    return Attr("a dictionary of sizes", lambda v: isinstance(v, dict) and all(_is_size(x) for x in v.values()),
+                optional=optional)

@@ -19,6 +19,7 @@ import sympy
 from .core import OP_REGISTRY, Block, IsolatedFromAbove, Operation, Region, Value
 from .printer import SourceLoc
 from .sizes import SYMBOL_NAME, parse_expr, sym
+from .typed_attrs import TYPED_ATTRS, AttrFieldError
 from .types import DTYPES, MEMORY_SCOPES, FunctionType, IndexType, MemRefType, ScalarType, TensorType, Type
 
 
@@ -249,6 +250,8 @@ class Parser:
                 self.expect(",", "or ']' in a list")
         if self.peek("{"):
             return self.parse_attr_dict(unit_true=True)
+        if self.accept("#"):
+            return self.parse_typed_attr(start)
         if self.peek("("):
             end = self._paren_end()
             after = re.compile(r"\s*->").match(self.text, end)
@@ -274,6 +277,21 @@ class Parser:
         if SYMBOL_NAME.match(word):
             return sym(word)
         raise self.error(f"expected an attribute value, found '{word}'", start)
+
+    def parse_typed_attr(self, start: int):
+        """``#mnemonic<{fields}>`` after the ``#``: the registered typed attribute, its fields checked."""
+        mnemonic = self.match(_IDENT, "a typed attribute name")
+        cls = TYPED_ATTRS.get(mnemonic)
+        if cls is None:
+            known = ", ".join(f"#{m}" for m in sorted(TYPED_ATTRS)) or "none"
+            raise self.error(f"unknown typed attribute '#{mnemonic}' (known: {known})", start)
+        self.expect("<", f"after '#{mnemonic}'")
+        fields = self.parse_attr_dict(unit_true=False)
+        self.expect(">", f"to close '#{mnemonic}<'")
+        try:
+            return cls.from_fields(fields)
+        except AttrFieldError as e:
+            raise self.error(str(e), start) from None
 
     def parse_attr_dict(self, unit_true: bool = True) -> dict:
         self.expect("{")

@@ -26,6 +26,7 @@ import sympy
 
 from .core import Block, IsolatedFromAbove, Operation, Region, Value
 from .sizes import expr_str
+from .typed_attrs import FieldDict, TypedAttr
 from .types import Type
 
 
@@ -54,10 +55,14 @@ def format_attr(value) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, Type):
         return str(value)
+    if isinstance(value, TypedAttr):  # ``#mnemonic<{fields}>``, defaults left out (ir/typed_attrs.py)
+        return f"#{value.mnemonic}<{format_fields(value.fields())}>"
     if isinstance(value, sympy.Basic):
         return format_size(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(format_attr(v) for v in value) + "]"
+    if isinstance(value, FieldDict):
+        return format_fields(value)
     if isinstance(value, dict):
         return format_attr_dict(value, unit_true=False)
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
@@ -97,6 +102,11 @@ def format_attr_dict(attrs: dict, unit_true: bool = False) -> str:
         else:
             parts.append(f"{format_key(key)} = {format_attr(value)}")
     return "{" + ", ".join(parts) + "}"
+
+
+def format_fields(fields: dict) -> str:
+    """A typed attribute's fields in declaration order (not sorted: they read as the record declares them)."""
+    return "{" + ", ".join(f"{format_key(k)} = {format_attr(v)}" for k, v in fields.items()) + "}"
 
 
 def format_loc(loc) -> str:

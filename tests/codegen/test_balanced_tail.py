@@ -81,7 +81,7 @@ def test_layer_norm_last_round_over_every_core_is_faster(monkeypatch):
     x = rng.standard_normal((256, 4096)).astype(np.float16)
     w, b = rng.standard_normal(4096).astype(np.float16), rng.standard_normal(4096).astype(np.float16)
     attrs, out, cycles = _layer_norm_run(x, w, b)
-    assert attrs["schedule"]["distribution"] == "cyclic-balanced-tail" and attrs["schedule"]["tile"] == [2, 4096]
+    assert attrs["schedule"].distribution == "cyclic-balanced-tail" and list(attrs["schedule"].tile) == [2, 4096]
     t = attrs["tiling"]
     assert (t["n_tiles"], t["tail_full"], t["tail_units"], t["tail_extra"]) == (144, 96, 1, 16)
     ref = F.layer_norm(torch.from_numpy(x).float(), (4096,), torch.from_numpy(w).float(), torch.from_numpy(b).float())
@@ -90,7 +90,7 @@ def test_layer_norm_last_round_over_every_core_is_faster(monkeypatch):
     monkeypatch.setattr(tiling, "row_tail", lambda *a: None)
     monkeypatch.setattr(cost, "row_tail", lambda *a: None)
     attrs_c, out_c, cycles_c = _layer_norm_run(x, w, b)
-    assert attrs_c["schedule"]["distribution"] == "cyclic" and attrs_c["tiling"]["n_tiles"] == 128
+    assert attrs_c["schedule"].distribution == "cyclic" and attrs_c["tiling"]["n_tiles"] == 128
     np.testing.assert_array_equal(out, out_c)
     assert cycles < 0.97 * cycles_c, (cycles, cycles_c)
 

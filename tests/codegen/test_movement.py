@@ -200,7 +200,7 @@ def test_transpose_over_column_tiles_syncs_across_nested_loops():
     ck = _kernel(_kernel_module(
         "    %t = hfusion.transpose %x0 {perm = [1, 0]} : (tensor<1300x400xf32>) -> tensor<400x1300xf32>\n"
         "    func.return %t : tensor<400x1300xf32>", ["tensor<1300x400xf32>"], "tensor<400x1300xf32>"))
-    assert ck.hivm.attributes["schedule"]["tile_r0"][1] < 1300  # several column tiles per work item
+    assert ck.hivm.attributes["schedule"].tiles[0][1] < 1300  # several column tiles per work item
     (out,), res = run_kernel(ck, [x], {})
     np.testing.assert_array_equal(out.reshape(400, 1300), x.T)
     assert res.stats.hazards_checked
@@ -219,7 +219,7 @@ def test_head_split_spreads_over_the_cores(shape, dt, tile):
     src, dst = f"tensor<{b}x{s}x{h}x{d}x{dt}>", f"tensor<{b}x{h}x{s}x{d}x{dt}>"
     ck = _kernel(_kernel_module(f"    %t = hfusion.transpose %x0 {{perm = [0, 2, 1, 3]}} : ({src}) -> {dst}\n"
                                 f"    func.return %t : {dst}", [src], dst))
-    assert ck.hivm.attributes["schedule"]["tile_r0"] == tile
+    assert list(ck.hivm.attributes["schedule"].tiles[0]) == tile
     x = np.random.default_rng(7).standard_normal(shape).astype(NP[dt])
     (out,), res = run_kernel(ck, [x], {})
     np.testing.assert_array_equal(out.reshape(b, h, s, d), x.transpose(0, 2, 1, 3))

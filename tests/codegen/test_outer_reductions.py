@@ -2,6 +2,7 @@
 halves, each level one set of instructions over all the rows it combines — ceil(log2 rows) dependent vector steps,
 not one per row — through the real pipeline on the simulator (hazard checker on), against numpy."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -97,12 +98,9 @@ def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
     head, tail = default_pipeline(PipelineOptions(split_reductions=False)).split(",convert-to-hivm,")
     PassManager.from_pipeline(head, verify=True).run(module)
     kernel = next(op for op in module.walk() if op.name == "func.func" and op.attributes.get("kernel"))
-    sched = dict(kernel.attributes["schedule"])
-    assert sched["tile"] == [256, 8] and sched["scratch_bytes"] == outer_fold_bytes(128, 1, 32) == 4096
-    sched["scratch_bytes"] = scratch
-    if not scratch:
-        del sched["scratch_bytes"]
-    kernel.attributes["schedule"] = sched
+    sched = kernel.attributes["schedule"]
+    assert list(sched.tile) == [256, 8] and sched.scratch_bytes == outer_fold_bytes(128, 1, 32) == 4096
+    kernel.attributes["schedule"] = dataclasses.replace(sched, scratch_bytes=scratch)
     PassManager.from_pipeline("convert-to-hivm," + tail, verify=True).run(module)
     (ck,) = compile_module(module).values()
     k = outer_fold_rows(256, 1, 32, scratch)

@@ -245,7 +245,7 @@ def test_bf16_math_through_legalize_with_ub_full():
     module = lower(text)
     ck = only_kernel(module)
     kernel = module.lookup(ck.name)
-    assert kernel.attributes["schedule"]["ub_bytes"] > 192 * 1024 - 8 * 1024  # the tiles fill UB
+    assert kernel.attributes["schedule"].ub_bytes > 192 * 1024 - 8 * 1024  # the tiles fill UB
     assert "vconv src_dtype=bf16 dst_dtype=f32" in ck.assembly()
     for s0 in (3, 1000):
         b = {"s0": s0}
@@ -272,7 +272,7 @@ def test_long_row_reduction_with_ub_full_uses_planned_scratch():
     ck = only_kernel(module)
     kernel = module.lookup(ck.name)
     sched = kernel.attributes["schedule"]
-    assert sched["scratch_bytes"] == 16 * 4 * 256 and sched["ub_bytes"] <= 192 * 1024
+    assert sched.scratch_bytes == 16 * 4 * 256 and sched.ub_bytes <= 192 * 1024
     scratch = [op for op in kernel.walk() if op.name == "hivm.alloc" and op.attributes.get("scratch")]
     assert len(scratch) == 1 and scratch[0].result.type.nbytes == 16 * 4 * 256 and "offsets" in scratch[0].attributes
     for s0 in (1, 25, 700):
@@ -323,7 +323,7 @@ def test_softmax_dynamic_last_dim_event_ids():
     text = softmax("f32", "s1").replace("symbols = {s0 = [1, 4096]}", "symbols = {s0 = [1, 512], s1 = [1, 20000]}")
     module = lower(text)
     ck = only_kernel(module)
-    assert module.lookup(ck.name).attributes["schedule"]["reduce_looped"]
+    assert module.lookup(ck.name).attributes["schedule"].reduce_looped
     for s0, s1 in ((3, 20000), (50, 77)):
         b = {"s0": s0, "s1": s1}
         (x,) = _inputs(ck, b)

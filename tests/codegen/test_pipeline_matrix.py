@@ -322,7 +322,7 @@ def test_row_sum_whole_block_step_of_long_rows(rows):
     ck = only_kernel(module)
     kernel = next(f for f in module.functions if f.attributes.get("kernel"))
     sched = kernel.attributes["schedule"]
-    assert int(sched["tile"][0]) % 8 == 0 and (int(sched["tile"][1]) >= 4096 or sched["reduce_looped"]), sched
+    assert int(sched.tile[0]) % 8 == 0 and (int(sched.tile[1]) >= 4096 or sched.reduce_looped), sched
     x = np.random.default_rng(rows).standard_normal((rows, 4096)).astype(np.float32)
     (out,), res = run_kernel(ck, [x], {})
     assert res.stats.hazards_checked

@@ -36,7 +36,7 @@ def test_long_row_reduction_folds_in_log_depth():
     assert res.stats.hazards_checked
 
     scratch = _scratch(kernel)
-    rows = kernel.attributes["schedule"]["tile"][0]
+    rows = kernel.attributes["schedule"].tile[0]
     scratch.result.type = MemRefType((min(rows, 16) * 256,), "i8", scratch.result.type.scope)
     chain = compile_kernel(kernel, module)
     (out_chain,), res_chain = run_kernel(chain, [x], b)
@@ -54,7 +54,7 @@ def test_softmax_reads_row_maxima_and_sums_in_place():
     sched = kernel.attributes["schedule"]
     # x (loaded, 2 copies), the row max, the row sum, and x - max: exp and the quotient overwrite it in place (the
     # quotient's other operand, the row sum, already read exp(x - max)); stored, 2 copies
-    assert sched["buffers"] == 4 and not sched["reduce_looped"]
+    assert len(sched.buffers) == 4 and not sched.reduce_looped
     b = {"s0": 50}
     (x,) = _inputs(ck, b)
     (out,), res = run_kernel(ck, [x], b)
@@ -121,12 +121,12 @@ def test_softmax_rows_pipelined_across_work_items():
     want = e / e.sum(1, keepdims=True)
     kernel, ck, out, res = _run_rows(_softmax_f16(96), x)
     sched = kernel.attributes["schedule"]
-    assert sched["pipelined"] and sched["tile"][1] == 4096
+    assert sched.pipelined and sched.tile[1] == 4096
     stages = {op.attributes["stage"] for op in kernel.walk() if "stage" in op.attributes}
     assert stages == {0, 1}
     np.testing.assert_allclose(out.astype(np.float64), want, rtol=2e-3, atol=1e-4)
     lock_kernel, _, lock_out, lock_res = _run_rows(_softmax_f16(96), x, row_pipeline=False)
-    assert not lock_kernel.attributes["schedule"].get("pipelined")
+    assert not lock_kernel.attributes["schedule"].pipelined
     np.testing.assert_allclose(out.astype(np.float32), lock_out.astype(np.float32), rtol=4e-3, atol=1e-6)
     assert res.stats.cycles < 0.95 * lock_res.stats.cycles, (res.stats.cycles, lock_res.stats.cycles)
 
@@ -190,7 +190,7 @@ def test_layer_norm_rows_pipelined_with_one_copy_of_the_tiles():
         assert res.stats.hazards_checked
         runs[rp] = (module.lookup(ck.name).attributes["schedule"], out.reshape(x.shape), res.stats.cycles)
     sched = runs[True][0]
-    assert sched["pipelined"] and sched["tile"] == [2, 4096] and sched["multi_buffer"] == 1
+    assert sched.pipelined and list(sched.tile) == [2, 4096] and sched.io_copies == 1
     ref = F.layer_norm(torch.from_numpy(x).float(), (4096,), torch.from_numpy(w).float(), torch.from_numpy(b).float())
     np.testing.assert_allclose(runs[True][1].astype(np.float32), ref.numpy(), atol=2e-2, rtol=1e-2)
     np.testing.assert_allclose(runs[True][1].astype(np.float32), runs[False][1].astype(np.float32), rtol=4e-3,

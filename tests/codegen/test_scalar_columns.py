@@ -81,7 +81,7 @@ def test_only_a_kernel_bound_by_its_vector_work_reads_scalars():
     assert "vbrcb" in only_kernel(large).assembly() and "ld_ub" not in only_kernel(large).assembly()
     sched = [op.attributes["schedule"] for m in (small, large) for op in m.walk()
              if op.name == "func.func" and "schedule" in op.attributes]
-    assert [s.get("scalar_columns", False) for s in sched] == [True, False]
+    assert [s.scalar_columns for s in sched] == [True, False]
 
 
 def test_scalar_columns_are_faster_than_vbrcb(monkeypatch):

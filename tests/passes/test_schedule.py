@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from graph_passes.dialects.schedule_attrs import MovementSchedule
 from graph_passes.ir.sizes import evaluate, sym
 from graph_passes.passes import PassManager
 from graph_passes.schedule.buffers import plan_buffers
@@ -28,45 +29,45 @@ def schedule(module, options=""):
 def ub_bytes(module, kernel, sched) -> int:
     """UB bytes of the buffers the lowering allocates (recomputed independently of the recorded figure)."""
     info = analyze_kernel(kernel, module.size_vars(), TARGET)
-    plan = plan_buffers(info, sched["reduce_looped"])
-    return plan.ub_bytes(sched["tile"], TARGET.ub_align, sched["multi_buffer"])
+    plan = plan_buffers(info, sched.reduce_looped)
+    return plan.ub_bytes(list(sched.tile), TARGET.ub_align, sched.io_copies)
 
 
 def test_static_elementwise():
     m = vk.elementwise(n=4096, dtype="f32", symbols="")
     kernel, sched, tiling, ctx = schedule(m)
     assert ctx.counter("hfusion-auto-schedule", "kernels-scheduled") == 1
-    assert sched["kind"] == "PURE_ELEMWISE" and sched["buffers"] == 4 and sched["multi_buffer"] == 2
-    tile = sched["tile"][0]
+    assert sched.kind == "PURE_ELEMWISE" and len(sched.buffers) == 4 and sched.io_copies == 2
+    tile = sched.tile[0]
     assert tile * 48 >= 4096 and tile % 8 == 0  # every core gets work, 32 B-aligned tiles
     assert tiling["n0"] == 4096 and tiling["n_tiles"] == math.ceil(4096 / tile)
     assert tiling["block_dim"] == min(48, tiling["n_tiles"])
-    assert ub_bytes(m, kernel, sched) == sched["ub_bytes"] <= TARGET.ub_bytes
+    assert ub_bytes(m, kernel, sched) == sched.ub_bytes <= TARGET.ub_bytes
 
 
 @pytest.mark.parametrize("s0", [1, 1000, 777777])
 def test_dynamic_elementwise_tiling_evaluates(s0):
     m = vk.elementwise()  # 128*s0 f16 elements
     kernel, sched, tiling, _ = schedule(m)
-    tile = sched["tile"][0]
+    tile = sched.tile[0]
     assert isinstance(tile, int)
     n = evaluate(tiling["n0"], {"s0": s0})
     n_tiles = evaluate(tiling["n_tiles"], {"s0": s0})
     block_dim = evaluate(tiling["block_dim"], {"s0": s0})
     step = evaluate(tiling["step0"], {"s0": s0})  # split per launch: 32-B granules spread over the cores
-    assert n == 128 * s0 and sched["split_dims"] == [0]
+    assert n == 128 * s0 and list(sched.split_dims) == [0]
     assert step == min(tile, 16 * math.ceil(n / (16 * 48)))
     assert n_tiles == math.ceil(n / step)
     assert block_dim == min(48, n_tiles)
-    assert ub_bytes(m, kernel, sched) * 1 == sched["ub_bytes"] <= 192 * 1024
+    assert ub_bytes(m, kernel, sched) * 1 == sched.ub_bytes <= 192 * 1024
     # every live buffer times its depth: 4 buffers, all loaded or stored → depth 2
-    assert sched["buffers"] * 2 * tile * 2 <= 192 * 1024
+    assert len(sched.buffers) * 2 * tile * 2 <= 192 * 1024
 
 
 def test_options_multi_buffer_max_tile_and_block_dim():
     _, sched, tiling, _ = schedule(vk.elementwise(), "{multi-buffer=3 max-tile-elems=1000 block-dim=7}")
-    assert sched["multi_buffer"] == 3
-    assert sched["tile"][0] <= 1000
+    assert sched.io_copies == 3
+    assert sched.tile[0] <= 1000
     assert evaluate(tiling["block_dim"], {"s0": 10**6}) == 7
     assert evaluate(tiling["block_dim"], {"s0": 1}) == evaluate(tiling["n_tiles"], {"s0": 1}) == 4  # 128 f16: 4 x 32
 
@@ -74,12 +75,12 @@ def test_options_multi_buffer_max_tile_and_block_dim():
 def test_softmax_short_row_one_pass():
     m = vk.softmax(cols=64)
     kernel, sched, tiling, ctx = schedule(m)
-    assert sched["reduce_dims"] == [1] and not sched["reduce_looped"] and sched["passes"] == 1
-    assert sched["tile"][1] == 64 and sched["tile"][0] > 1  # a block of whole rows per tile
-    assert "tiles1" not in tiling and sched["split_dims"] == [0]
+    assert list(sched.reduce_dims) == [1] and not sched.reduce_looped and sched.passes == 1
+    assert sched.tile[1] == 64 and sched.tile[0] > 1  # a block of whole rows per tile
+    assert "tiles1" not in tiling and list(sched.split_dims) == [0]
     # the rows step per launch: whole tiles when there are many rows, fewer rows per work item for every core
     # (in steps of 8: the row sums' 4-B rows are whole 32-B blocks) when there are few
-    rows = sched["tile"][0]
+    rows = sched.tile[0]
     assert evaluate(tiling["n_tiles"], {"s0": 100_000}) == math.ceil(100_000 / rows)
     assert evaluate(tiling["step0"], {"s0": 1000}) == 24 and evaluate(tiling["n_tiles"], {"s0": 1000}) == 42
     assert ub_bytes(m, kernel, sched) <= TARGET.ub_bytes
@@ -89,10 +90,10 @@ def test_softmax_short_row_one_pass():
 def test_softmax_row_too_long_for_ub_is_multipass():
     m = vk.softmax(rows="s0", cols=1_000_000)
     kernel, sched, tiling, ctx = schedule(m)
-    assert sched["reduce_looped"] and sched["passes"] == 3  # running max, sum of exp, normalise
+    assert sched.reduce_looped and sched.passes == 3  # running max, sum of exp, normalise
     # the row sums (4 B per row) are a result too: 8 rows per work item write whole 32-B GM blocks
-    assert sched["tile"][0] == 8 and sched["tile"][1] < 1_000_000
-    assert tiling["tiles1"] == math.ceil(1_000_000 / sched["tile"][1])
+    assert sched.tile[0] == 8 and sched.tile[1] < 1_000_000
+    assert tiling["tiles1"] == math.ceil(1_000_000 / sched.tile[1])
     assert evaluate(tiling["n_tiles"], {"s0": 20}) == 3
     assert ub_bytes(m, kernel, sched) <= TARGET.ub_bytes
     assert ctx.counter("hfusion-auto-schedule", "reductions-multipass") == 1
@@ -101,10 +102,10 @@ def test_softmax_row_too_long_for_ub_is_multipass():
 def test_dim0_reduction():
     m = vk.column_sum(rows="s0", cols=300)
     kernel, sched, tiling, _ = schedule(m)
-    assert sched["reduce_dims"] == [0]
-    assert sched["reduce_looped"]  # s0 is unbounded: the reduced rows are tiled and accumulated
-    assert sched["passes"] == 2  # the sum's and the max's; no pass after them (the reductions are the results)
-    rows, cols = sched["tile"]
+    assert list(sched.reduce_dims) == [0]
+    assert sched.reduce_looped  # s0 is unbounded: the reduced rows are tiled and accumulated
+    assert sched.passes == 2  # the sum's and the max's; no pass after them (the reductions are the results)
+    rows, cols = list(sched.tile)
     assert rows > 1 and (cols == 300 or cols % 8 == 0)
     assert evaluate(tiling["n_tiles"], {"s0": 10}) == math.ceil(300 / cols) > 1  # columns spread over cores
     assert evaluate(tiling["tiles0"], {"s0": 10_000}) == math.ceil(10_000 / rows)
@@ -114,7 +115,7 @@ def test_dim0_reduction():
 def test_dim0_reduction_bounded_rows_one_pass():
     m = vk.column_sum(rows="s0", cols=64, symbols="s0 = [1, 64]")
     _, sched, tiling, _ = schedule(m)
-    assert not sched["reduce_looped"] and sched["tile"][0] == 64  # sized for the largest s0
+    assert not sched.reduce_looped and sched.tile[0] == 64  # sized for the largest s0
     assert "tiles0" not in tiling
 
 
@@ -124,11 +125,11 @@ def test_dim0_reduction_narrows_columns_for_one_pass():
     32-B columns spread the work over 16 cores (not 2); the scratch holds the whole fold tree (128 rows of 32 B)."""
     m = vk.norm_param_grads()
     kernel, sched, tiling, ctx = schedule(m)
-    assert not sched["reduce_looped"] and sched["passes"] == 1
-    assert sched["tile"] == [256, 8]
+    assert not sched.reduce_looped and sched.passes == 1
+    assert list(sched.tile) == [256, 8]
     assert tiling["block_dim"] == tiling["n_tiles"] == 16
-    assert sched["scratch_bytes"] == 128 * 32
-    assert ub_bytes(m, kernel, sched) == sched["ub_bytes"] <= TARGET.ub_bytes
+    assert sched.scratch_bytes == 128 * 32
+    assert ub_bytes(m, kernel, sched) == sched.ub_bytes <= TARGET.ub_bytes
     assert ctx.counter("hfusion-auto-schedule", "reductions-multipass") == 0
 
 
@@ -136,7 +137,7 @@ def test_dim0_reduction_spreads_32_byte_columns():
     """A bias gradient grad.sum(0) of 256×128 f32 fits one pass in 128-column tiles; its columns then shrink to
     one GM block (8 f32) per work item, not one vector repeat (64), so 16 cores share it."""
     _, sched, tiling, _ = schedule(vk.column_sum(rows=256, cols=128, symbols=""))
-    assert not sched["reduce_looped"] and sched["tile"] == [256, 8] and tiling["block_dim"] == 16
+    assert not sched.reduce_looped and list(sched.tile) == [256, 8] and tiling["block_dim"] == 16
 
 
 def test_schedule_is_attributes_only_interpreter_agrees():
@@ -169,7 +170,7 @@ def test_transpose_kernel_gets_the_movement_schedule():
     m = vk.module([("x", t)], body, [("%r", "tensor<16x8xf32>")], "ANY_PB", [("a", t)])
     kernel, sched, tiling, ctx = schedule(m)
     # output rows of 8 f32 are whole 32-B blocks: one row per work item, 16 of them over 16 cores
-    assert sched["kind"] == "MOVEMENT" and sched["tile_r0"] == [1, 8] and tiling["block_dim"] == 16
+    assert isinstance(sched, MovementSchedule) and list(sched.tiles[0]) == [1, 8] and tiling["block_dim"] == 16
     assert ctx.counter("hfusion-auto-schedule", "kernels-movement") == 1
 
 
@@ -184,10 +185,10 @@ def test_movement_work_items_are_tiles_of_several_dims():
     of [1, 1, 128, 64], one per core."""
     kernel, sched, tiling, _ = schedule(_permute_kernel("tensor<1x512x12x64xf32>", [0, 2, 1, 3],
                                                         "tensor<1x12x512x64xf32>"))
-    assert sched["kind"] == "MOVEMENT" and sched["tile_r0"] == [1, 1, 128, 64]
+    assert isinstance(sched, MovementSchedule) and list(sched.tiles[0]) == [1, 1, 128, 64]
     assert {k: v for k, v in tiling.items() if k.startswith("r0_tiles")} == {"r0_tiles1": 12, "r0_tiles2": 4,
                                                                              "r0_tiles": 48}
-    assert tiling["block_dim"] == 48 and sched["ub_bytes"] <= TARGET.ub_bytes
+    assert tiling["block_dim"] == 48 and sched.ub_bytes <= TARGET.ub_bytes
 
 
 def test_movement_keeps_a_dim_whose_slabs_share_gm_blocks_inside_the_work_item():
@@ -195,7 +196,7 @@ def test_movement_keeps_a_dim_whose_slabs_share_gm_blocks_inside_the_work_item()
     cores holding tiles of dim 1 in neighbouring slabs would write one block: dim 1 is never split. Dim 0 is split
     in pairs of slabs (480 B), the only whole-block tiles: 2 work items, however few for the cores."""
     kernel, sched, tiling, _ = schedule(_permute_kernel("tensor<5x4x24xf16>", [1, 0, 2], "tensor<4x5x24xf16>"))
-    assert sched["tile_r0"][0] == 2 and sched["tile_r0"][1:] == [5, 24]
+    assert sched.tiles[0][0] == 2 and list(sched.tiles[0][1:]) == [5, 24]
     assert tiling["r0_tiles0"] == 2 and tiling["r0_tiles"] == 2 and "r0_tiles1" not in tiling
 
 
@@ -205,7 +206,7 @@ def test_movement_symbolic_work_items(s0):
     size expression; a result with a symbolic work dim keeps the tile UB gave it (not spread over the cores)."""
     kernel, sched, tiling, _ = schedule(_permute_kernel("tensor<s0x512x12x64xf32>", [0, 2, 1, 3],
                                                         "tensor<s0x12x512x64xf32>", "s0 = [1, 64]"))
-    tile = sched["tile_r0"]
+    tile = list(sched.tiles[0])
     assert tile[0] == 1 and tile[1] == 1 and tile[2] < 512 and tile[3] == 64
     items = s0 * 12 * math.ceil(512 / tile[2])
     assert evaluate(tiling["r0_tiles"], {"s0": s0}) == items
@@ -218,15 +219,15 @@ def test_row_kernel_software_pipelined_when_the_estimate_favours_it():
     keeps the lockstep schedule."""
     m = vk.softmax_f16()
     kernel, sched, tiling, _ = schedule(m)
-    assert sched["pipelined"] and sched["tile"][1] == 4096
+    assert sched.pipelined and sched.tile[1] == 4096
     info = analyze_kernel(kernel, m.size_vars(), TARGET)
     plan = plan_buffers(info, False)
-    (stages,) = [st for st in split_stages(info, plan, sched["tile"], TARGET, True)
-                 + split_stages(info, plan, sched["tile"], TARGET, False) if st.split == sched["stage_split"]][:1]
+    (stages,) = [st for st in split_stages(info, plan, list(sched.tile), TARGET, True)
+                 + split_stages(info, plan, list(sched.tile), TARGET, False) if st.split == sched.stage_split][:1]
     carried = [plan.buffers[i] for i in stages.carried]
     assert [b.dtype for b in carried] == ["f32"] and not any(b.loaded or b.stored for b in carried)
     assert abs(stages.first.levels - stages.second.levels) <= 3  # the split evens the stages' dependent steps
-    assert sched["ub_bytes"] <= TARGET.ub_bytes
+    assert sched.ub_bytes <= TARGET.ub_bytes
     _, lock, _, _ = schedule(vk.softmax_f16(), "{row-pipeline=false}")
     assert not lock.get("pipelined") and "stage_split" not in lock
 
@@ -238,8 +239,8 @@ def test_no_stage_cut_carries_a_stored_buffer():
     m = vk.softmax(rows=256, cols=4096, symbols="")
     kernel, sched, _, _ = schedule(m)
     info = analyze_kernel(kernel, m.size_vars(), TARGET)
-    assert split_stages(info, plan_buffers(info, False), sched["tile"], TARGET) == []
-    assert not sched.get("pipelined")
+    assert split_stages(info, plan_buffers(info, False), list(sched.tile), TARGET) == []
+    assert not sched.pipelined
 
 
 def test_invariant_load_read_only_by_hoisted_values_shares_ub():
@@ -249,7 +250,7 @@ def test_invariant_load_read_only_by_hoisted_values_shares_ub():
     kernel, sched, _, _ = schedule(m)
     info = analyze_kernel(kernel, m.size_vars(), TARGET)
     plan = plan_buffers(info, False)
-    tile, whole = sched["tile"], {1}
+    tile, whole = list(sched.tile), {1}
     early = [b for b in plan.buffers if plan._dead_before_loop(b, whole)]
     assert [b.dtype for b in early] == ["f16"] and early[0].mask == (1,)
     total = sum(b.nbytes(tile, TARGET.ub_align) * b.depth(2, whole) for b in plan.buffers)
@@ -301,9 +302,9 @@ def test_one_copy_of_the_io_buffers_when_that_spreads_the_work_items():
 
     m = parse_module(PER_ROW_GATHER)
     kernel, sched, tiling, _ = schedule(m)
-    assert sched["multi_buffer"] == 1 and "block_dim" not in sched, sched  # not pinned to one core
-    assert sched["tile"][0] % 32 == 0 and tiling["block_dim"] == 512 // sched["tile"][0] > 1, (sched, tiling)
-    assert ub_bytes(m, kernel, sched) == sched["ub_bytes"] <= TARGET.ub_bytes
+    assert sched.io_copies == 1 and sched.block_dim == 0, sched  # not pinned to one core
+    assert sched.tile[0] % 32 == 0 and tiling["block_dim"] == 512 // sched.tile[0] > 1, (sched, tiling)
+    assert ub_bytes(m, kernel, sched) == sched.ub_bytes <= TARGET.ub_bytes
     PassManager.from_pipeline("convert-to-hivm,hivm-mark-multi-buffer{depth=2}", verify=True).run(m)
     allocs = [op for op in m.lookup("main_fused_0").walk() if op.name == "hivm.alloc" and "scratch" not in op.attributes]
     loaded = [a for a in allocs if a.attributes.get("multi_buffer") is not None]
@@ -331,7 +332,7 @@ def test_a_launch_without_rows_steps_by_at_least_one_granule(make):
     argument 'nan' is not comparable")."""
     m = make()
     _, sched, tiling, _ = schedule(m)
-    (d,) = sched["split_dims"]
+    (d,) = list(sched.split_dims)
     at = {"s0": 5, "s1": 5}
     assert evaluate(tiling[f"step{d}"], at) >= 1
     assert evaluate(tiling["n_tiles"], at) == 0 and evaluate(tiling["block_dim"], at) == 0

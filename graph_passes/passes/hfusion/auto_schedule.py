@@ -7,10 +7,14 @@ kernel's ``tiling`` attribute, evaluated by the host at each launch. The body is
 ``convert-to-hivm`` builds the loops from the attributes (docs/schedule.md)::
 
     func.func @main_fused_0(...) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3],
-        schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1,
-                    reduce_dims = [], reduce_looped = false, tile = [8192], ub_bytes = 131072},
+        schedule = #hfusion.schedule<{kind = "PURE_ELEMWISE", tile = [8192], ub_bytes = 131072, buffers = [
+            {dtype = "f16", dims = [0], values = ["a0"], copies = 2, loaded = true}, ...]}>,
         tiling = {block_dim = (Min(48,ceiling(s0/64))), n0 = (128*s0), n_tiles = (ceiling(s0/64)),
                   tiles0 = (ceiling(s0/64))}}
+
+The ``schedule`` is a typed attribute (graph_passes/dialects/schedule_attrs.py): the tile, the work split and
+distribution, the buffer plan with each buffer's copies (the multi-buffer depth is decided here, once), the
+scratch, pipelining and the idioms chosen. ``convert-to-hivm`` and ``hivm-mark-multi-buffer`` read it.
 
 Kernels of other fusion kinds (cube kinds) are left alone; a vector kernel without a vector lowering (an
 embedding-row gather, concat …) is left unscheduled and counted (``kernels-unschedulable``); ``convert-to-hivm`` marks it.
@@ -18,7 +22,7 @@ Option ``tile-elems=N`` (N > 0) requests tiles of N elements (rounded to the ali
 even when the buffers × multi-buffer depth exceed UB: ``hivm-plan-memory`` then overflows and the compile driver's
 retry ladder takes over (fewer multi-buffers, then halved requests).
 A kernel that only moves data (transposes, strided slices, concats of its arguments) gets the movement schedule
-(``kind = "MOVEMENT"``, one ``tile_r<i>`` per result; graph_passes/schedule/movement.py).
+(``#hfusion.movement_schedule``, one tile per result; graph_passes/schedule/movement.py).
 Counters: ``kernels-scheduled``, ``kernels-unschedulable``, ``kernels-movement``, ``reductions-multipass``.
 """
 
@@ -29,8 +33,10 @@ from typing import ClassVar
 
 from ...ir.core import Operation
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
+from ...dialects.schedule_attrs import MovementSchedule
 from ...schedule.movement import analyze_movement, choose_tiles
 from ...schedule.movement import tiling_params as movement_tiling, ub_bytes as movement_ub_bytes
+from ...schedule.record import vector_schedule
 from ...schedule.tiling import ScheduleError, choose_tile, tiling_params
 from ...target import module_target
 from .. import ModulePass, PassContext, PassError, register_pass
@@ -68,7 +74,7 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     except Unsupported as e:
         if schedule_movement_kernel(func, sizes, target, options, ctx):
             return True
-        return _unschedulable(func, ctx, e.op_name)
+        return _unschedulable(func, ctx, e.op_name, e.reason)
     try:
         sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems,
                             options.tile_elems, options.row_pipeline)
@@ -81,26 +87,26 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
         return _unschedulable(func, ctx, "hfusion.gather", f"gathers from rows loaded whole into UB ({rows}): {e}")
     func.attributes.pop("schedule_unsupported", None)
     func.attributes.pop("schedule_unsupported_reason", None)
-    func.attributes["schedule"] = sched.attrs(info, options.multi_buffer)
-    func.attributes["tiling"] = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim,
-                                              target.ub_align)
-    if "tail_full" in func.attributes["tiling"]:  # the last round spread over every core (schedule/tail.py)
-        func.attributes["schedule"]["distribution"] = "cyclic-balanced-tail"
+    tiling = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim, target.ub_align)
+    attrs = sched.attrs(info, options.multi_buffer)
+    if "tail_full" in tiling:  # the last round spread over every core (schedule/tail.py)
+        attrs["distribution"] = "cyclic-balanced-tail"
+    func.attributes["schedule"] = vector_schedule(info, sched, attrs, options.multi_buffer, tiling)
+    func.attributes["tiling"] = tiling
     ctx.count("kernels-scheduled")
     if sched.reduce_looped:
         ctx.count("reductions-multipass")
     return True
 
 
-def _unschedulable(func: Operation, ctx: PassContext, op_name: str, reason: str | None = None) -> bool:
-    """Leave ``func`` without a schedule (it stays at tensor level), blaming ``op_name``; ``reason`` when the kernel
-    analyses fine but has no tile (convert-to-hivm reports it; otherwise it re-analyses for the reason)."""
+def _unschedulable(func: Operation, ctx: PassContext, op_name: str, reason: str) -> bool:
+    """Leave ``func`` without a schedule (it stays at tensor level), blaming ``op_name`` for ``reason``
+    (convert-to-hivm marks it unsupported with both)."""
     ctx.count("kernels-unschedulable")
     func.attributes.pop("schedule", None)
     func.attributes.pop("tiling", None)
     func.attributes["schedule_unsupported"] = op_name
-    if reason is not None:
-        func.attributes["schedule_unsupported_reason"] = reason
+    func.attributes["schedule_unsupported_reason"] = reason
     return False
 
 
@@ -115,10 +121,10 @@ def schedule_movement_kernel(func: Operation, sizes, target, options: AutoSchedu
     except Unsupported:
         return False
     func.attributes.pop("schedule_unsupported", None)
-    func.attributes["schedule"] = {"kind": "MOVEMENT", **{f"tile_r{r}": t for r, t in enumerate(tiles)},
-                                   "multi_buffer": options.multi_buffer,
-                                   "ub_bytes": movement_ub_bytes(info, tiles, options.multi_buffer),
-                                   "distribution": "cyclic"}
+    func.attributes.pop("schedule_unsupported_reason", None)
+    func.attributes["schedule"] = MovementSchedule(tiles=tuple(tuple(t) for t in tiles),
+                                                   ub_bytes=movement_ub_bytes(info, tiles, options.multi_buffer),
+                                                   multi_buffer=options.multi_buffer)
     func.attributes["tiling"] = movement_tiling(info, tiles, cores, sizes)
     ctx.count("kernels-scheduled")
     ctx.count("kernels-movement")

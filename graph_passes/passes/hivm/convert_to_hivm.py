@@ -1,16 +1,17 @@
 """``convert-to-hivm``: scheduled vector kernels become HIVM functions; the host launches them with ``hivm.launch``.
 
-After AscendNPU-IR's ``convert-hfusion-to-hivm``. Each device kernel carrying a ``schedule`` (from
-``hfusion-auto-schedule``) is rebuilt as docs/hivm.md shows: ``memref<…, gm>`` arguments, trailing ``index``
+After AscendNPU-IR's ``convert-hfusion-to-hivm``. Each device kernel carrying a ``schedule`` (the typed attribute
+``hfusion-auto-schedule`` records: dialects/schedule_attrs.py) is rebuilt from it, never re-planned, as docs/hivm.md
+shows: ``memref<…, gm>`` arguments, trailing ``index``
 tiling parameters (one per ``tiling`` entry, sorted by name), ``hivm.get_block_idx``, a loop over the work items
-cyclic over the cores, ``hivm.alloc`` buffers without scope, loads/stores and vector ops over valid extents
-(:mod:`graph_passes.conversion.hfusion_to_hivm`; a data-movement kernel — ``schedule.kind = "MOVEMENT"`` — by
+cyclic over the cores, ``hivm.alloc`` buffers without scope (each tagged with its ``buffer`` index in the schedule), loads/stores and vector ops over valid extents
+(:mod:`graph_passes.conversion.hfusion_to_hivm`; a data-movement kernel — a ``#hfusion.movement_schedule`` — by
 :mod:`graph_passes.conversion.movement_to_hivm`). The host's ``func.call`` of a converted kernel becomes
 ``hivm.launch`` on the same tensors, whose results are the out-parameters.
 
 A kernel with no vector lowering (gathers along a dim that is not the last, concat, transpose, matmul …; see
 docs/schedule.md) stays at tensor level with ``hivm.unsupported = "<op name>"`` and ``hivm.unsupported_reason``
-(the analysis' message, for vector kinds) and stays called by ``func.call``: the runtime runs it with the reference
+(``hfusion-auto-schedule``'s reason, for vector kinds) and stays called by ``func.call``: the runtime runs it with the reference
 interpreter and reports both. Nothing is skipped silently: counter ``kernels-unsupported``.
 
 Counters: ``kernels-converted``, ``kernels-unsupported``, ``loads``, ``stores``, ``vector-ops``.
@@ -24,9 +25,11 @@ from typing import ClassVar
 from ...conversion.hfusion_to_hivm import KernelLowering, LoweringError
 from ...conversion.movement_to_hivm import MovementLowering
 from ...dialects.hivm import LaunchOp
+from ...dialects.schedule_attrs import MovementSchedule
 from ...ir.core import Cube, Operation
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
 from ...schedule.movement import analyze_movement
+from ...schedule.record import StaleSchedule, plan_from_schedule
 from ...target import module_target
 from .. import ModulePass, PassContext, PassError, register_pass
 
@@ -47,7 +50,7 @@ class ConvertToHIVM(ModulePass):
         for func in list(module.functions):
             if not func.attributes.get("kernel") or _is_hivm(func):
                 continue
-            blame = _unsupported_op(func, sizes, target)
+            blame = _unsupported_op(func)
             if blame is not None:
                 func.attributes["hivm.unsupported"], detail = blame
                 if detail:
@@ -57,13 +60,15 @@ class ConvertToHIVM(ModulePass):
             if "schedule" not in func.attributes or "tiling" not in func.attributes:
                 raise PassError(f"{self.name}: kernel @{func.sym_name} has no schedule (run hfusion-auto-schedule)")
             schedule, tiling = func.attributes["schedule"], func.attributes["tiling"]
-            if schedule.get("kind") == "MOVEMENT":
-                lowering = MovementLowering(analyze_movement(func, sizes), schedule, tiling)
-            else:
-                lowering = KernelLowering(analyze_kernel(func, sizes, target), schedule, tiling, target.ub_align)
             try:
+                if isinstance(schedule, MovementSchedule):
+                    lowering = MovementLowering(analyze_movement(func, sizes), schedule, tiling)
+                else:
+                    info = analyze_kernel(func, sizes, target)
+                    plan, copies = plan_from_schedule(info, schedule)
+                    lowering = KernelLowering(info, schedule, plan, copies, tiling, target.ub_align)
                 new = lowering.build()
-            except LoweringError as e:
+            except (LoweringError, StaleSchedule, Unsupported) as e:
                 raise PassError(f"{self.name}: kernel @{func.sym_name}: {e}") from None
             block = module.body
             block.insert_before(func, new)
@@ -82,22 +87,16 @@ def _is_hivm(func: Operation) -> bool:
     return any(op.dialect == "hivm" for op in func.walk())
 
 
-def _unsupported_op(func: Operation, sizes, target) -> tuple[str, str] | None:
+def _unsupported_op(func: Operation) -> tuple[str, str] | None:
     """The op that keeps ``func`` at tensor level and why (empty when the op says it all: a cube op), or None when
-    it has a vector lowering."""
+    it has a schedule to lower."""
     if func.attributes.get("fusion_kind") not in VECTOR_KINDS:
         for op in func.walk():
             if op.has_trait(Cube):
                 return op.name, ""
         return f"fusion_kind {func.attributes.get('fusion_kind')}", ""
-    if func.attributes.get("schedule_unsupported_reason"):  # analysable, but no tile fits (hfusion-auto-schedule)
-        return func.attributes["schedule_unsupported"], func.attributes["schedule_unsupported_reason"]
-    try:
-        analyze_kernel(func, sizes, target)
-    except Unsupported as e:
-        if func.attributes.get("schedule", {}).get("kind") == "MOVEMENT":
-            return None
-        return e.op_name, e.reason
+    if "schedule_unsupported" in func.attributes:  # hfusion-auto-schedule found no vector schedule
+        return func.attributes["schedule_unsupported"], func.attributes.get("schedule_unsupported_reason", "")
     return None
 
 

@@ -1,9 +1,19 @@
-"""``hivm-mark-multi-buffer``: ask for ``depth`` rotating copies of the local buffers that a loop loads into or
-stores from, so that the next tile's load overlaps this tile's compute (after AscendNPU-IR's MarkMultiBuffer).
+"""``hivm-mark-multi-buffer``: give each local buffer the rotating copies its kernel's schedule decided, so that
+the next tile's load overlaps this tile's compute (after AscendNPU-IR's MarkMultiBuffer).
 
-A ``hivm.alloc`` outside an ``scf.for`` whose buffer is the destination of a ``hivm.load`` (or of the row DMAs of a
-``hivm.embedding_gather``) or the source of a ``hivm.store`` inside that loop gets ``multi_buffer = depth``. Buffers only vector ops touch are left single:
-the pipes that overlap across iterations are the DMA ones. ``depth = 1`` (or ``enable = false``) turns it off.
+The depth is decided once, by ``hfusion-auto-schedule``, and read here:
+
+- in a kernel with a vector schedule (``#hfusion.schedule``), a ``hivm.alloc {buffer = i}`` gets ``multi_buffer
+  = copies`` of the schedule's buffer i when that is more than one (``convert-to-hivm`` tags each alloc with the
+  buffer it allocates; a software-pipelined kernel's doubled buffers are already two allocs, untagged);
+- in a kernel with a movement schedule (``#hfusion.movement_schedule``), or in hand-written HIVM given ``depth``, a
+  ``hivm.alloc`` outside an ``scf.for`` whose buffer is the destination of a ``hivm.load`` (or of the row DMAs of a
+  ``hivm.embedding_gather``) or the source of a ``hivm.store`` inside that loop gets the schedule's
+  ``multi_buffer`` (or ``depth``). Buffers only vector ops touch are left single: the pipes that overlap across
+  iterations are the DMA ones.
+
+``depth`` (default 0: the schedule's) applies only to functions without a schedule; ``enable = false`` turns the
+pass off. A kernel with neither a schedule nor a depth is an error naming it.
 """
 
 from __future__ import annotations
@@ -12,17 +22,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...analysis.loops import buffer_users, multi_buffer_loop
-from .. import ModulePass, PassContext, register_pass
+from ...dialects.schedule_attrs import MovementSchedule, VectorSchedule
+from .. import ModulePass, PassContext, PassError, register_pass
 
 
 def _is_dma_end(alloc, user) -> bool:
     """``user`` loads into or stores from ``alloc``'s buffer (directly or through a view)."""
     if user.name == "hivm.load":
-        return user.operands[1] in _values_of(alloc)
+        return user.operand("dst") in _values_of(alloc)
     if user.name == "hivm.embedding_gather":
-        return user.operands[2] in _values_of(alloc)
+        return user.operand("dst") in _values_of(alloc)
     if user.name == "hivm.store":
-        return user.operands[0] in _values_of(alloc)
+        return user.operand("src") in _values_of(alloc)
     return False
 
 
@@ -32,24 +43,57 @@ def _values_of(alloc) -> list:
     return vals
 
 
+def dma_fed_in_loop(alloc) -> bool:
+    """Is ``alloc``'s buffer filled or drained by a DMA inside a loop that does not hold the alloc?"""
+    return multi_buffer_loop(alloc) is not None and any(_is_dma_end(alloc, u) for u in buffer_users(alloc.result))
+
+
 @register_pass
 @dataclass(frozen=True)
 class MarkMultiBuffer(ModulePass):
-    """Mark local buffers fed by loads or drained by stores inside loops with multi_buffer = depth."""
+    """Give local buffers the copies their kernel's schedule decided (multi_buffer = n)."""
 
     name: ClassVar[str] = "hivm-mark-multi-buffer"
-    depth: int = 2
+    depth: int = 0  # copies for functions without a schedule (hand-written HIVM); 0: take the schedule's
     enable: bool = True
 
     def run(self, module, ctx: PassContext) -> None:
         ctx.count("buffers-marked", 0)
-        if not self.enable or self.depth <= 1:
+        if not self.enable:
             return
-        for op in module.walk():
-            if op.name != "hivm.alloc" or "multi_buffer" in op.attributes or "offsets" in op.attributes:
+        if self.depth < 0:
+            raise PassError(f"{self.name}: depth must be >= 0, got {self.depth}")
+        for func in module.functions:
+            allocs = [op for op in func.walk() if op.name == "hivm.alloc" and "multi_buffer" not in op.attributes
+                      and "offsets" not in op.attributes]
+            if allocs:
+                self._mark(func, allocs, ctx)
+
+    def _mark(self, func, allocs: list, ctx: PassContext) -> None:
+        schedule = func.attributes.get("schedule")
+        for alloc in allocs:
+            if isinstance(schedule, VectorSchedule):
+                i = alloc.attributes.get("buffer")
+                n = schedule.buffers[i].copies if i is not None and i < len(schedule.buffers) else 1
+            elif not dma_fed_in_loop(alloc):
                 continue
-            if multi_buffer_loop(op) is None:
-                continue
-            if any(_is_dma_end(op, u) for u in buffer_users(op.result)):
-                op.attributes["multi_buffer"] = self.depth
+            elif isinstance(schedule, MovementSchedule):
+                n = schedule.multi_buffer
+            elif self.depth > 0:
+                n = self.depth
+            else:
+                raise PassError(f"{self.name}: @{func.sym_name} has no schedule to take the multi-buffer depth "
+                                f"from: give the pass a depth (hivm-mark-multi-buffer{{depth=2}})")
+            import os
+            if isinstance(schedule, VectorSchedule) and os.environ.get("NPU_CHECK_MB"):
+                d = int(os.environ["NPU_CHECK_MB"])
+                stamped = alloc.attributes.get("buffer") is not None and schedule.buffers[alloc.attributes["buffer"]].copies == 1 and d == 1
+                old = d if dma_fed_in_loop(alloc) and alloc.attributes.get("buffer") is not None else 1
+                all1 = all(b.copies == 1 for b in schedule.buffers if b.loaded or b.stored)
+                if all1 and not schedule.pipelined:
+                    old = 1 if any(b.loaded or b.stored for b in schedule.buffers) else old
+                if old != n and not schedule.pipelined:
+                    open("/tmp/mbcheck.txt", "a").write(f"{func.sym_name} buf {alloc.attributes.get('buffer')} old {old} new {n} {schedule.buffers[alloc.attributes['buffer']] if alloc.attributes.get('buffer') is not None else ''}\n")
+            if n > 1:
+                alloc.attributes["multi_buffer"] = n
                 ctx.count("buffers-marked")

@@ -3,9 +3,11 @@
 // Dynamic elementwise kernel: a static capacity-driven tile; dim sizes, trip counts and the block dim are
 // expressions of s0. Four buffers (x, y, z, and t reused in place by the add), each double-buffered, fill UB. Its
 // one symbolic dim is split per launch (split_dims): work items step by 32-B granules spread over the 48 cores,
-// at most the tile (a short input no longer runs as one work item on one core).
+// at most the tile (a short input no longer runs as one work item on one core). The schedule is a typed attribute:
+// each buffer names the body values it holds (a<i>: argument i, o<j>: the result of body op j; the add writes in
+// place over the product) and its copies, the multi-buffer depth decided here.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    schedule = {buffers = 4, distribution = "cyclic", kind = "PURE_ELEMWISE", multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, split_dims = [0], tile = [12288], ub_bytes = 196608}
+// CHECK-SAME:    schedule = #hfusion.schedule<{kind = "PURE_ELEMWISE", tile = [12288], ub_bytes = 196608, buffers = [{dtype = "f16", dims = [0], values = ["a0"], copies = 2, loaded = true}, {dtype = "f16", dims = [0], values = ["a1"], copies = 2, loaded = true}, {dtype = "f16", dims = [0], values = ["a2"], copies = 2, loaded = true}, {dtype = "f16", dims = [0], values = ["o0", "o1"], copies = 2, stored = true}], split_dims = [0]}>
 // CHECK-SAME:    tiling = {block_dim = (Min(48,ceiling(128*s0/Min(12288,16*ceiling(s0/6))))), n0 = (128*s0), n_tiles = (ceiling(128*s0/Min(12288,16*ceiling(s0/6)))), step0 = (Min(12288,16*ceiling(s0/6))), tiles0 = (ceiling(128*s0/Min(12288,16*ceiling(s0/6))))}
 // CHECK:       func.func @main(
 // CHECK-NOT:     schedule
@@ -14,12 +16,13 @@
 // the static 3000-element kernel gets one tile (its input, the same in every work item, is loaded once before the
 // loop: one copy). A request is rounded down to whole 256-B repeats (f16: 128).
 // RUN: npu-opt %s -p "hfusion-auto-schedule{tile-elems=65536}" --split-input-file | filecheck %s --check-prefix=REQ
-// REQ:       multi_buffer = 2, passes = 1, reduce_dims = [], reduce_looped = false, tile = [65536], ub_bytes = 1048576}
-// REQ:       tile = [3000], ub_bytes = 36000}
+// REQ:       tile = [65536], ub_bytes = 1048576, buffers = [{dtype = "f16", dims = [0], values = ["a0"], copies = 2, loaded = true}
+// REQ:       tile = [3000], ub_bytes = 36000, buffers = [{dtype = "f32", dims = [0], values = ["a0"], loaded = true}, {dtype = "f32", dims = [0], values = ["o0"], copies = 2, stored = true}]}>
 // REQ-SAME:  tiling = {block_dim = 1, n0 = 3000, n_tiles = 1}
-// REQ:       reduce_looped = true, scratch_bytes = 4096, tile = [1, 65536]
+// REQ:       tile = [1, 65536]
+// REQ-SAME:  reduce_looped = true, passes = 3, scratch_bytes = 4096
 // RUN: npu-opt %s -p "hfusion-auto-schedule{tile-elems=1000}" --split-input-file | filecheck %s --check-prefix=REQR
-// REQR:      tile = [896], ub_bytes = 14336}
+// REQR:      tile = [896], ub_bytes = 14336,
 module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<(128*s0)xf16>, %y: tensor<(128*s0)xf16>, %z: tensor<(128*s0)xf16>, %out: tensor<(128*s0)xf16>) -> (tensor<(128*s0)xf16>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [3]} {
     %t = hfusion.elemwise_binary %x, %y {fun = "mul"} : (tensor<(128*s0)xf16>, tensor<(128*s0)xf16>) -> tensor<(128*s0)xf16>
@@ -41,9 +44,9 @@ module attributes {symbols = {s0 = [1, 1000000]}, target = "ascend910b1"} {
 // CHECK-SAME:    tile = [64]
 // CHECK-SAME:    tiling = {block_dim = 47, n0 = 3000, n_tiles = 47, tiles0 = 47}
 // RUN: npu-opt %s -p "hfusion-auto-schedule{multi-buffer=1 block-dim=8}" --split-input-file | filecheck %s --check-prefix=OPT
-// OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, split_dims = [0], tile = [24576]
+// OPT:       tile = [24576], ub_bytes = 196608, buffers = [{dtype = "f16", dims = [0], values = ["a0"], loaded = true}, {{.*}}], split_dims = [0]}>
 // OPT-SAME:  block_dim = (Min(8,ceiling(128*s0/Min(24576,16*s0))))
-// OPT:       multi_buffer = 1, passes = 1, reduce_dims = [], reduce_looped = false, tile = [64]
+// OPT:       tile = [64], ub_bytes = 512, buffers = [{dtype = "f32", dims = [0], values = ["a0"], loaded = true}, {dtype = "f32", dims = [0], values = ["o0"], stored = true}]}>
 // OPT-SAME:  tiling = {block_dim = 8, n0 = 3000
 module attributes {target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<3000xf32>, %out: tensor<3000xf32>) -> (tensor<3000xf32>) attributes {fusion_kind = "PURE_ELEMWISE", kernel, output_args = [1]} {
@@ -57,7 +60,9 @@ module attributes {target = "ascend910b1"} {
 // Softmax rows that do not fit UB: the reduced dim is tiled (reduce_looped), three passes over each row; the row
 // reductions fold each tile's chunks into 16 partials of 256 B in the kernel's scratch.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    passes = 3, reduce_dims = [1], reduce_looped = true, scratch_bytes = 4096, tile = [1, {{[0-9]+}}]
+// CHECK-SAME:    tile = [1, {{[0-9]+}}]
+// CHECK-SAME:    {dtype = "f32", dims = [0], role = "partial", of = "o0"}
+// CHECK-SAME:    reduce_dims = [1], reduce_looped = true, passes = 3, scratch_bytes = 4096, inlined = ["o1", "o5"]}>
 // CHECK-SAME:    tiling = {block_dim = (Min(48,s0)), n0 = s0, n1 = 1000000, n_tiles = s0, tiles0 = s0, tiles1 = {{[0-9]+}}}
 module attributes {symbols = {s0 = [1, 4096]}, target = "ascend910b1"} {
   func.func @main_fused_0(%x: tensor<s0x1000000xf32>, %out: tensor<s0x1000000xf32>) -> (tensor<s0x1000000xf32>) attributes {fusion_kind = "LAST_AXIS_PBR", kernel, output_args = [1]} {

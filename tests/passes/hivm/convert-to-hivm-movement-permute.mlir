@@ -7,7 +7,7 @@
 // and result share), plus rows for a last partial gather repeat; hivm.vindex builds it once, before the work loop:
 // result dim 1 walks source dim 2 (32 B), dim 2 source dim 3 (4 B), dim 3 source dim 1 (128 B).
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [47, 4, 8, 8]
+// CHECK-SAME:    schedule = #hfusion.movement_schedule<{tiles = [[47, 4, 8, 8]]
 // CHECK:         [[ROWS:%[a-z0-9_]+]] = hivm.alloc : () -> memref<47x4x8x8xf32>
 // CHECK-NEXT:    [[SRC:%[a-z0-9_]+]] = hivm.alloc : () -> memref<47x8x4x8xf32>
 // CHECK-NEXT:    [[TABLE:%[a-z0-9_]+]] = hivm.alloc : () -> memref<6x8x8xi32>

@@ -21,7 +21,7 @@
 // work item's columns meet each input in 0 or 1 trips of a loop over its part of the input's columns.
 // CHECK-LABEL: func.func @main_fused_2(
 // CHECK-SAME:    %a: memref<2x8x32xf32, gm>, %b: memref<2x8x32xf32, gm>, %out: memref<16x64xf32, gm>,
-// CHECK-SAME:    tile_r0 = [1, 24]
+// CHECK-SAME:    tiles = [[1, 24]]
 // CHECK-SAME:    tiling = {block_dim = 48, r0_tiles = 48, r0_tiles0 = 16, r0_tiles1 = 3}
 // CHECK:         [[I1:%[a-z0-9_]+]] = arith.remsi %t, %c3
 // CHECK-NEXT:    [[I0:%[a-z0-9_]+]] = arith.floordivsi %t, %c3

@@ -13,7 +13,7 @@
 // through the kernel's scratch), rows are stored.
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    %x: memref<s0x128xf16, gm>, %out: memref<128xs0xf16, gm>, %block_dim: index, %r0_n1: index, [[TILES:%r0_tiles]]: index, %r0_tiles0: index, [[TILES1:%r0_tiles1]]: index)
-// CHECK-SAME:    schedule = {distribution = "cyclic", kind = "MOVEMENT", multi_buffer = 2, tile_r0 = [16, 1472], ub_bytes = 196608}
+// CHECK-SAME:    schedule = #hfusion.movement_schedule<{tiles = [[16, 1472]], ub_bytes = 196608}>
 // CHECK-SAME:    tiling = {block_dim = ((Min(48,8*ceiling(s0/1472))-1)*Max(1-Min(1,ceiling(s0/1472)-1),1-Min(1,2*(Mod(s0,16))))+1), r0_n1 = s0, r0_tiles = (8*ceiling(s0/1472)), r0_tiles0 = 8, r0_tiles1 = (ceiling(s0/1472))}
 // CHECK:         [[SRC:%[a-z0-9_]+]] = hivm.alloc : () -> memref<1472x16xf16>
 // CHECK:         [[DST:%[a-z0-9_]+]] = hivm.alloc : () -> memref<16x1472xf16>
