@@ -19,18 +19,28 @@ class StaleSchedule(Exception):
 
 def buffer_copies(info: KernelInfo, plan: BufferPlan, sched, multi_buffer: int, tiling: dict) -> dict:
     """Buffer index -> copies: the multi-buffer depth (or the schedule's own ``io_copies``) for a buffer a DMA fills
-    or drains inside the work-item loop, one for the others. A loaded buffer spanning only dims the tile covers
-    (no ``tiles{d}`` parameter) is loaded once, before the loop: one copy. A software-pipelined kernel doubles the
-    buffers its two stages share and, with a depth above one, its loaded and stored ones (pipelined_rows.py)."""
+    or drains inside the work-item loop, one for the others. An input spanning only dims the tile covers (no
+    ``tiles{d}`` parameter) is loaded once, before the loop (convert-to-hivm hoists it): one copy, whether it is
+    stored from or not; rows gathered from GM are gathered in the loop, whatever they span. (The tile sizing,
+    ``Buffer.depth``, differs in both: it keeps two copies of a stored input and one of whole gathered rows.) A
+    software-pipelined kernel doubles the buffers its two stages share and, with a depth above one, its loaded and
+    stored ones (pipelined_rows.py)."""
     depth = multi_buffer if sched.io_copies is None else sched.io_copies
     whole = {d for d in range(info.rank) if f"tiles{d}" not in tiling}
     if sched.stages is None:
-        return {b.index: b.depth(depth, whole) for b in plan.buffers}
+        return {b.index: 1 if _hoisted_load(info, b, whole) else depth if b.loaded or b.stored else 1
+                for b in plan.buffers}
     carried = carried_buffers(info, plan, compute_order(info, plan), sched.stages.split)
     invariant = {b.index for b in plan.buffers if b.loaded and set(b.mask) <= whole}
     io = {b.index for b in plan.buffers if (b.loaded or b.stored) and b.index not in invariant}
     doubled = carried | (io if depth > 1 else set())
     return {b.index: 2 if b.index in doubled else 1 for b in plan.buffers}
+
+
+def _hoisted_load(info: KernelInfo, b, whole: set) -> bool:
+    """Is ``b`` an input's (or an entry view's) buffer that convert-to-hivm loads once, before the work items?"""
+    return b.loaded and bool(b.values) and (b.values[0] in info.inputs or b.values[0] in info.views) \
+        and set(b.mask) <= whole
 
 
 def vector_schedule(info: KernelInfo, sched, attrs: dict, multi_buffer: int, tiling: dict) -> VectorSchedule:

@@ -84,16 +84,6 @@ class MarkMultiBuffer(ModulePass):
             else:
                 raise PassError(f"{self.name}: @{func.sym_name} has no schedule to take the multi-buffer depth "
                                 f"from: give the pass a depth (hivm-mark-multi-buffer{{depth=2}})")
-            import os
-            if isinstance(schedule, VectorSchedule) and os.environ.get("NPU_CHECK_MB"):
-                d = int(os.environ["NPU_CHECK_MB"])
-                stamped = alloc.attributes.get("buffer") is not None and schedule.buffers[alloc.attributes["buffer"]].copies == 1 and d == 1
-                old = d if dma_fed_in_loop(alloc) and alloc.attributes.get("buffer") is not None else 1
-                all1 = all(b.copies == 1 for b in schedule.buffers if b.loaded or b.stored)
-                if all1 and not schedule.pipelined:
-                    old = 1 if any(b.loaded or b.stored for b in schedule.buffers) else old
-                if old != n and not schedule.pipelined:
-                    open("/tmp/mbcheck.txt", "a").write(f"{func.sym_name} buf {alloc.attributes.get('buffer')} old {old} new {n} {schedule.buffers[alloc.attributes['buffer']] if alloc.attributes.get('buffer') is not None else ''}\n")
             if n > 1:
                 alloc.attributes["multi_buffer"] = n
                 ctx.count("buffers-marked")

@@ -71,8 +71,8 @@ module attributes {target = "ascend910b1"} {
 // CHECK-LABEL: func.func @main_fused_0(
 // CHECK-SAME:    %i: memref<1x21xi64, gm>, %x: memref<s0x37xf32, gm>, %out0: memref<s0x21xf32, gm>
 // CHECK-DAG:     [[ROW:%c37]] = arith.constant {value = 37}
-// CHECK:         [[I:%[a-z0-9_]+]] = hivm.alloc : () -> memref<1x24xi64>
-// CHECK:         [[X:%[a-z0-9_]+]] = hivm.alloc : () -> memref<{{[0-9]+}}x40xf32>
+// CHECK:         [[I:%[a-z0-9_]+]] = hivm.alloc {buffer = {{[0-9]+}}} : () -> memref<1x24xi64>
+// CHECK:         [[X:%[a-z0-9_]+]] = hivm.alloc {buffer = {{[0-9]+}}} : () -> memref<{{[0-9]+}}x40xf32>
 // CHECK:         hivm.alloc {scratch = true}
 // CHECK:         hivm.load %i, [[I]], %c0, %c0, %c1, %n1
 // CHECK-NEXT:    scf.for

@@ -9,7 +9,10 @@
 // CHECK-DAG:     [[C2:%[a-z0-9_]+]] = arith.constant {value = 2.0} : () -> f16
 // CHECK-DAG:     [[TILE:%[a-z0-9_]+]] = arith.constant {value = 12288} : () -> index
 // CHECK:         [[BID:%[a-z0-9_]+]] = hivm.get_block_idx
-// CHECK-COUNT-4: hivm.alloc : () -> memref<12288xf16>
+// CHECK:         hivm.alloc {buffer = 0} : () -> memref<12288xf16>
+// CHECK-NEXT:    hivm.alloc {buffer = 1} : () -> memref<12288xf16>
+// CHECK-NEXT:    hivm.alloc {buffer = 2} : () -> memref<12288xf16>
+// CHECK-NEXT:    hivm.alloc {buffer = 3} : () -> memref<12288xf16>
 // CHECK:         scf.for [[BID]], [[NT]], [[BD]] ({
 // CHECK-NEXT:    ^bb0([[T:%[a-z0-9_]+]]: index):
 // CHECK-NEXT:      [[OFF:%[a-z0-9_]+]] = arith.muli [[T]], [[TILE]]
@@ -66,14 +69,15 @@ module attributes {symbols = {s0 = [1, 100000]}, target = "ascend910b1"} {
 
 // -----
 
-// A kernel with no vector lowering (a gather along dim 0) stays at tensor level, marked, and stays called.
+// A kernel hfusion-auto-schedule found no vector schedule for (a gather along dim 0) stays at tensor level, marked
+// with auto-schedule's reason, and stays called.
 // CHECK-LABEL: func.func @main_fused_0(
-// CHECK-SAME:    hivm.unsupported = "hfusion.gather"
+// CHECK-SAME:    hivm.unsupported = "hfusion.gather", hivm.unsupported_reason = "gathers along dim 0
 // CHECK:         hfusion.gather
 // CHECK:       func.func @main(
 // CHECK:         func.call
 module attributes {target = "ascend910b1"} {
-  func.func @main_fused_0(%x: tensor<16x4xf32>, %i: tensor<8x4xi64>, %out: tensor<8x4xf32>) -> (tensor<8x4xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2]} {
+  func.func @main_fused_0(%x: tensor<16x4xf32>, %i: tensor<8x4xi64>, %out: tensor<8x4xf32>) -> (tensor<8x4xf32>) attributes {fusion_kind = "ANY_PB", kernel, output_args = [2], schedule_unsupported = "hfusion.gather", schedule_unsupported_reason = "gathers along dim 0 by an index spanning domain dims [0, 1]"} {
     %r = hfusion.gather %x, %i {dim = 0} : (tensor<16x4xf32>, tensor<8x4xi64>) -> tensor<8x4xf32>
     func.return %r : tensor<8x4xf32>
   }

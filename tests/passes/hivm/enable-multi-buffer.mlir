@@ -1,4 +1,4 @@
-// RUN: npu-opt %s -p hivm-mark-multi-buffer,hivm-enable-multi-buffer | filecheck %s
+// RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer" | filecheck %s
 
 // Each marked buffer becomes its copies, hoisted above the loop; the loop body selects the copy of iteration
 // k = (t - lb) floordiv step.

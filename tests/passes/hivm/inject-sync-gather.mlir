@@ -1,4 +1,4 @@
-// RUN: npu-opt %s -p hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync | filecheck %s
+// RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync" | filecheck %s
 
 // hivm.embedding_gather reads its index on PIPE_S (the scalar unit's GetValue) and writes its rows on PIPE_MTE2:
 // the index load is ordered before it by MTE2 -> S; the next-but-one iteration's index load into the same copy

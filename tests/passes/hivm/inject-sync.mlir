@@ -1,4 +1,4 @@
-// RUN: npu-opt %s -p hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync | filecheck %s
+// RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync" | filecheck %s
 // RUN: npu-opt %s -p "hivm-inject-sync{mode=barrier-all}" | filecheck %s --check-prefix=ALL
 
 // Loop-carried WARs (next load into a copy V still reads; next V write into a copy MTE3 still stores) are

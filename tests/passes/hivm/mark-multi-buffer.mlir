@@ -1,4 +1,4 @@
-// RUN: npu-opt %s -p hivm-mark-multi-buffer | filecheck %s
+// RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=2}" | filecheck %s
 // RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=3}" | filecheck %s --check-prefix=DEPTH3
 // RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=1}" | filecheck %s --check-prefix=OFF
 

@@ -1,4 +1,4 @@
-// RUN: npu-opt %s -p hivm-mark-multi-buffer,hivm-plan-memory | filecheck %s
+// RUN: npu-opt %s -p "hivm-mark-multi-buffer{depth=2},hivm-plan-memory" | filecheck %s
 // RUN: npu-opt %s -p hivm-plan-memory | filecheck %s --check-prefix=INPLACE
 
 // Every alloc gets one 32-B aligned UB offset per copy; copies of one buffer are live together.
