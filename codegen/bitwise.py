@@ -12,7 +12,7 @@ library takes of ``vand``/``vor``/``vnot`` on i1 masks):
 The last lane of a row may cover bits (or a byte) past the valid extent: inside the buffer (rows are padded to
 32 B), never valid data, never stored. ``xor`` has no instruction: ``(a | b) − (a & b)``, exact per i16 lane (the
 bits of ``a & b`` are a subset of those of ``a | b``: no borrow), with ``a & b`` in the kernel's scratch
-(``graph_passes.schedule.buffers`` sizes it: the destination's bytes)::
+(``graph_passes.idioms.scratch`` sizes it: the destination's bytes)::
 
     tmp = a & b;  dst = a | b;  dst = dst - tmp        (vand, vor, vsub on i16; pipe_barrier V between)
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from graph_passes.schedule.buffers import column_broadcast_rows, element_broadcast
+from graph_passes.idioms.broadcasts import column_broadcast_rows, element_broadcast
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError

@@ -209,7 +209,7 @@ def emit_vgather(L, op) -> None:
 def _word_offsets(L, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
     """The byte offsets of the b32 words of i64 elements whose offsets are in ``q`` (``idx_rows`` rows of ``pitch``
     words, ``wbytes`` in all): ``e[k] = q[k // 2] + 4 · (k % 2)``, ``2 · pitch`` words a row, in the scratch after
-    ``q`` (buffers.gather_scratch: 7 tables). No i32 shift or ``and`` on the A2 vector unit: ``k // 2`` is
+    ``q`` (idioms.gathers.gather_scratch: 7 tables). No i32 shift or ``and`` on the A2 vector unit: ``k // 2`` is
     ``floor(k · 0.5)`` in f32 (exact: k < 2^24), and the parity ``4k − 2 · 4(k // 2)``::
 
         vci t = k;  vconv p = f32(t);  vmuls p ·= 0.5;  vconv p = floor(p)        t, p: 2 · rows · pitch words

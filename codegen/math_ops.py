@@ -5,7 +5,7 @@ vdiv, vexp/vln/vsqrt/vrsqrt/vrec, vconv), each over the op's whole region (``cod
 ``pipe_barrier V`` (independent instructions may share a step: :meth:`Seq.also`). Temporaries are f32 buffers
 shaped like the op's destination (same element strides, 4-B elements), carved out of the kernel's planned scratch
 buffer (``hivm.alloc {scratch = true}``); the schedule sizes the scratch for them with
-``graph_passes.schedule.buffers.math_temps``, the count used here too).
+``graph_passes.idioms.math_funs.math_temps``, the count used here too).
 
 f16 ops compute in f32 (as torch does for half): the source is ``vconv``-ed into a temporary, the sequence runs in
 f32 and the result is ``vconv``-ed (rint) into the destination. For f32 the sequence reads the source directly and
@@ -43,7 +43,7 @@ from simulator.expr import Imm
 from .errors import CodegenError
 from .vector import Operand, _fold, region
 
-from graph_passes.schedule.buffers import ONE_INSTRUCTION_POW, math_temps
+from graph_passes.idioms.math_funs import ONE_INSTRUCTION_POW, math_temps
 
 SEQ_UNARY = ("erf", "gelu_erf", "sin", "cos", "sign")
 

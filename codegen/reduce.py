@@ -5,8 +5,10 @@ instruction) by a vmul tree, :func:`_prod_rows`; see docs/codegen.md."""
 
 from __future__ import annotations
 
-from graph_passes.schedule.buffers import (BLOCK_FOLD_BYTES, block_fold_bytes, block_fold_lengths, block_fold_rows,
-                                          outer_fold_bytes, outer_fold_rows, reduce_stages, row_fold_shape)
+from graph_passes.idioms.folds import (BLOCK_FOLD_BYTES, block_fold_bytes, block_fold_lengths, block_fold_rows,
+                                       row_fold_shape)
+from graph_passes.idioms.outer_folds import outer_fold_bytes, outer_fold_rows
+from graph_passes.idioms.reductions import reduce_stages
 from simulator.expr import Imm, as_expr, emax, emin
 
 from .errors import CodegenError
@@ -35,7 +37,7 @@ def emit_vreduce(L, op) -> None:
         return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, shape)
     if len(dims) == 1:
         return _reduce_dim(L, op, kind, dtype, src, dst, ext, dims[0])
-    # several dims: one at a time (graph_passes.schedule.buffers.reduce_stages), the stages between in scratch
+    # several dims: one at a time (graph_passes.idioms.reductions.reduce_stages), the stages between in scratch
     stages = reduce_stages(shape, dims)
     held = 0
     try:
@@ -110,7 +112,7 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         if G:
             return _block_fold_rows(L, red, comb, vred, dtype, src, dst, R, e0, lengths, G, in_place)
     if op.attributes.get("fold_in_place"):
-        if e1s is None:  # the schedule planned no scratch for it (buffers.in_place_folds: static rows only)
+        if e1s is None:  # the schedule planned no scratch for it (the schedule's in_place_folds: static rows only)
             raise CodegenError(op, f"fold_in_place over rows of a symbolic length {e1}")
         return _fold_rows_in_place(L, comb, vred, dtype, src, dst, R, e0, e1s, lanes, pitch)
     # rows longer than one repeat: fold the column chunks into K partials per row, halve them to one, reduce it
@@ -172,7 +174,7 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
 def _block_fold_rows(L, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, lengths: list, G: int,
                      in_place: bool) -> None:
-    """dst[r] = ⊕ src[r, :] by block reductions, G rows at a time (buffers.block_fold_lengths, block_fold_rows):
+    """dst[r] = ⊕ src[r, :] by block reductions, G rows at a time (idioms.folds.block_fold_lengths, block_fold_rows):
     each level reduces every 32-B block of the rows' current length to one element (vcgadd/vcgmax/vcgmin: the
     contiguous rows in instructions of up to MAX_REPEAT repeats, one dependent step), the levels alternating between
     scratch A and B — B is the source's own buffer when it dies here (``fold_in_place``) —, then vcadd/vcmax/vcmin
@@ -256,7 +258,7 @@ def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1
         chunk k ⊕= chunk k + h  for k < h,  h = H/2 … 1
         dst[r] = vcadd(chunk 0)
 
-    ceil(log2(n)) + 1 dependent steps (buffers.in_place_fold_levels), a pairwise tree, and no scratch."""
+    ceil(log2(n)) + 1 dependent steps (idioms.folds.in_place_fold_levels), a pairwise tree, and no scratch."""
     n = -(-e1 // lanes)
 
     def group(g, rows):

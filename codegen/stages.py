@@ -1,5 +1,5 @@
-"""The loop body of a software-pipelined kernel (graph_passes/schedule/pipeline.py): its two stages' vector steps
-interleaved, one ``pipe_barrier V`` per pair of steps.
+"""The loop body of a software-pipelined kernel (docs/schedule.md): its two stages' vector steps interleaved,
+one ``pipe_barrier V`` per pair of steps.
 
 The body holds stage 0 of work item t and stage 1 of work item t − block_dim (ops tagged ``stage``), which touch
 different buffers (carried values have a copy per stage) and different halves of the scratch. Each stage is

@@ -17,7 +17,7 @@ Rows and columns beyond the valid extents are transposed too (whole blocks) and 
 
 from __future__ import annotations
 
-from graph_passes.schedule.movement import TRANSPOSE_BLOCK, TRANSPOSE_GROUP
+from graph_passes.idioms.transpose import TRANSPOSE_BLOCK, TRANSPOSE_GROUP
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from graph_passes.schedule.buffers import MAX_REPEAT  # the repeat field's limit (the schedule's estimate reads it too)
+from graph_passes.idioms.limits import MAX_REPEAT  # the repeat field's limit (the schedule's estimate reads it too)
 from simulator.expr import Expr, Imm, as_expr, emin
 
 from .errors import CodegenError

@@ -35,7 +35,7 @@ vbinary, vreduce or vcmp reaching codegen is a CodegenError naming that pass.
 from __future__ import annotations
 
 from graph_passes.ir.types import MemRefType
-from graph_passes.schedule.buffers import column_scratch_bytes, scalar_column
+from graph_passes.idioms.columns import column_scratch_bytes, scalar_column
 from simulator.expr import Expr, Imm
 
 from .dtypes import np_dtype, sim_dtype
@@ -224,7 +224,7 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
 
 
 def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand, ext, caps, ids, scale) -> None:
-    """dst[r, c] = x[r, c] fun col[r] with col[r] read as a scalar (``buffers.scalar_column``)::
+    """dst[r, c] = x[r, c] fun col[r] with col[r] read as a scalar (``idioms.columns.scalar_column``)::
 
         set_flag V S e; wait_flag V S e     the scalar unit waits for the vector op that wrote col
         ld_ub d_r, col[r]                   per row (GetValue), times ``column_scale`` (smul: rounded to the dtype,

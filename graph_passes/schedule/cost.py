@@ -8,8 +8,8 @@ start-up (head + tail) again. The figures are the target's (``TargetSpec.vector_
 
     elementwise op       rows · ceil(cols / lanes) repeats × class cycles, 1 level
                          (+ 1 level and a vbrcb per 8 rows for a column operand read in place; a column read as
-                         one scalar per row — buffers.scalar_column — makes the op a vector-scalar one)
-    last-dim reduction   rows of whole repeats fold block by block (buffers.block_fold_lengths): one block repeat
+                         one scalar per row — idioms.columns.scalar_column — makes the op a vector-scalar one)
+    last-dim reduction   rows of whole repeats fold block by block (idioms.folds.block_fold_lengths): one block repeat
                          per 256 B of each level, a level per step, then one reduce repeat per row (or the
                          pairwise fold of what is left); other rows of more than one repeat fold their chunks
                          into K partials (row_fold_shape), halve
@@ -27,10 +27,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..idioms.columns import scalar_column
+from ..idioms.folds import block_fold_levels, block_fold_lengths, block_fold_rows, in_place_fold_levels, row_fold_shape
+from ..idioms.limits import REPEAT_BYTES
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
-from .buffers import (REPEAT_BYTES, BufferPlan, block_fold_levels, block_fold_lengths, block_fold_rows,
-                      in_place_fold_levels, row_fold_shape, scalar_column)
+from .buffers import BufferPlan
 from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
@@ -122,7 +124,7 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
 
 
 def _block_fold_estimate(rows: int, lengths: list, es: int, in_place: bool, cyc) -> Estimate:
-    """A block fold (buffers.block_fold_lengths) of ``rows`` rows, block_fold_rows of them at a time: one block
+    """A block fold (idioms.folds.block_fold_lengths) of ``rows`` rows, block_fold_rows of them at a time: one block
     repeat per 256 B of every level, then a per-repeat reduction per row or the pairwise fold of what is left."""
     lanes = REPEAT_BYTES // es
     work = rows * sum(m // lanes for m in lengths[:-1]) * cyc("block_reduce")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy
 
+from ..idioms.transpose import TRANSPOSE_BLOCK, transpose_scratch_bytes
 from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
@@ -179,8 +180,6 @@ def _op_pieces(op: Operation, pieces: dict, sizes: SizeVars) -> list:
 # -- the schedule ----------------------------------------------------------------------------------------------------
 
 
-TRANSPOSE_BLOCK = 16  # vtranspose: one 16×16 block of 2-byte elements (simulator/isa/vector.py, CANN-INI)
-TRANSPOSE_GROUP = 16  # blocks transposed into scratch between two pipe_barrier V (codegen/transpose.py)
 PERMUTE_DTYPES = ("f16", "bf16", "i16", "f32", "i32")  # what vgather moves (ASCENDC Gather on A2: b16 and b32)
 GATHER_LANES = 128  # elements of the widest vgather repeat (256 B of b16): the offsets one repeat reads
 
@@ -259,7 +258,7 @@ def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
         cols = -(-tile[-1] // n) * n
         out["tsrc"] = list(tile[:-2]) + [cols, n]
         out["tdst"] = list(tile[:-2]) + [n, cols]
-        scratch = min(cols // n, TRANSPOSE_GROUP) * n * n * 2
+        scratch = transpose_scratch_bytes(cols)
     for i, p in enumerate(info.pieces[r]):
         if piece_kind(p, tile) == "permute":
             order = permute_order(p)

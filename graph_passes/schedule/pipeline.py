@@ -111,7 +111,7 @@ CANDIDATE_ROWS = 8  # row counts tried, from the lockstep tile's down, that fit 
 class Candidate:
     tile: list
     stages: Stages
-    wide: bool  # wide row folds (buffers.row_fold_shape)
+    wide: bool  # wide row folds (idioms.folds.row_fold_shape)
     io_copies: int  # copies of the loaded and stored buffers
     ub_bytes: int
     time: float  # the estimate (cost.kernel_time)

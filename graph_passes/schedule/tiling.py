@@ -132,15 +132,125 @@ def choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, ma
     return sched
 
 
+@dataclass(frozen=True)
+class _Walk:
+    """The context of the tile walk of one kernel: the dims' upper bounds (None: unbounded), the last dim's rounding
+    (``granule``: 32 B, ``repeat``: a vector repeat of the narrowest dtype), the cap on the tile's elements
+    (``cap_elems``, None: none), whether a requested tile bounds it instead of UB, and the work-item steps of the
+    split dims, strict (one-pass) and at the launch (multi-pass; ``launch_rows``: the rows the launch checks)."""
+
+    info: KernelInfo
+    target: object
+    multi_buffer: int
+    uppers: tuple
+    granule: int
+    repeat: int
+    cap_elems: int | None
+    requested: bool
+    strict_steps: dict
+    launch_steps: dict
+    launch_rows: list
+
+    def gm_steps(self, looped: bool) -> dict:
+        return self.launch_steps if looped else self.strict_steps
+
+    def fits(self, tile, looped: bool) -> bool:
+        if self.cap_elems is not None and _prod(tile) > self.cap_elems:
+            return False
+        if self.requested:
+            return True
+        plan = plan_buffers(self.info, looped)
+        whole = _whole_dims(tile, self.uppers)
+        return plan.ub_bytes(tile, self.target.ub_align, self.multi_buffer, whole) <= self.target.ub_bytes
+
+    def grow(self, tile, d: int, limit: int, looped: bool) -> int:
+        """Largest t in [1, limit] with fits(tile with t at d); binary search (fits is monotone in t)."""
+        lo, hi = 1, limit
+        if self.fits(_with(tile, d, limit), looped):  # Note: covering the dim may make loads invariant (single copies)
+            return limit
+        if not self.fits(_with(tile, d, 1), looped):
+            return 0
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.fits(_with(tile, d, mid), looped):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def walk(self, looped: bool, inner: int):
+        """The tile, dims from the innermost outwards (the last dim at most ``inner`` elements when a non-last dim
+        is reduced); None when a reduced dim must be covered whole (one pass) and is not."""
+        info, rank = self.info, self.info.rank
+        tile = [1] * rank
+        for d in reversed(range(rank)):
+            limit = self.uppers[d] if self.uppers[d] is not None else 2**31
+            if info.reduce_dims and d == rank - 1 and d not in info.reduce_dims:
+                limit = min(limit, inner)
+            t = self.grow(tile, d, limit, looped)
+            if t == 0:
+                return None
+            covers = self.uppers[d] is not None and t >= self.uppers[d]
+            if d in info.reduce_dims and not looped and not covers:
+                return None
+            if not covers and d == rank - 1:
+                t = self.round_last(t)
+            elif not covers and self.gm_steps(looped).get(d, 1) > 1:
+                t = self.step_rows(tile, d, t, looped)
+                if t is None:
+                    return None
+            tile[d] = t
+        return tile
+
+    def round_last(self, t: int) -> int:
+        """A last-dim tile not covering the dim: whole 256 B vector repeats when it can, else 32 B granules."""
+        step = self.repeat if t >= self.repeat else self.granule
+        return max(t // step * step, min(t, self.granule))
+
+    def step_rows(self, tile, d: int, t: int, looped: bool) -> int | None:
+        """tile[d] of a dim split in whole-GM-block steps (:func:`_whole_gm_blocks`); None when fewer than a step
+        fit in a one-pass kernel reducing the last dim."""
+        step = self.gm_steps(looped)[d]
+        if t < step and not looped and self.info.rank - 1 in self.info.reduce_dims:
+            # Note: fewer than a whole-block step of rows fit with the reduced last dim whole; shrinking it would
+            # tile a reduced dim in a one-pass schedule (loads of whole rows into a narrower buffer): only the
+            # multi-pass schedule may tile it.
+            return None
+        return _whole_gm_blocks(self, tile, d, t, step, looped)
+
+
 def _choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int = 0,
                  tile_elems: int = 0, row_pipeline: bool = True) -> Schedule:
-    rank = info.rank
+    w = _walk_context(info, sizes, target, multi_buffer, max_tile_elems, tile_elems)
+    split = _split_dims(info, w.requested, target.ub_align)
+    tile, looped = _first_fitting_tile(w, split)
+    serial = _serial_dims(info, tile, w.uppers, target.ub_align, looped)
+    plan = plan_buffers(info, looped)
+    if not w.requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
+        tile, serial = _balance_static(w, plan, tile, looped, serial)
+    sched = _finish_schedule(w, plan, tile, looped, serial, split)
+    one_core = bool(sched.block_dim_override)
+    if one_core and not w.requested and multi_buffer > 1:
+        # Note: a whole-block step of rows does not fit with two copies of the loaded and stored buffers (a
+        # gather's source rows, 32 rows for a bool result); with one copy the work items may still spread over
+        # the cores, whose loads then overlap each other's compute instead of their own.
+        single = choose_tile(info, sizes, target, 1, max_tile_elems, tile_elems, row_pipeline)
+        if not single.block_dim_override:
+            single.io_copies = 1
+            return single
+    if row_pipeline and not w.requested and not one_core and not serial and not looped and _static_rows(info) and \
+            not _scalar_loop_work(info):
+        return _consider_pipelining(info, sched, target, multi_buffer, w.cap_elems, w.gm_steps(looped).get(0, 1),
+                                    w.uppers)
+    return sched
+
+
+def _walk_context(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, max_tile_elems: int,
+                  tile_elems: int) -> _Walk:
     uppers = []
-    for d in range(rank):
+    for d in range(info.rank):
         ub = sizes.upper_bound(info.domain[d])
         uppers.append(ub if ub is not None and ub < 2**40 else None)
-    granule = _granule(info, target.ub_align)
-    repeat = _granule(info, target.vector_bytes_per_repeat)
     strict_steps = _gm_steps(info, target.ub_align)
     # Note: a multi-pass kernel has no serial dims; rows of a size only the launch knows (f32 rows of T) are taken
     # as whole blocks, their tiles stepping freely, and the launch checks it (one core when they are not).
@@ -150,126 +260,76 @@ def _choose_tile(info: KernelInfo, sizes: SizeVars, target, multi_buffer: int, m
     requested = tile_elems > 0
     if requested:  # the request, not UB, bounds the tile (plan-memory checks capacity; the ladder retries)
         cap_elems = min(tile_elems, cap_elems) if cap_elems is not None else tile_elems
+    return _Walk(info, target, multi_buffer, tuple(uppers), _granule(info, target.ub_align),
+                 _granule(info, target.vector_bytes_per_repeat), cap_elems, requested, strict_steps, launch_steps,
+                 launch_rows)
 
-    def fits(tile, looped) -> bool:
-        if cap_elems is not None and _prod(tile) > cap_elems:
-            return False
-        if requested:
-            return True
-        plan = plan_buffers(info, looped)
-        return plan.ub_bytes(tile, target.ub_align, multi_buffer, _whole_dims(tile, uppers)) <= target.ub_bytes
 
-    def grow(tile, d, limit, looped) -> int:
-        """Largest t in [1, limit] with fits(tile with t at d); binary search (fits is monotone in t)."""
-        lo, hi = 1, limit
-        if fits(_with(tile, d, limit), looped):  # Note: covering the dim may make loads invariant (single copies)
-            return limit
-        if not fits(_with(tile, d, 1), looped):
-            return 0
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if fits(_with(tile, d, mid), looped):
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+def _first_fitting_tile(w: _Walk, split: list) -> tuple[list, bool]:
+    """(tile, looped): the first walk that fits, with the reduced dims whole (one pass), else tiled (multi-pass).
 
-    def walk(looped: bool, inner: int):
-        """The tile, dims from the innermost outwards (the last dim at most ``inner`` elements when a non-last dim
-        is reduced); None when a reduced dim must be covered whole (one pass) and is not."""
-        gm_steps = launch_steps if looped else strict_steps
-        tile = [1] * rank
-        for d in reversed(range(rank)):
-            limit = uppers[d] if uppers[d] is not None else 2**31
-            if info.reduce_dims and d == rank - 1 and d not in info.reduce_dims:
-                limit = min(limit, inner)
-            t = grow(tile, d, limit, looped)
-            if t == 0:
-                return None
-            covers = uppers[d] is not None and t >= uppers[d]
-            if d in info.reduce_dims and not looped and not covers:
-                return None
-            if not covers and d == rank - 1:
-                step = repeat if t >= repeat else granule  # whole 256 B vector repeats when it can
-                t = max(t // step * step, min(t, granule))
-            if not covers and d != rank - 1 and gm_steps.get(d, 1) > 1:
-                if t < gm_steps[d] and not looped and rank - 1 in info.reduce_dims:
-                    # Note: fewer than a whole-block step of rows fit with the reduced last dim whole; shrinking it
-                    # would tile a reduced dim in a one-pass schedule (loads of whole rows into a narrower buffer):
-                    # only the multi-pass schedule may tile it.
-                    return None
-                t = _whole_gm_blocks(tile, d, t, gm_steps[d], fits, looped, grow, repeat, granule)
-            tile[d] = t
-        return tile
-
-    # Note: first try with the reduced dims whole (one pass); if they do not fit, tile them (multi-pass). When a
-    # non-last dim is reduced, the one-pass attempt narrows the (parallel) last dim down to 32 B before giving up:
-    # the reduced rows of narrower columns may fit UB whole, and a multi-pass kernel re-reads GM once per pass.
+    When a non-last dim is reduced, the one-pass attempt narrows the (parallel) last dim down to 32 B before giving
+    up: the reduced rows of narrower columns may fit UB whole, and a multi-pass kernel re-reads GM once per pass.
+    Columns split per launch (``split``) are at most one vector repeat wide, so a pass holds more rows."""
+    info, rank = w.info, w.info.rank
     narrowing = bool(info.reduce_dims) and rank - 1 not in info.reduce_dims and \
-        all(uppers[d] is not None for d in info.reduce_dims)  # an unbounded reduced dim is never whole
-    split = _split_dims(info, requested, target.ub_align)
-    # Note: columns split per launch (below) are at most one vector repeat wide, so a pass holds more rows.
-    widest = repeat if split else NON_LAST_REDUCE_INNER
-    tile = None
+        all(w.uppers[d] is not None for d in info.reduce_dims)  # an unbounded reduced dim is never whole
+    widest = w.repeat if split else NON_LAST_REDUCE_INNER
     for looped in ((False, True) if info.reduce_dims else (False,)):
-        for inner in (_inner_limits(granule) if narrowing and not looped else (widest,)):
-            tile = walk(looped, inner)
+        for inner in (_inner_limits(w.granule) if narrowing and not looped else (widest,)):
+            tile = w.walk(looped, inner)
             if tile is not None:
-                break
-        if tile is not None:
-            break
-    else:
-        raise ScheduleError(
-            f"no tile fits UB ({target.ub_bytes} B): {len(plan_buffers(info, True).buffers)} buffers"
-        )
+                return tile, looped
+    raise ScheduleError(f"no tile fits UB ({w.target.ub_bytes} B): {len(plan_buffers(info, True).buffers)} buffers")
 
-    gm_steps = launch_steps if looped else strict_steps
-    serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
-    plan = plan_buffers(info, looped)
-    if not requested and all(as_expr(info.domain[d]).is_Integer for d in info.parallel_dims):
-        keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, target.ub_align)]
-        cap = list(tile)
-        _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
-        if not info.reduce_dims and not any(op.name == "hfusion.gather" for op in info.ops):
-            # elementwise: the split the estimate says is fastest (balance.py; it does not model gathers' DMAs)
-            steps = {d: gm_steps.get(d, 1) for d in info.parallel_dims}
-            tile = fastest_split(info, plan, cap, tile, target, multi_buffer, steps, repeat,
-                                 keep, lambda t: _whole_dims(t, uppers))
-        if looped and tile[-1] < cap[-1] and rank - 1 in info.parallel_dims and _passes_over_gm(info) > 1:
-            # Note: the balance narrowed the columns of a multi-pass kernel reducing a non-last dim; its reduced
-            # tile was sized for the wider ones: walk again at the narrower width, so each of its passes over GM
-            # takes more rows (fewer loads, fewer vector start-ups per pass). A kernel of one such pass (a column
-            # sum) keeps its short tiles: their loads overlap the previous tile's fold.
-            regrown = walk(looped, tile[-1])
-            if regrown is not None:
-                tile = regrown
-                serial = _serial_dims(info, tile, uppers, target.ub_align, looped)
-                _balance(info, tile, target.vector_cores, granule, gm_steps, keep)
-    split = [d for d in split if d not in serial and not (uppers[d] is not None and tile[d] >= uppers[d])
+
+def _balance_static(w: _Walk, plan: BufferPlan, tile: list, looped: bool, serial: list) -> tuple[list, list]:
+    """(tile, serial dims) of static parallel dims: shrunk for every core to get work (:func:`_balance`); an
+    elementwise kernel takes the split the estimate says is fastest (balance.py; it does not model gathers' DMAs)."""
+    info = w.info
+    gm_steps = w.gm_steps(looped)
+    keep = serial + [d for d in info.parallel_dims if _slab_unaligned(info, d, w.target.ub_align)]
+    cap = list(tile)
+    _balance(info, tile, w.target.vector_cores, w.granule, gm_steps, keep)
+    if not info.reduce_dims and not any(op.name == "hfusion.gather" for op in info.ops):
+        steps = {d: gm_steps.get(d, 1) for d in info.parallel_dims}
+        tile = fastest_split(info, plan, cap, tile, w.target, w.multi_buffer, steps, w.repeat,
+                             keep, lambda t: _whole_dims(t, w.uppers))
+    if looped and tile[-1] < cap[-1] and info.rank - 1 in info.parallel_dims and _passes_over_gm(info) > 1:
+        return _regrow_narrowed(w, tile, serial, keep)
+    return tile, serial
+
+
+def _regrow_narrowed(w: _Walk, tile: list, serial: list, keep: list) -> tuple[list, list]:
+    """The balance narrowed the columns of a multi-pass kernel reducing a non-last dim; its reduced tile was sized
+    for the wider ones: walk again at the narrower width, so each of its passes over GM takes more rows (fewer
+    loads, fewer vector start-ups per pass). A kernel of one such pass (a column sum) keeps its short tiles: their
+    loads overlap the previous tile's fold."""
+    regrown = w.walk(True, tile[-1])
+    if regrown is None:
+        return tile, serial
+    serial = _serial_dims(w.info, regrown, w.uppers, w.target.ub_align, True)
+    _balance(w.info, regrown, w.target.vector_cores, w.granule, w.launch_steps, keep)
+    return regrown, serial
+
+
+def _finish_schedule(w: _Walk, plan: BufferPlan, tile: list, looped: bool, serial: list, split: list) -> Schedule:
+    """The schedule of ``tile``: the dims split per launch, whether work items could share a GM block (then one
+    core), the slabs the launch checks, and a larger scratch where UB has room for it (long rows fold in one step
+    fewer)."""
+    info, target, rank = w.info, w.target, w.info.rank
+    split = [d for d in split if d not in serial and not (w.uppers[d] is not None and tile[d] >= w.uppers[d])
              and not (looped and d != rank - 1)]  # Note: a multi-pass row kernel's rows are checked at launch
-    shared = _shared_blocks(info, tile, uppers, gm_steps, serial, target.ub_align)
+    shared = _shared_blocks(info, tile, w.uppers, w.gm_steps(looped), serial, target.ub_align)
     one_core = shared is None or (bool(shared) and not looped)
     # the slabs, and the rows the tile steps over freely: whole blocks, checked at launch
-    checks = shared + launch_rows if looped and not one_core else []
-    whole = _whole_dims(tile, uppers)
-    # Note: the tile chosen, a larger scratch where UB has room for it folds long rows in one step fewer.
-    wide = not requested and plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, True) <= target.ub_bytes
-    sched = Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, multi_buffer, whole, wide), {},
-                     block_dim_override=1 if one_core else 0,
-                     scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide,
-                     split_dims=split if not one_core else [], launch_checks=checks)
-    if one_core and not requested and multi_buffer > 1:
-        # Note: a whole-block step of rows does not fit with two copies of the loaded and stored buffers (a
-        # gather's source rows, 32 rows for a bool result); with one copy the work items may still spread over
-        # the cores, whose loads then overlap each other's compute instead of their own.
-        single = choose_tile(info, sizes, target, 1, max_tile_elems, tile_elems, row_pipeline)
-        if not single.block_dim_override:
-            single.io_copies = 1
-            return single
-    if row_pipeline and not requested and not one_core and not serial and not looped and _static_rows(info) and \
-            not _scalar_loop_work(info):
-        return _consider_pipelining(info, sched, target, multi_buffer, cap_elems, gm_steps.get(0, 1), uppers)
-    return sched
+    checks = shared + w.launch_rows if looped and not one_core else []
+    whole = _whole_dims(tile, w.uppers)
+    wide = not w.requested and plan.ub_bytes(tile, target.ub_align, w.multi_buffer, whole, True) <= target.ub_bytes
+    return Schedule(tile, looped, plan, plan.ub_bytes(tile, target.ub_align, w.multi_buffer, whole, wide), {},
+                    block_dim_override=1 if one_core else 0,
+                    scratch_bytes=plan.scratch_bytes(tile, target.ub_align, wide), serial_dims=serial, wide=wide,
+                    split_dims=split if not one_core else [], launch_checks=checks)
 
 
 def _split_dims(info: KernelInfo, requested: bool, gm_block: int) -> list[int]:
@@ -453,19 +513,18 @@ def _moved_values(info: KernelInfo) -> list:
     return [a for a in info.inputs if a in info.masks] + list(info.views) + list(info.results)
 
 
-def _whole_gm_blocks(tile, d, t, step, fits, looped, grow, repeat, granule) -> int:
+def _whole_gm_blocks(w: _Walk, tile, d: int, t: int, step: int, looped: bool) -> int:
     """tile[d] rounded down to a multiple of ``step``; when fewer than ``step`` rows fit, shrink the last dim so that
     ``step`` rows do (kept when even that does not fit)."""
     if t >= step:
         return t // step * step
     trial = _with(tile, d, step)
     last = len(tile) - 1
-    t_last = grow(_with(trial, last, 1), last, tile[last], looped)
+    t_last = w.grow(_with(trial, last, 1), last, tile[last], looped)
     if t_last == 0:
         return t
-    s = repeat if t_last >= repeat else granule
-    tile[last] = max(t_last // s * s, min(t_last, granule))
-    return step if fits(_with(tile, d, step), looped) else t
+    tile[last] = w.round_last(t_last)
+    return step if w.fits(_with(tile, d, step), looped) else t
 
 
 def _serial_dims(info: KernelInfo, tile, uppers, gm_block: int, looped: bool) -> list[int]:

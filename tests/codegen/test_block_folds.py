@@ -1,11 +1,11 @@
 """Row reductions over rows of whole vector repeats fold block by block (vcgadd/vcgmax/vcgmin: every 32-B block to
-one element, level by level), then reduce per repeat (graph_passes.schedule.buffers.block_fold_lengths,
+one element, level by level), then reduce per repeat (graph_passes.idioms.folds.block_fold_lengths,
 codegen.reduce._block_fold_rows): fewer dependent steps and repeat cycles than the pairwise fold."""
 
 import numpy as np
 import pytest
 
-from graph_passes.schedule.buffers import block_fold_bytes, block_fold_lengths, block_fold_rows
+from graph_passes.idioms.folds import block_fold_bytes, block_fold_lengths, block_fold_rows
 
 from .helpers import lower, only_kernel, op_levels, run_kernel
 from .test_pipeline import _module

@@ -140,7 +140,7 @@ def test_pow_scalar_base(dt):
 
 
 def test_scratch_is_planned_for_the_temporaries():
-    from graph_passes.schedule.buffers import math_temps
+    from graph_passes.idioms.math_funs import math_temps
 
     module = lower(_unary_module("erf", "f16"))
     allocs = [op for op in module.walk() if op.name == "hivm.alloc" and op.attributes.get("scratch")]

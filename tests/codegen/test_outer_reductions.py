@@ -91,7 +91,7 @@ def test_outer_fold_adapts_to_a_smaller_scratch(scratch):
     """With less scratch than the whole tree (here set by hand after the schedule), the fold takes K rows that fit
     (2048 B: 64 rows of 32 B, rows from 128 on K at a time) or, with none, accumulates in dst itself: more
     dependent steps, the same result."""
-    from graph_passes.schedule.buffers import outer_fold_bytes, outer_fold_rows
+    from graph_passes.idioms.outer_folds import outer_fold_bytes, outer_fold_rows
 
     text = _module("256x128", [0], "sum", "128", symbols="")
     module = parse_module(text)
@@ -118,7 +118,8 @@ def test_outer_fold_scratch_sizes():
     """The schedule's scratch for a non-last-dim reduction: the rows of the fold with the fewest dependent steps
     (the smallest on a tie) when wide, at most 16 KiB of rows otherwise; none for rows that fold as fast straight
     into dst."""
-    from graph_passes.schedule.buffers import outer_fold_levels, outer_fold_rows, reduce_scratch_bytes
+    from graph_passes.idioms.outer_folds import outer_fold_levels, outer_fold_rows
+    from graph_passes.idioms.reductions import reduce_scratch_bytes
 
     assert reduce_scratch_bytes([256, 8], [0], 4, 32, wide=True) == 128 * 32
     assert reduce_scratch_bytes([256, 128], [0], 4, 32, wide=True) == 128 * 512

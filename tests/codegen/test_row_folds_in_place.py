@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graph_passes.schedule.buffers import in_place_fold_levels
+from graph_passes.idioms.folds import in_place_fold_levels
 
 from .helpers import lower, only_kernel, run_kernel
 from .test_pipeline import _module

@@ -1,5 +1,5 @@
 """A binary op's inlined column operand (``[rows, 1]`` broadcast along long rows) read as one scalar per row
-(graph_passes.schedule.buffers.scalar_column, codegen.vector_ops._scalar_column_binary): a V→S flag, ``ld_ub`` per
+(graph_passes.idioms.columns.scalar_column, codegen.vector_ops._scalar_column_binary): a V→S flag, ``ld_ub`` per
 row, the vector-scalar instruction per row — against numpy with the hazard checker on, and faster than vbrcb."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 
 import codegen.vector_ops as vector_ops
 from graph_passes.schedule import buffers, cost, tiling
-from graph_passes.schedule.buffers import scalar_column
+from graph_passes.idioms.columns import scalar_column
 
 from .helpers import lower, only_kernel, run_kernel
 from .test_pipeline import _module
