@@ -16,7 +16,7 @@ from .vector import MAX_REPEAT, Operand, chunk_mask, counted, flat, fold, region
 def emit_vbrc(state, op) -> None:
     """Along dims that exclude the last: a row broadcast. Along the last dim (and maybe others): a column broadcast
     into the slab of dst at index 0 of the other broadcast dims, then a row broadcast of that slab along them."""
-    src, dst = ub_buf(state, op, op.buffers[0]), ub_buf(state, op, op.buffers[1])
+    src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
     dims = sorted(op.attributes["dims"])
     rank = dst.type.rank
     dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))

@@ -33,7 +33,7 @@ INDEX_DTYPES = ("i32", "i64")  # ld_ub reads either; the arithmetic runs on 64-b
 
 
 def emit_embedding_gather(state, op) -> None:
-    src, index, dst = (state.buf(v) for v in op.buffers)
+    src, index, dst = (state.buf(op.operand(n)) for n in ("src", "index", "dst"))
     if src.scope != "gm" or index.scope != "ub" or dst.scope != "ub":
         raise CodegenError(op, f"gathers GM rows into UB by a UB index, got {src.type}, {index.type}, {dst.type}")
     if index.dtype not in INDEX_DTYPES or src.dtype != dst.dtype:

@@ -16,6 +16,7 @@ unit has no i64 (CANN-INI): an i64 arange is a scalar loop
 
 from __future__ import annotations
 
+from graph_passes.dialects.hivm import VGatherOffsetsOp
 from graph_passes.intmath import align_up
 from simulator.expr import Expr, Imm
 from simulator.isa.index import GATHER_DTYPES, VCI_DTYPES
@@ -26,7 +27,7 @@ from .vector import Operand, counted, flat, fold, region, static_int, vector_ins
 
 
 def emit_varange(state, op) -> None:
-    dst = ub_buf(state, op, op.buffers[0])
+    dst = ub_buf(state, op, op.operand("dst"))
     dtype = vector_dtype(op, dst.type, VCI_DTYPES)
     ext = [state.index(v) for v in op.extents()]
     caps = list(dst.type.static_shape())
@@ -50,7 +51,7 @@ def emit_varange(state, op) -> None:
 def emit_vgather_offsets(state, op) -> None:
     """``vgather_offsets index, n {es}``: the conversion of :func:`emit_vgather`, into the scratch, for the
     ``vgather {converted}`` right after it (which finds the offsets there: the same scratch address)."""
-    idx = ub_buf(state, op, op.buffers[0])
+    idx = ub_buf(state, op, op.operand("index"))
     n = state.static(op.indices[0])
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
@@ -63,7 +64,7 @@ def _check_offsets_precede(state, op) -> None:
     """A ``vgather {converted}`` reads the offsets its ``vgather_offsets`` left in the scratch: that op, on the same
     index, must be the last vector op before it (any other could have reused the scratch)."""
     prev = state.last_vector_op
-    if prev is None or prev.name != "hivm.vgather_offsets" or prev.operands[0] is not op.operands[1]:
+    if prev is None or not isinstance(prev, VGatherOffsetsOp) or prev.operand("index") is not op.operand("index"):
         found = "no vector op" if prev is None else f"'{prev.name}'"
         raise CodegenError(op, f"a vgather {{converted}} needs the hivm.vgather_offsets of its index as the vector op "
                                f"right before it (it reads the offsets from the scratch); found {found}")
@@ -150,7 +151,7 @@ def emit_vgather(state, op) -> None:
     turns each element's offset ``o`` into its words' ``o`` and ``o + 4`` (an invalid ``o`` — negative or at least
     ``n * 8``, a multiple of 8 either way — stays invalid), then one b32 ``vgather`` per row moves twice the words.
     """
-    src_v, idx_v, dst_v = op.buffers
+    src_v, idx_v, dst_v = op.operand("src"), op.operand("index"), op.operand("dst")
     src, idx, dst = ub_buf(state, op, src_v), ub_buf(state, op, idx_v), ub_buf(state, op, dst_v)
     wide_data = dst.dtype == src.dtype == "i64"
     dtype = "i32" if wide_data else vector_dtype(op, dst.type, GATHER_DTYPES)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from graph_passes.dialects.hivm import VectorOp
+from graph_passes.dialects.hivm import FlagOp, VectorOp
 from graph_passes.intmath import align_up, prod
-from graph_passes.ir.core import Operation, Value
+from graph_passes.ir.core import Operation, Terminator, Value
 from graph_passes.ir.sizes import as_expr
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
 from graph_passes.target import module_target
@@ -136,7 +136,7 @@ class KernelEmitter:
     def spare_event_id(self, src: str, dst: str) -> int | None:
         """An event id of the ``src`` → ``dst`` flags (simulator pipe names) that no hivm.set_flag/wait_flag of the
         kernel uses, for a handshake inside one op's instructions (its set and wait adjacent); None when all are."""
-        used = {i for op in self.func.walk() if op.name in ("hivm.set_flag", "hivm.wait_flag")
+        used = {i for op in self.func.walk() if isinstance(op, FlagOp)
                 and PIPES.get(op.attributes["src_pipe"]) == src and PIPES.get(op.attributes["dst_pipe"]) == dst
                 for i in op.attributes["event_ids"]}
         return next((i for i in range(self.target.event_ids_per_pipe_pair) if i not in used), None)
@@ -262,7 +262,7 @@ class KernelEmitter:
             self.op(op)
 
     def op(self, op: Operation) -> None:
-        if op.name in ("scf.yield", "func.return"):
+        if op.has_trait(Terminator):
             if op.operands:
                 raise CodegenError(op, "returning or yielding values is not supported in kernels")
             return
@@ -285,7 +285,7 @@ class KernelEmitter:
         if len(op.operands) > 3:
             raise CodegenError(op, "loop-carried values (iter_args) are not supported in kernels")
         self.b.current = op
-        lo, hi, step = (self.index(v) for v in op.operands[:3])
+        lo, hi, step = (self.index(op.operand(n)) for n in ("lower", "upper", "step"))
         iv = op.body.args[0]
         var = self.fresh(iv.name_hint, "i")
         self.values[iv] = Reg(var)

@@ -73,7 +73,7 @@ def _bit_flat(state, op, n, cap, lanes, emit) -> None:
 
 
 def emit_vcmp(state, op) -> None:
-    a_v, b_v, dst_v = op.buffers
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
     dst = ub_buf(state, op, dst_v)
     pred = op.attributes["predicate"]
     if not isinstance(a_v.type, MemRefType):
@@ -107,7 +107,7 @@ def emit_vsel(state, op) -> None:
     Note: vsel moves lanes without arithmetic, so bf16 selects as f16 lanes (AscendNPU-IR's LegalizeBF16 leaves
     select in bf16 on A2/A3 for the same reason) and i32 as f32 lanes (CANN-INI lists vsel for f16/f32 only; the
     lanes' bits are copied, whatever they encode)."""
-    c_v, t_v, f_v, dst_v = op.buffers
+    c_v, t_v, f_v, dst_v = op.operand("cond"), op.operand("true_value"), op.operand("false_value"), op.operand("dst")
     dst, cond = ub_buf(state, op, dst_v), ub_buf(state, op, c_v)
     dtype = LANES_OF.get(dst.dtype) or vector_dtype(op, dst.type, ("f16", "f32"))
     lanes = 256 // dst.es

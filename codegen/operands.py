@@ -41,9 +41,9 @@ def ub_buf(state, op, v) -> Buf:
 
 
 def op_region(state, op):
-    """(extents, caps) of a vector op: its valid extents, and the static shape of its last buffer."""
+    """(extents, caps) of a vector op: its valid extents, and the static shape of its destination."""
     ext = [state.index(v) for v in op.indices]
-    caps = list(state.buf(op.buffers[-1]).type.static_shape())
+    caps = list(state.buf(op.operand("dst")).type.static_shape())
     for d, e in enumerate(ext):
         s = static_int(e)
         if s is not None and s > caps[d]:

@@ -31,7 +31,7 @@ from .vector import Operand, counted, flat, fold, valid_rows, vector_instr
 
 
 def emit_vindex(state, op) -> None:
-    dst = ub_buf(state, op, op.buffers[0])
+    dst = ub_buf(state, op, op.operand("dst"))
     if dst.dtype != "i32":
         raise CodegenError(op, f"offsets are i32, got {dst.dtype}")
     ds, w, n = list(dst.type.static_shape()), list(op.attributes["strides"]), op.attributes["clamp"]
@@ -58,7 +58,7 @@ def emit_vindex(state, op) -> None:
 
 
 def emit_vpermute(state, op) -> None:
-    src, table, dst = (ub_buf(state, op, v) for v in op.buffers)
+    src, table, dst = (ub_buf(state, op, op.operand(n)) for n in ("src", "offsets", "dst"))
     if dst.dtype not in GATHER_DTYPES:
         raise CodegenError(op, f"a permutation of {dst.dtype} elements: vgather moves {', '.join(GATHER_DTYPES)} "
                                f"(ASCENDC Gather on A2)")

@@ -21,7 +21,7 @@ IDENTITY = {"sum": 0.0, "max": float("-inf"), "min": float("inf"), "prod": 1.0}
 
 
 def emit_vreduce(state, op) -> None:
-    src, dst = ub_buf(state, op, op.buffers[0]), ub_buf(state, op, op.buffers[1])
+    src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
     kind = op.attributes["kind"]
     if kind not in REDUCE:
         raise CodegenError(op, f"reduction kind '{kind}' has no vector instruction sequence (sum, max, min, prod)")

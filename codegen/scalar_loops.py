@@ -121,7 +121,7 @@ def _mask_view(state, op, mask: Buf) -> tuple[Buf, list, bool]:
 
 
 def emit_vbinary(state, op) -> None:
-    a_v, b_v, dst_v = op.buffers
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
     fun = op.attributes["fun"]
     if fun not in BINARY and fun != "bitwise_xor":
         why = ("the scalar unit has no divide: hfusion-decompose-divmod rewrites divisions before fusion"
@@ -145,7 +145,7 @@ def emit_vbinary(state, op) -> None:
 
 
 def emit_vunary(state, op) -> None:
-    src_v, dst_v = op.buffers
+    src_v, dst_v = op.operand("src"), op.operand("dst")
     fun = op.attributes["fun"]
     if fun not in UNARY:
         raise CodegenError(op, f"i64 '{fun}' in a scalar loop: no scalar instruction sequence for it "
@@ -171,7 +171,7 @@ def emit_vunary(state, op) -> None:
 
 
 def emit_vcmp(state, op) -> None:
-    a_v, b_v, dst_v = op.buffers
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
     pred = op.attributes["predicate"]
     if not isinstance(a_v.type, MemRefType):
         a_v, b_v, pred = b_v, a_v, SWAPPED.get(pred, pred)
@@ -209,7 +209,7 @@ def emit_vcmp(state, op) -> None:
 
 
 def emit_vsel(state, op) -> None:
-    c_v, t_v, f_v, dst_v = op.buffers
+    c_v, t_v, f_v, dst_v = op.operand("cond"), op.operand("true_value"), op.operand("false_value"), op.operand("dst")
     cond, ext, flat = _mask_view(state, op, _ub(state, op, c_v))
     dst = _i64(state, op, dst_v).flat() if flat else _i64(state, op, dst_v)
     lt, lf = _source(state, op, t_v, "a", flat), _source(state, op, f_v, "b", flat)
@@ -230,7 +230,7 @@ def emit_vsel(state, op) -> None:
 
 
 def emit_vfill(state, op) -> None:
-    dst = _i64(state, op, op.buffers[0])
+    dst = _i64(state, op, op.operand("dst"))
     value = op.attributes["value"]
     if isinstance(value, float) and not value.is_integer():
         raise CodegenError(op, f"fills i64 with the non-integer {value}")
@@ -239,7 +239,7 @@ def emit_vfill(state, op) -> None:
 
 
 def emit_vbrc(state, op) -> None:
-    src, dst = _i64(state, op, op.buffers[0]), _i64(state, op, op.buffers[1])
+    src, dst = _i64(state, op, op.operand("src")), _i64(state, op, op.operand("dst"))
     dims = set(op.attributes["dims"])
 
     def body(idx):
@@ -250,7 +250,7 @@ def emit_vbrc(state, op) -> None:
 
 
 def emit_vreduce(state, op) -> None:
-    src, dst = _i64(state, op, op.buffers[0]), _i64(state, op, op.buffers[1])
+    src, dst = _i64(state, op, op.operand("src")), _i64(state, op, op.operand("dst"))
     kind = op.attributes["kind"]
     if kind not in REDUCE:
         raise CodegenError(op, f"i64 reduction '{kind}' in a scalar loop: kinds are {', '.join(REDUCE)}")
@@ -276,7 +276,7 @@ def emit_vreduce(state, op) -> None:
 
 
 def emit_varange(state, op) -> None:
-    dst = _i64(state, op, op.buffers[0])
+    dst = _i64(state, op, op.operand("dst"))
     start, step = op.attributes["start"], op.attributes["step"]
     if any(isinstance(v, float) and not v.is_integer() for v in (start, step)):
         raise CodegenError(op, f"an i64 arange with start {start}, step {step}: not integers")
@@ -293,7 +293,7 @@ def emit_varange(state, op) -> None:
 def emit_vcast(state, op) -> None:
     """An i64 ↔ i32 cast of a column (graph_passes.dialects.hivm.is_column_int_cast): per element ``ld_ub`` in the
     source type, ``st_ub`` in the destination type (wrapping to 32 bits, torch's int64 → int32 cast)."""
-    src_v, dst_v = op.buffers
+    src_v, dst_v = op.operand("src"), op.operand("dst")
     src, dst = _ub(state, op, src_v), _ub(state, op, dst_v)
     if sorted((src.dtype, dst.dtype)) != ["i32", "i64"]:
         raise CodegenError(op, f"a scalar-loop cast is i64 <-> i32, got {src.dtype} -> {dst.dtype}")

@@ -43,7 +43,7 @@ def emit_constant(state, op) -> None:
 def emit_index_binary(state, op) -> None:
     if not isinstance(op.result.type, IndexType):
         raise CodegenError(op, f"integer arithmetic on {op.result.type} is not supported (index only)")
-    a, b = (state.index(v) for v in op.operands)
+    a, b = state.index(op.operand("lhs")), state.index(op.operand("rhs"))
     if isinstance(a, Imm) and isinstance(b, Imm):
         state.values[op.result] = _const_fold(op.name, a, b)
         return
@@ -51,7 +51,7 @@ def emit_index_binary(state, op) -> None:
 
 
 def emit_index_cast(state, op) -> None:
-    state.values[op.result] = state.scalar(op.operands[0])
+    state.values[op.result] = state.scalar(op.operand("input"))
 
 
 def emit_block_idx(state, op) -> None:
@@ -71,7 +71,7 @@ def emit_alloc(state, op) -> None:
 
 
 def emit_multi_buffer_select(state, op) -> None:
-    k = state.index(op.operands[0])
+    k = state.index(op.operand("counter"))
     copies = [state.buf(v) for v in op.operands[1:]]
     n = len(copies)
     if not all(isinstance(c.addr, Imm) for c in copies):

@@ -27,7 +27,7 @@ BLOCK_BYTES = TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2
 
 
 def emit_vtranspose(state, op) -> None:
-    src, dst = state.buf(op.operands[0]), state.buf(op.operands[1])
+    src, dst = state.buf(op.operand("src")), state.buf(op.operand("dst"))
     rank, perm = dst.type.rank, list(op.attributes["perm"])
     if src.es != 2 or src.dtype != dst.dtype:
         raise CodegenError(op, f"vtranspose moves 16x16 blocks of 2-byte elements (CANN-INI); got {src.dtype} -> "

@@ -55,7 +55,7 @@ UNARY = {"neg": "neg", "abs": "abs", "exp": "exp", "log": "ln", "sqrt": "sqrt", 
 
 
 def emit_vbinary(state, op) -> None:
-    a_v, b_v, dst_v = op.buffers
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
     dst = ub_buf(state, op, dst_v)
     fun = op.attributes["fun"]
     if fun in BITWISE:
@@ -219,7 +219,7 @@ COMPOSITE = {  # unary funs with no instruction: steps in place on dst ("x" = mu
 
 
 def emit_vunary(state, op) -> None:
-    src_v, dst_v = op.buffers
+    src_v, dst_v = op.operand("src"), op.operand("dst")
     dst, src = ub_buf(state, op, dst_v), ub_buf(state, op, src_v)
     fun = op.attributes["fun"]
     ext, caps = op_region(state, op)
@@ -264,7 +264,7 @@ def _unary(state, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_plac
 
 
 def emit_vcast(state, op) -> None:
-    src_v, dst_v = op.buffers
+    src_v, dst_v = op.operand("src"), op.operand("dst")
     src, dst = ub_buf(state, op, src_v), ub_buf(state, op, dst_v)
     sd, dd = sim_dtype(src.dtype), sim_dtype(dst.dtype)
     mode = op.attributes.get("round_mode", "rint")
@@ -285,7 +285,7 @@ def emit_vcast(state, op) -> None:
 
 
 def emit_vfill(state, op) -> None:
-    dst = ub_buf(state, op, op.buffers[0])
+    dst = ub_buf(state, op, op.operand("dst"))
     dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     value = op.attributes["value"]
     if dtype.startswith("i") and isinstance(value, float):
@@ -295,7 +295,7 @@ def emit_vfill(state, op) -> None:
 
 
 def emit_copy(state, op) -> None:
-    src, dst = ub_buf(state, op, op.buffers[0]), ub_buf(state, op, op.buffers[1])
+    src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
     dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     ext, caps = op_region(state, op)
     region(state, vector_instr(state, "vcopy", dtype, ("src", "dst")), [operand_of(src), operand_of(dst)], ext, caps)
