@@ -26,7 +26,8 @@ def emit_vbrc(state, op) -> None:
     if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)
         if _one_block_rows(dst, src):
             return _block_broadcast(state, src, dst, dtype, ext, caps)
-        return region(state, vector_instr(state, "vcopy", dtype, ("src", "dst")), [operand_of(src), operand_of(dst)], ext, caps)
+        copy = vector_instr(state, "vcopy", dtype, ("src", "dst"))
+        return region(state, copy, [operand_of(src), operand_of(dst)], ext, caps)
     shape, src_shape = dst.type.static_shape(), src.type.static_shape()
     spanned = [d for d in range(rank - 1) if src_shape[d] > 1]
     padded = [d for d in spanned if src_shape[d] != shape[d]]
@@ -125,8 +126,8 @@ def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_ca
             raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: no room to stage the last "
                                    f"{rows_cap - T0} rows' blocks")
         with state.b.if_(e0 > T0):
-            state.b.vbrcb(dtype, fold(dst.addr + B * pb), fold(src.addr + Ts * es), repeat=fold((e0 - Ts + 7) // 8), dst_blk=1,
-                      dst_rep=8)
+            state.b.vbrcb(dtype, fold(dst.addr + B * pb), fold(src.addr + Ts * es), repeat=fold((e0 - Ts + 7) // 8),
+                          dst_blk=1, dst_rep=8)
             barrier(state)
             _spread(state, dtype, fold(dst.addr + T0 * pb), fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
                     rows_cap - T0, pitch, lanes, dst_rep=pb // 32)

@@ -38,7 +38,8 @@ def emit_varange(state, op) -> None:
     base = dst.addr
     first_extra = start if step == 1 else 0
 
-    vci = vector_instr(state, "vci", dtype, ("dst",), first=lambda a: fold(offset + (a[0] - base) // dst.es + first_extra))
+    vci = vector_instr(state, "vci", dtype, ("dst",),
+                       first=lambda a: fold(offset + (a[0] - base) // dst.es + first_extra))
     ops = [operand_of(dst)]
     region(state, vci, ops, ext, caps)
     for form, value, needed in (("muls", step, step != 1), ("adds", start, step != 1 and start != 0)):

@@ -103,7 +103,8 @@ class CompiledKernel:
     def run(self, gm_arrays: list, bindings: dict[str, int], chip: str | None = None, check_hazards: bool = True,
             trace: bool = False):
         """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores of ``chip``
-        (the chip it was compiled for by default), read the outputs back. ``gm_arrays``: one array per memref argument (a number per scalar argument), in order.
+        (the chip it was compiled for by default), read the outputs back. ``gm_arrays``: one array per memref
+        argument (a number per scalar argument), in order.
         Returns ``(outputs, LaunchResult)``; outputs in ``output_args`` order."""
         if len(gm_arrays) != len(self.arg_layout):
             raise ValueError(f"{self.name}: expects {len(self.arg_layout)} arguments "

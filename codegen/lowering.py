@@ -1,6 +1,7 @@
 """Walking one HIVM kernel into a simulator program: the per-kernel state every emit function works with.
 
-``KernelEmitter`` (every emit function's ``state`` argument) owns the :class:`~simulator.ProgramBuilder` (``b``), maps every SSA value to what the program sees —
+``KernelEmitter`` (every emit function's ``state`` argument) owns the :class:`~simulator.ProgramBuilder` (``b``),
+maps every SSA value to what the program sees —
 an index value to an expression (a constant or a scalar register), a buffer to its address expression and type, a
 float scalar to its value or kernel param — and walks the kernel's body: ``scf.for`` becomes a ``Loop`` over a
 scalar register, other ops go to their emitter in :data:`codegen.emitters.EMITTERS`.

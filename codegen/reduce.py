@@ -33,7 +33,8 @@ def emit_vreduce(state, op) -> None:
     dims = sorted(op.attributes["dims"])
     dims = [d for d in dims if shape[d] > 1] or dims[:1]  # dims of one element reduce to a copy
     if not dims:  # no dim (hfusion-flatten-ops dropped the reduced unit dims): a copy
-        return region(state, vector_instr(state, "vcopy", dtype, ("src", "dst")), [operand_of(src), operand_of(dst)], ext, shape)
+        copy = vector_instr(state, "vcopy", dtype, ("src", "dst"))
+        return region(state, copy, [operand_of(src), operand_of(dst)], ext, shape)
     if len(dims) == 1:
         return _reduce_dim(state, op, kind, dtype, src, dst, ext, dims[0])
     # several dims: one at a time (graph_passes.schedule.buffers.reduce_stages), the stages between in scratch

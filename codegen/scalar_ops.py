@@ -7,6 +7,7 @@ Every ``arith`` index op is one ``mov`` (the scalar unit pays one instruction ea
 
 from __future__ import annotations
 
+from graph_passes.intmath import ceil_div
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
 from simulator.expr import Expr, Imm, emax, emin
 
@@ -28,7 +29,7 @@ _ARITH = {
 def _const_fold(name, a: Imm, b: Imm) -> Imm:
     x, y = a.value, b.value
     fold = {"arith.addi": lambda: x + y, "arith.subi": lambda: x - y, "arith.muli": lambda: x * y,
-            "arith.floordivsi": lambda: x // y, "arith.ceildivsi": lambda: -(-x // y), "arith.remsi": lambda: x % y,
+            "arith.floordivsi": lambda: x // y, "arith.ceildivsi": lambda: ceil_div(x, y), "arith.remsi": lambda: x % y,
             "arith.minsi": lambda: min(x, y), "arith.maxsi": lambda: max(x, y)}
     return Imm(fold[name]())  # only the op's own fold: x + 0 must not evaluate x // 0
 

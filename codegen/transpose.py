@@ -17,6 +17,7 @@ Rows and columns beyond the valid extents are transposed too (whole blocks) and 
 
 from __future__ import annotations
 
+from graph_passes.intmath import ceil_div
 from graph_passes.schedule.movement import TRANSPOSE_BLOCK, TRANSPOSE_GROUP
 from simulator.expr import Imm, emin
 
@@ -46,7 +47,8 @@ def emit_vtranspose(state, op) -> None:
 
     def blocks(s_addr, d_addr):
         cols = extents[-1]
-        nb = Imm(-(-static_int(cols) // n)) if static_int(cols) is not None else state.mov("nblocks", (cols + (n - 1)) // n)
+        static_cols = static_int(cols)
+        nb = Imm(ceil_div(static_cols, n)) if static_cols is not None else state.mov("nblocks", (cols + (n - 1)) // n)
         with state.b.loop(state.fresh("g0"), 0, nb, TRANSPOSE_GROUP) as g0:
             k = state.mov("k", emin(TRANSPOSE_GROUP, nb - g0))
             state.b.pipe_barrier("V")  # scratch is free again (the previous group's copies read it)

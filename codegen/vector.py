@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from graph_passes.intmath import ceil_div
 from graph_passes.schedule.buffers import MAX_REPEAT  # the repeat field's limit (the schedule's estimate reads it too)
 from simulator.expr import Expr, Imm, as_expr, emin
 
@@ -197,7 +198,7 @@ def rows(state, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: i
 
 def ceil_expr(e: Expr, k: int) -> Expr:
     v = static_int(e)
-    return Imm(-(-v // k)) if v is not None else (e + (k - 1)) // k
+    return Imm(ceil_div(v, k)) if v is not None else (e + (k - 1)) // k
 
 
 def fold(e: Expr) -> Expr:

@@ -77,10 +77,14 @@ def emit_vbinary(state, op) -> None:
     _binary(state, op, fun, vector_dtype(op, dst.type), ins[0], ins[1], operand_of(dst), ext, caps)
 
 
+def _binary_instr(state, fun: str, dtype: str):
+    return vector_instr(state, "v" + BINARY[fun], dtype, ("src0", "src1", "dst"))
+
+
 def _binary(state, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
     """dst = a fun b over the region; a or b may be a scalar expression."""
     if isinstance(a, Operand) and isinstance(b, Operand):
-        return region(state, vector_instr(state, "v" + BINARY[fun], dtype, ("src0", "src1", "dst")), [a, b, dst], ext, caps)
+        return region(state, _binary_instr(state, fun, dtype), [a, b, dst], ext, caps)
     a_is_buf = isinstance(a, Operand)
     src, s = (a, b) if a_is_buf else (b, a)
     form = None
@@ -94,7 +98,7 @@ def _binary(state, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
         region(state, vector_instr(state, "vdup", dtype, ("dst",), scalar=s), [dst], ext, caps)
         barrier(state)
         ops = [src, dst, dst] if a_is_buf else [dst, src, dst]
-        return region(state, vector_instr(state, "v" + BINARY[fun], dtype, ("src0", "src1", "dst")), ops, ext, caps)
+        return region(state, _binary_instr(state, fun, dtype), ops, ext, caps)
     if fun == "sub":  # s - x in place: -x, then + s (both exact)
         _scalar_form(state, dtype, "muls", Imm(-1.0), [src, dst], ext, caps)
         barrier(state)
@@ -102,7 +106,7 @@ def _binary(state, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
     if state.scratch_free() >= 256:  # in place: the scalar needs a block of its own (the kernel's scratch)
         block = splat(state, op, s, dtype)
         ops = [src, block, dst] if a_is_buf else [block, src, dst]
-        return region(state, vector_instr(state, "v" + BINARY[fun], dtype, ("src0", "src1", "dst")), ops, ext, caps)
+        return region(state, _binary_instr(state, fun, dtype), ops, ext, caps)
     if fun == "div" and dtype in ("f16", "f32"):
         # Note: in place with no free UB, x / s = x * (1 / s) and s / x = s * rec(x): within an ulp or two of the
         # correctly rounded quotient (the only inexact lowering; docs/codegen.md).
@@ -226,8 +230,8 @@ def emit_vunary(state, op) -> None:
     if fun == "bitwise_not":
         return bitwise.emit_not(state, op, src, dst, ext, caps)
     if fun in math_ops.SEQ_UNARY:
-        return math_ops.emit_unary_seq(state, op, fun, vector_dtype(op, dst.type), operand_of(src), operand_of(dst), ext, caps,
-                                       dst.type.static_shape())
+        return math_ops.emit_unary_seq(state, op, fun, vector_dtype(op, dst.type), operand_of(src), operand_of(dst),
+                                       ext, caps, dst.type.static_shape())
     if fun not in UNARY and fun not in COMPOSITE:
         raise CodegenError(op, f"unary fun '{fun}' has no vector instruction sequence")
     in_place = src_v is dst_v or src.addr == dst.addr
@@ -260,7 +264,8 @@ def _unary(state, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_plac
                    caps)
         else:  # "x": dst = dst * src;  "x0": dst = src * src
             first = src if st[0] == "x0" else dst
-            region(state, vector_instr(state, "v" + st[1], dtype, ("src0", "src1", "dst")), [first, src, dst], ext, caps)
+            region(state, vector_instr(state, "v" + st[1], dtype, ("src0", "src1", "dst")), [first, src, dst], ext,
+                   caps)
 
 
 def emit_vcast(state, op) -> None:
@@ -272,7 +277,8 @@ def emit_vcast(state, op) -> None:
         raise CodegenError(op, f"cast {src.dtype} -> {dst.dtype}: no vector type for it")
     ext, caps = op_region(state, op)
     if sd == dd:
-        return region(state, vector_instr(state, "vcopy", sd, ("src", "dst")), [operand_of(src), operand_of(dst)], ext, caps)
+        copy = vector_instr(state, "vcopy", sd, ("src", "dst"))
+        return region(state, copy, [operand_of(src), operand_of(dst)], ext, caps)
     from simulator.isa.vector import _CASTS, _OVERFLOW_MODES
 
     if (sd, dd) not in _CASTS or mode not in _CASTS[(sd, dd)]:
