@@ -14,7 +14,7 @@ The copy reads the register when the scalar unit issues it; an index outside ``[
 (the clamp keeps even ±2⁶³ from wrapping into range) and stops the kernel with an error naming the copy and the
 numbers (docs/simulator.md). Each row pays a normal DMA (the GM model's per-transfer cost) and four scalar
 instructions plus the issue. Rows of a multi-dim box (dims 1.. of the tile) move like a ``hivm.load`` box
-(:func:`codegen.dma._bursts`), every copy at the same register offset.
+(:func:`codegen.dma.bursts`), every copy at the same register offset.
 
 Along the last dim (``dim`` attribute; one element of each row, a loss's target logit): the register is the
 element's byte offset in its row (``i · es``, bound ``C · es``) and copy ``r`` starts at source row ``off + r``: one
