@@ -139,7 +139,7 @@ def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_ca
     def brcb(g):
         rep = emin(step, n_rep - g * step) if groups > step else n_rep
         state.b.vbrcb(dtype, fold(dst.addr + g * (step * 8 * pb)), fold(src.addr + g * (step * 8 * es)),
-                  repeat=fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
+                      repeat=fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
 
     if groups > step:
         counted(state, "g", (n_rep + step - 1) // step, brcb, max_unroll=0)
@@ -189,8 +189,8 @@ def _spread(state, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=
         def group(g):
             rep = e0 if cap0 <= MAX_REPEAT else emin(MAX_REPEAT, e0 - g * MAX_REPEAT)
             state.b.vcopy(dtype, fold(dst + c * 256 + g * (MAX_REPEAT * dst_rep * 32)),
-                      fold(src + g * (MAX_REPEAT * src_rep * 32)), repeat=fold(rep), mask=mask, src_blk=0,
-                      src_rep=src_rep, dst_rep=dst_rep)
+                          fold(src + g * (MAX_REPEAT * src_rep * 32)), repeat=fold(rep), mask=mask, src_blk=0,
+                          src_rep=src_rep, dst_rep=dst_rep)
 
         if cap0 <= MAX_REPEAT:
             group(Imm(0))

@@ -91,10 +91,10 @@ def emit_vcmp(state, op) -> None:
             kw = dict(repeat=repeat, mask=mask)
             if scalar:
                 getattr(state.b, "vcmps_" + pred)(dtype, fold(bits + k // 8), fold(addrs[0] + k * a.es),
-                                              scalar=state.scalar(b_v), **kw)
+                                                  scalar=state.scalar(b_v), **kw)
             else:
                 getattr(state.b, "vcmp_" + pred)(dtype, fold(bits + k // 8), fold(addrs[0] + k * a.es),
-                                             fold(addrs[1] + k * a.es), **kw)
+                                                 fold(addrs[1] + k * a.es), **kw)
 
         _bit_flat(state, op, n, cap, lanes, emit)
 

@@ -120,8 +120,8 @@ def _reduce_rows(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
     def vop(d_addr, a_addr, b_addr, rows_here, mask, a_rep, b_rep):
         getattr(state.b, "v" + comb)(dtype, fold(d_addr), fold(a_addr), fold(b_addr), repeat=rows_here,
-                                 mask=fold(Imm(mask) if isinstance(mask, int) else mask), dst_rep=srep,
-                                 src0_rep=a_rep, src1_rep=b_rep)
+                                     mask=fold(Imm(mask) if isinstance(mask, int) else mask), dst_rep=srep,
+                                     src0_rep=a_rep, src1_rep=b_rep)
 
     def group(g):
         rows_here = fold(emin(G, e0 - g * G)) if R > G else e0
@@ -262,8 +262,8 @@ def _fold_rows_in_place(state, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0
             for k in range(count):
                 mask = min(lanes, e1 - (k + h) * lanes)
                 getattr(state.b, "v" + comb)(dtype, fold(base + k * 256), fold(base + k * 256),
-                                         fold(base + (k + h) * 256), repeat=rows, mask=Imm(mask), dst_rep=pitch,
-                                         src0_rep=pitch, src1_rep=pitch)
+                                             fold(base + (k + h) * 256), repeat=rows, mask=Imm(mask), dst_rep=pitch,
+                                             src0_rep=pitch, src1_rep=pitch)
             barrier(state)
             h //= 2
             count = h
@@ -298,7 +298,7 @@ def _reduce_all(state, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
     def group(g):
         rep = emin(MAX_REPEAT, full - g * MAX_REPEAT) if cap // lanes > MAX_REPEAT else full
         getattr(state.b, mnem)(dtype, fold(S + g * (MAX_REPEAT * es)), fold(s_addr + g * (MAX_REPEAT * 256)),
-                           repeat=fold(rep), mask=lanes)
+                               repeat=fold(rep), mask=lanes)
 
     barrier(state)
     if cap // lanes > MAX_REPEAT:
@@ -358,7 +358,7 @@ def _reduce_outer(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> No
         for k in reversed(range(d)):
             t_strides[k], acc = acc, acc * shape[k]
         T = Operand(Imm(state.scratch(outer_fold_bytes(K, prod(shape[:d]), row_bytes), "a reduction over a non-last "
-                                  "dim", fence=True)), es, on_kept(t_strides))
+                                      "dim", fence=True)), es, on_kept(t_strides))
     else:
         T = out  # no scratch: dst accumulates (only its row 0 is addressed)
 
@@ -454,7 +454,7 @@ def _prod_rows(state, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, 
 
         def chunk(c):
             state.b.vmul("f32", A, A, fold(base + c * 256), repeat=rows, mask=fold(emin(64, e1 - c * 64)),
-                     src1_rep=pitch_bytes // 32)
+                         src1_rep=pitch_bytes // 32)
             barrier(state)
 
         counted(state, "c", n_chunks, chunk, max_unroll=2)

@@ -57,7 +57,7 @@ def emit_vtranspose(state, op) -> None:
             state.b.pipe_barrier("V")  # the copies read what the transposes wrote
             for h in range(2):
                 state.b.vcopy(dst.dtype, fold(d_addr + g0 * 32 + h * 8 * pitch), scratch + h * 256, repeat=k,
-                          dst_blk=pitch // 32, src_blk=1, dst_rep=1, src_rep=BLOCK_BYTES // 32)
+                              dst_blk=pitch // 32, src_blk=1, dst_rep=1, src_rep=BLOCK_BYTES // 32)
 
     def lead(d, s_addr, d_addr):
         if d == rank - 2:
