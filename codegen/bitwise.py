@@ -19,11 +19,13 @@ bits of ``a & b`` are a subset of those of ``a | b``: no borrow), with ``a & b``
 
 from __future__ import annotations
 
+from graph_passes.intmath import prod
 from graph_passes.ir.types import MemRefType
 from simulator.expr import Imm, as_expr
 
 from .errors import CodegenError
-from .vector import Operand, _ceil, _static, column_bits, flat_extent, region
+from .operands import barrier, splat, ub_buf
+from .vector import Operand, ceil_expr, column_bits, flat_extent, region, static_int, vector_instr
 
 LANE_OPS = {"bitwise_and": "vand", "bitwise_or": "vor", "bitwise_not": "vnot"}
 BITS = {"i1": 1, "i8": 8, "ui8": 8, "i16": 16, "i32": 32}  # bits per element of the dtypes viewed as i16 lanes
@@ -33,10 +35,10 @@ def _lanes(e, bits: int):
     """i16 lanes holding ``e`` elements of ``bits`` bits."""
     if bits == 16:
         return e
-    s = _static(e)
+    s = static_int(e)
     if bits == 32:
         return Imm(2 * s) if s is not None else as_expr(e) * 2
-    return _ceil(as_expr(e) * bits if s is None else Imm(s * bits), 16)
+    return ceil_expr(as_expr(e) * bits if s is None else Imm(s * bits), 16)
 
 
 def lane_view(op, buf, ext: list, caps: list):
@@ -48,57 +50,51 @@ def lane_view(op, buf, ext: list, caps: list):
     shape = buf.type.static_shape()
     if bits == 1 and column_bits(shape):  # one bit string over the rows
         n, cap = flat_extent(ext, shape), buf.flat().type.shape[0]
-        return Operand(buf.addr, 2, [1]), [_lanes(n, 1)], [int(_static(_lanes(Imm(cap), 1)))]
+        return Operand(buf.addr, 2, [1]), [_lanes(n, 1)], [int(static_int(_lanes(Imm(cap), 1)))]
     strides = [0 if n == 1 else s * buf.es for n, s in zip(shape, buf.static_strides())]  # bytes
     if any(s % 2 for s in strides[:-1]):
         raise CodegenError(op, f"bitwise op on {buf.type}: a row is not a whole number of i16 lanes")
     lane_strides = [s // 2 for s in strides[:-1]] + [1]
     return (Operand(buf.addr, 2, lane_strides), ext[:-1] + [_lanes(ext[-1], bits)],
-            caps[:-1] + [int(_static(_lanes(Imm(caps[-1]), bits)))])
+            caps[:-1] + [int(static_int(_lanes(Imm(caps[-1]), bits)))])
 
 
-def _vec(L, mnem: str, names: list[str]):
-    from .vector_ops import _vec as vec
-
-    return vec(L, mnem, "i16", names)
+def _i16(state, mnem: str, names: tuple[str, ...]):
+    return vector_instr(state, mnem, "i16", names)
 
 
-def emit_not(L, op, src, dst, ext, caps) -> None:
+def emit_not(state, op, src, dst, ext, caps) -> None:
     (s, e, c), (d, _, _) = lane_view(op, src, ext, caps), lane_view(op, dst, ext, caps)
-    region(L, _vec(L, "vnot", ["src", "dst"]), [s, d], e, c)
+    region(state, _i16(state, "vnot", ("src", "dst")), [s, d], e, c)
 
 
-def emit_binary(L, op, fun: str, a_v, b_v, dst, ext, caps) -> None:
+def emit_binary(state, op, fun: str, a_v, b_v, dst, ext, caps) -> None:
     """dst = a fun b; ``a_v``/``b_v`` are the op's operands (a buffer, or an integer scalar splatted in scratch)."""
-    from .vector_ops import _ub, barrier, splat
-
     d, e, c = lane_view(op, dst, ext, caps)
-    held = L.scratch_used
+    held = state.scratch_used
     try:
         tmp = None
         if fun == "bitwise_xor":
-            barrier(L)  # the op writes scratch: after every earlier user of it
-            nbytes = dst.es
-            for n in dst.type.static_shape():
-                nbytes *= n
-            tmp = Operand(Imm(L.scratch(nbytes, "the a & b temporary of a bitwise xor")), 2, d.strides)
-            L.scratch_used += -(-nbytes // 32) * 32
+            barrier(state)  # the op writes scratch: after every earlier user of it
+            nbytes = dst.es * prod(dst.type.static_shape())
+            tmp = Operand(Imm(state.scratch(nbytes, "the a & b temporary of a bitwise xor")), 2, d.strides)
+            state.scratch_used += state.scratch_size(nbytes)
         ins = []
         for v in (a_v, b_v):
             if isinstance(v.type, MemRefType):
-                ins.append(lane_view(op, _ub(L, op, v), ext, caps)[0])
+                ins.append(lane_view(op, ub_buf(state, op, v), ext, caps)[0])
                 continue
             if dst.dtype not in ("i16", "i32"):
                 raise CodegenError(op, f"a bitwise op of {dst.dtype} with a scalar operand")
-            ins.append(splat(L, op, L.scalar(v), dst.dtype))  # lanes of a 256-B block: whole elements
-            L.scratch_used += 256
-        names = ["src0", "src1", "dst"]
+            ins.append(splat(state, op, state.scalar(v), dst.dtype))  # lanes of a 256-B block: whole elements
+            state.scratch_used += 256
+        names = ("src0", "src1", "dst")
         if tmp is None:
-            return region(L, _vec(L, LANE_OPS[fun], names), [*ins, d], e, c)
-        region(L, _vec(L, "vand", names), [*ins, tmp], e, c)
-        barrier(L)
-        region(L, _vec(L, "vor", names), [*ins, d], e, c)
-        barrier(L)
-        region(L, _vec(L, "vsub", names), [d, tmp, d], e, c)
+            return region(state, _i16(state, LANE_OPS[fun], names), [*ins, d], e, c)
+        region(state, _i16(state, "vand", names), [*ins, tmp], e, c)
+        barrier(state)
+        region(state, _i16(state, "vor", names), [*ins, d], e, c)
+        barrier(state)
+        region(state, _i16(state, "vsub", names), [d, tmp, d], e, c)
     finally:
-        L.scratch_used = held
+        state.scratch_used = held

@@ -3,31 +3,31 @@ with block stride 0); see docs/codegen.md."""
 
 from __future__ import annotations
 
-import math
-
 from graph_passes.idioms.broadcasts import column_broadcast_rows, element_broadcast
+from graph_passes.intmath import ceil_div, prod
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
+from .operands import barrier, op_region, operand_of, ub_buf, vector_dtype
+from .vector import MAX_REPEAT, Operand, chunk_mask, counted, flat, fold, region, static_int, valid_rows, vector_instr
 
-from .vector import MAX_REPEAT, Operand, _fold, _static, chunk_mask, counted, flat, region, valid_rows
-from .vector_ops import _dtype, _operand, _region, _ub, _vec, barrier
 
-def emit_vbrc(L, op) -> None:
+def emit_vbrc(state, op) -> None:
     """Along dims that exclude the last: a row broadcast. Along the last dim (and maybe others): a column broadcast
     into the slab of dst at index 0 of the other broadcast dims, then a row broadcast of that slab along them."""
-    src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
+    src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
     dims = sorted(op.attributes["dims"])
     rank = dst.type.rank
-    dtype = _dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
-    ext, caps = _region(L, op)
+    dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
+    ext, caps = op_region(state, op)
     if element_broadcast(dst.type.static_shape(), src.type.static_shape()):
-        return _element_broadcast(L, src, dst, dtype, ext, caps)
+        return _element_broadcast(state, src, dst, dtype, ext, caps)
     if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)
         if _one_block_rows(dst, src):
-            return _block_broadcast(L, src, dst, dtype, ext, caps)
-        return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
+            return _block_broadcast(state, src, dst, dtype, ext, caps)
+        copy = vector_instr(state, "vcopy", dtype, ("src", "dst"))
+        return region(state, copy, [operand_of(src), operand_of(dst)], ext, caps)
     shape, src_shape = dst.type.static_shape(), src.type.static_shape()
     spanned = [d for d in range(rank - 1) if src_shape[d] > 1]
     padded = [d for d in spanned if src_shape[d] != shape[d]]
@@ -37,19 +37,19 @@ def emit_vbrc(L, op) -> None:
     except ValueError as e:
         raise CodegenError(op, f"broadcast along dims {dims} of a rank-{rank} buffer: {e}") from None
     if padded:  # a column padded to whole repeats (Buffer.whole_repeats): its rows are contiguous per slab only
-        _padded_column_broadcast(L, op, src, dst, dtype, ext, caps, spanned, padded, pitch)
+        _padded_column_broadcast(state, op, src, dst, dtype, ext, caps, spanned, padded, pitch)
     else:
-        _column_broadcast(L, op, src, dst, dtype, valid_rows(ext, caps, spanned), ext[-1], rows_cap, pitch)
+        _column_broadcast(state, op, src, dst, dtype, valid_rows(ext, caps, spanned), ext[-1], rows_cap, pitch)
     others = [d for d in dims if d != rank - 1 and caps[d] > 1]
     if not others:
         return
-    barrier(L)  # the slab along the other broadcast dims: a row broadcast reading index 0 of them
-    slab = _operand(dst)
+    barrier(state)  # the slab along the other broadcast dims: a row broadcast reading index 0 of them
+    slab = operand_of(dst)
     slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)])
-    region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [slab, _operand(dst)], ext, caps)
+    region(state, vector_instr(state, "vcopy", dtype, ("src", "dst")), [slab, operand_of(dst)], ext, caps)
 
 
-def _padded_column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext, caps, spanned, padded, pitch) -> None:
+def _padded_column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, ext, caps, spanned, padded, pitch) -> None:
     """A column broadcast from a source whose innermost spanned dim p is padded (``src_shape[p]`` elements apart
     per index of the dims outside it, ``shape[p]`` rows of dst): one column broadcast per slab of dst's rows."""
     p = spanned[-1]
@@ -59,11 +59,11 @@ def _padded_column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, ext, caps, s
     inner, src_inner = caps[p], src.type.static_shape()[p]
 
     def slab(i):
-        s_buf = Buf(src.scope, _fold(src.addr + i * (src_inner * src.es)), src.type)
-        d_buf = Buf(dst.scope, _fold(dst.addr + i * (inner * pitch * dst.es)), dst.type)
-        _column_broadcast(L, op, s_buf, d_buf, dtype, ext[p], ext[-1], inner, pitch)
+        s_buf = Buf(src.scope, fold(src.addr + i * (src_inner * src.es)), src.type)
+        d_buf = Buf(dst.scope, fold(dst.addr + i * (inner * pitch * dst.es)), dst.type)
+        _column_broadcast(state, op, s_buf, d_buf, dtype, ext[p], ext[-1], inner, pitch)
 
-    counted(L, "slab", valid_rows(ext, caps, spanned[:-1]), slab)
+    counted(state, "slab", valid_rows(ext, caps, spanned[:-1]), slab)
 
 
 def _one_block_rows(dst: Buf, src: Buf) -> bool:
@@ -72,22 +72,18 @@ def _one_block_rows(dst: Buf, src: Buf) -> bool:
     return shape[-1] * dst.es == 32 and all(n == 1 for n in src_shape[:-1]) and len(shape) > 1
 
 
-def _block_broadcast(L, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
+def _block_broadcast(state, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
     """dst[..., c] = src[c] into rows of one 32-B block (:func:`_one_block_rows`): one vcopy over dst's contiguous
     blocks reading src's block for every one (block and repeat stride 0) — 8 rows per repeat, not one. The rows'
     padding (past a partial tile's last column) gets src's padding, which nothing reads."""
     shape = dst.type.static_shape()
     n = valid_rows(list(ext[:-1]) + [Imm(shape[-1])], caps,
                    [d for d, k in enumerate(shape) if k > 1])
-
-    def emit(addrs, repeat, mask, reps):
-        L.b.vcopy(dtype, _fold(addrs[1]), src.addr, repeat=_fold(repeat), mask=_fold(mask), src_blk=0, src_rep=0,
-                  dst_rep=reps[1])
-
-    flat(L, emit, [Operand(src.addr, dst.es, None), Operand(dst.addr, dst.es, [1])], n, math.prod(shape))
+    emit = vector_instr(state, "vcopy", dtype, (None, "dst"), src=src.addr, src_blk=0, src_rep=0)
+    flat(state, emit, [Operand(src.addr, dst.es, None), Operand(dst.addr, dst.es, [1])], n, prod(shape))
 
 
-def _element_broadcast(L, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
+def _element_broadcast(state, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
     """dst[...] = src[0] into a buffer of one-element rows (``element_broadcast``)::
 
         vbrcb  S <- src[0..7]               block 0 of scratch S = src[0] in every lane of its 32 B
@@ -95,21 +91,17 @@ def _element_broadcast(L, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
 
     n: dst's elements up to its last valid one (its elements are contiguous; those between valid ones are written
     too, harmlessly)."""
-    S = L.scratch(256, f"a broadcast of one element into {dst.type}")
-    barrier(L)
-    L.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
-    barrier(L)
+    S = state.scratch(256, f"a broadcast of one element into {dst.type}")
+    barrier(state)
+    state.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    barrier(state)
     shape = dst.type.static_shape()
     n = valid_rows(ext, caps, [d for d, k in enumerate(shape) if k > 1])
-
-    def emit(addrs, repeat, mask, reps):
-        L.b.vcopy(dtype, _fold(addrs[1]), Imm(S), repeat=_fold(repeat), mask=_fold(mask), src_blk=0, src_rep=0,
-                  dst_rep=reps[1])
-
-    flat(L, emit, [Operand(Imm(S), dst.es, None), Operand(dst.addr, dst.es, [1])], n, math.prod(shape))
+    emit = vector_instr(state, "vcopy", dtype, (None, "dst"), src=Imm(S), src_blk=0, src_rep=0)
+    flat(state, emit, [Operand(Imm(S), dst.es, None), Operand(dst.addr, dst.es, [1])], n, prod(shape))
 
 
-def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: int, pitch: int) -> None:
+def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: int, pitch: int) -> None:
     """dst[r, c] = src[r]: vbrcb puts src[r] in row r's first block, vcopy (block stride 0) spreads it::
 
         rows [0, T0) (T0 = rows rounded down to 8):  vbrcb 8 rows per repeat into their own first blocks; spread
@@ -124,90 +116,90 @@ def _column_broadcast(L, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: i
         raise CodegenError(op, f"rows of {pb} B are not 32-B aligned")
     T0 = rows_cap - rows_cap % 8
     if T0 == 0:
-        return _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes)
+        return _small_column_broadcast(state, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes)
     if T0 != rows_cap:
         align = max(8, 32 // es)  # vbrcb's source must start 32-B aligned
         Ts = T0 - T0 % align
-        blocks = 256 * -(-(rows_cap - Ts) // 8)
-        B = T0 - -(-blocks // pb)
+        blocks = 256 * ceil_div(rows_cap - Ts, 8)
+        B = T0 - ceil_div(blocks, pb)
         if B < 0:
             raise CodegenError(op, f"column broadcast into {rows_cap} rows of {pb} B: no room to stage the last "
                                    f"{rows_cap - T0} rows' blocks")
-        with L.b.if_(e0 > T0):
-            L.b.vbrcb(dtype, _fold(dst.addr + B * pb), _fold(src.addr + Ts * es), repeat=_fold((e0 - Ts + 7) // 8), dst_blk=1,
-                      dst_rep=8)
-            barrier(L)
-            _spread(L, dtype, _fold(dst.addr + T0 * pb), _fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
+        with state.b.if_(e0 > T0):
+            state.b.vbrcb(dtype, fold(dst.addr + B * pb), fold(src.addr + Ts * es), repeat=fold((e0 - Ts + 7) // 8),
+                          dst_blk=1, dst_rep=8)
+            barrier(state)
+            _spread(state, dtype, fold(dst.addr + T0 * pb), fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
                     rows_cap - T0, pitch, lanes, dst_rep=pb // 32)
-            barrier(L)
+            barrier(state)
     groups = T0 // 8
     step = 252  # vbrcb repeats per instruction: 8 source elements each, keeps the source 32-B aligned
     n_rep = (e0 + 7) // 8 if T0 == rows_cap else emin((e0 + 7) // 8, groups)
 
     def brcb(g):
         rep = emin(step, n_rep - g * step) if groups > step else n_rep
-        L.b.vbrcb(dtype, _fold(dst.addr + g * (step * 8 * pb)), _fold(src.addr + g * (step * 8 * es)),
-                  repeat=_fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
+        state.b.vbrcb(dtype, fold(dst.addr + g * (step * 8 * pb)), fold(src.addr + g * (step * 8 * es)),
+                      repeat=fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
 
     if groups > step:
-        counted(L, "g", (n_rep + step - 1) // step, brcb, max_unroll=0)
+        counted(state, "g", (n_rep + step - 1) // step, brcb, max_unroll=0)
     else:
         brcb(Imm(0))
-    barrier(L)
+    barrier(state)
     if pb == 32:  # rows of one block: vbrcb wrote them whole
         return
-    rows_main = e0 if T0 == rows_cap else _fold(emin(e0, T0))
-    _spread(L, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes)
+    rows_main = e0 if T0 == rows_cap else fold(emin(e0, T0))
+    _spread(state, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes)
 
 
-def _small_column_broadcast(L, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes) -> None:
+def _small_column_broadcast(state, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes) -> None:
     """Fewer than 8 rows: row 0's first 8 blocks get src[0..7]; rows 1.. spread their block from row 0, then row 0
     spreads its own (block 0, rewritten with the same values)."""
     if pb < 256:  # row 0 cannot hold vbrcb's 8 blocks: stage them in the kernel's scratch, spread each row's
-        S = L.scratch(256, f"a column broadcast into {rows_cap} rows of {pb} B")
-        barrier(L)
-        L.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
-        barrier(L)
-        _spread(L, dtype, dst.addr, Imm(S), 1, e0, e1, rows_cap, pitch, lanes, dst_rep=pb // 32)
+        S = state.scratch(256, f"a column broadcast into {rows_cap} rows of {pb} B")
+        barrier(state)
+        state.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+        barrier(state)
+        _spread(state, dtype, dst.addr, Imm(S), 1, e0, e1, rows_cap, pitch, lanes, dst_rep=pb // 32)
         return
-    L.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
-    barrier(L)
+    state.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    barrier(state)
     if rows_cap > 1:
         def rest():
-            _spread(L, dtype, _fold(dst.addr + pb), _fold(dst.addr + 32), 1, _fold(e0 - 1), e1, rows_cap - 1, pitch,
+            _spread(state, dtype, fold(dst.addr + pb), fold(dst.addr + 32), 1, fold(e0 - 1), e1, rows_cap - 1, pitch,
                     lanes, dst_rep=pb // 32)
 
-        if _static(e0) is None:
-            with L.b.if_(e0 > 1):
+        if static_int(e0) is None:
+            with state.b.if_(e0 > 1):
                 rest()
-        elif _static(e0) > 1:
+        elif static_int(e0) > 1:
             rest()
-        barrier(L)
-    _spread(L, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32)
+        barrier(state)
+    _spread(state, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32)
 
 
-def _spread(L, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None):
+def _spread(state, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None):
     """vcopy the 32-B block at src (+ src_rep blocks per row) over e1 elements of each of e0 rows of dst."""
     dst_rep = src_rep if dst_rep is None else dst_rep
-    e1s = _static(e1)
+    e1s = static_int(e1)
 
     def chunk(c):
-        mask = _fold(chunk_mask(c, e1, e1s, cap1, lanes))
+        mask = fold(chunk_mask(c, e1, e1s, cap1, lanes))
 
         def group(g):
             rep = e0 if cap0 <= MAX_REPEAT else emin(MAX_REPEAT, e0 - g * MAX_REPEAT)
-            L.b.vcopy(dtype, _fold(dst + c * 256 + g * (MAX_REPEAT * dst_rep * 32)),
-                      _fold(src + g * (MAX_REPEAT * src_rep * 32)), repeat=_fold(rep), mask=mask, src_blk=0,
-                      src_rep=src_rep, dst_rep=dst_rep)
+            state.b.vcopy(dtype, fold(dst + c * 256 + g * (MAX_REPEAT * dst_rep * 32)),
+                          fold(src + g * (MAX_REPEAT * src_rep * 32)), repeat=fold(rep), mask=mask, src_blk=0,
+                          src_rep=src_rep, dst_rep=dst_rep)
 
         if cap0 <= MAX_REPEAT:
             group(Imm(0))
         else:
-            counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
+            counted(state, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
 
     if cap1 <= lanes:
         chunk(Imm(0))
     else:
-        counted(L, "c", Imm(-(-e1s // lanes)) if e1s is not None else (e1 + lanes - 1) // lanes, chunk)
+        counted(state, "c", Imm(ceil_div(e1s, lanes)) if e1s is not None else (e1 + lanes - 1) // lanes, chunk)
 
 

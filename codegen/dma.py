@@ -24,26 +24,26 @@ import sympy
 from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
-from .vector import _fold, _static, counted
+from .vector import fold, static_int, counted
 
 
-def _gm_strides(L, buf) -> list[Expr]:
+def gm_strides(state, buf) -> list[Expr]:
     shape = list(buf.type.shape)
     out = []
     for d in range(len(shape)):
-        out.append(L.size(sympy.Mul(*shape[d + 1 :]) if d + 1 < len(shape) else sympy.Integer(1)))
+        out.append(state.size(sympy.Mul(*shape[d + 1 :]) if d + 1 < len(shape) else sympy.Integer(1)))
     return out
 
 
-def emit_load(L, op) -> None:
-    _transfer(L, op, gm=L.buf(op.gm), ub=L.buf(op.local), to_ub=True)
+def emit_load(state, op) -> None:
+    _transfer(state, op, gm=state.buf(op.gm), ub=state.buf(op.local), to_ub=True)
 
 
-def emit_store(L, op) -> None:
-    _transfer(L, op, gm=L.buf(op.gm), ub=L.buf(op.local), to_ub=False)
+def emit_store(state, op) -> None:
+    _transfer(state, op, gm=state.buf(op.gm), ub=state.buf(op.local), to_ub=False)
 
 
-def _transfer(L, op, gm, ub, to_ub: bool) -> None:
+def _transfer(state, op, gm, ub, to_ub: bool) -> None:
     if gm.scope != "gm" or ub.scope != "ub":
         raise CodegenError(op, f"moves between GM and UB only, got {gm.type} and {ub.type}")
     if ub.dtype == "i1":
@@ -52,24 +52,24 @@ def _transfer(L, op, gm, ub, to_ub: bool) -> None:
     # GM bools are bytes (0 or 1): hfusion-legalize-bool moves them to and from i8 buffers; DMA copies bytes.
     if gm.dtype != ub.dtype and (gm.dtype, ub.dtype) != ("i1", "i8"):
         raise CodegenError(op, f"element types differ ({gm.dtype} vs {ub.dtype}); DMA does not convert")
-    offsets = [L.index(v) for v in op.offsets()]
-    extents = [L.index(v) for v in op.extents()]
+    offsets = [state.index(v) for v in op.offsets()]
+    extents = [state.index(v) for v in op.extents()]
     es = gm.es
-    natural = _gm_strides(L, gm)
-    gs = [Imm(0) if g == -1 else _fold(natural[g] * step) for g, step in zip(op.gm_dims(), op.gm_steps())]
+    natural = gm_strides(state, gm)
+    gs = [Imm(0) if g == -1 else fold(natural[g] * step) for g, step in zip(op.gm_dims(), op.gm_steps())]
     us = ub.static_strides()
     lin = Imm(0)
     for o, s in zip(offsets, natural):
-        lin = _fold(lin + o * s)
-    gaddr = _fold(gm.addr + lin * es)
+        lin = fold(lin + o * s)
+    gaddr = fold(gm.addr + lin * es)
     if not isinstance(gaddr, Imm) and gaddr != gm.addr:
-        gaddr = L.b.mov(L.fresh(f"{'src' if to_ub else 'dst'}_gm"), gaddr)
-    dims = [d for d, e in enumerate(extents) if _static(e) != 1]
-    dims, extents, gs, us = _merge(dims, extents, gs, us)
-    _bursts(L, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub)
+        gaddr = state.b.mov(state.fresh(f"{'src' if to_ub else 'dst'}_gm"), gaddr)
+    dims = [d for d, e in enumerate(extents) if static_int(e) != 1]
+    dims, extents, gs, us = merge_dims(dims, extents, gs, us)
+    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub)
 
 
-def _merge(dims, extents, gs, us):
+def merge_dims(dims, extents, gs, us):
     """Merge a dim into the next inner one when the inner dim is whole on both sides (static extent equal to the
     stride ratio in GM and in UB): [len0, 8, 32] over strides [256, 32, 1] moves as one run of len0·256."""
     ext, gs, us = list(extents), list(gs), list(us)
@@ -77,30 +77,30 @@ def _merge(dims, extents, gs, us):
     i = len(out) - 2
     while i >= 0:
         a, b = out[i], out[i + 1]
-        eb = _static(ext[b])
-        if eb is not None and _static(gs[a]) is not None and _static(gs[b]) is not None \
-                and _static(gs[a]) == eb * _static(gs[b]) and us[a] == eb * us[b]:
-            ea = _static(ext[a])
-            ext[b] = Imm(ea * eb) if ea is not None else _fold(ext[a] * eb)
+        eb = static_int(ext[b])
+        if eb is not None and static_int(gs[a]) is not None and static_int(gs[b]) is not None \
+                and static_int(gs[a]) == eb * static_int(gs[b]) and us[a] == eb * us[b]:
+            ea = static_int(ext[a])
+            ext[b] = Imm(ea * eb) if ea is not None else fold(ext[a] * eb)
             del out[i]
         i -= 1
     return out, ext, gs, us
 
 
-def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> None:
+def bursts(state, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> None:
     """The copies of one box (``reg``: a data-register GM offset and its bound, forwarded to every copy)."""
     if len(dims) > 2:
         d = dims[0]
 
         def body(i):
-            _bursts(L, op, dims[1:], extents, _fold(gaddr + i * gs[d] * es), _fold(uaddr + i * (us[d] * es)), gs, us,
+            bursts(state, op, dims[1:], extents, fold(gaddr + i * gs[d] * es), fold(uaddr + i * (us[d] * es)), gs, us,
                     es, to_ub, **reg)
 
-        return counted(L, "d", extents[d], body, max_unroll=1)
+        return counted(state, "d", extents[d], body, max_unroll=1)
     if not dims:
-        return _copy(L, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0), **reg)
+        return _copy(state, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0), **reg)
     inner = dims[-1]
-    if _static(gs[inner]) != 1 or us[inner] != 1:
+    if static_int(gs[inner]) != 1 or us[inner] != 1:
         # one element per burst (a column, a strided or transposed view): each UB burst starts a 32-B block
         if (us[inner] * es) % 32:
             raise CodegenError(op, f"UB bursts {us[inner] * es} B apart are not 32-B aligned (a strided or "
@@ -109,26 +109,26 @@ def _bursts(L, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> Non
             d = dims[0]
 
             def column(i):
-                _copy(L, to_ub, _fold(gaddr + i * gs[d] * es), _fold(uaddr + i * (us[d] * es)), Imm(es),
-                      extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es), **reg)
+                _copy(state, to_ub, fold(gaddr + i * gs[d] * es), fold(uaddr + i * (us[d] * es)), Imm(es),
+                      extents[inner], fold(gs[inner] * es), Imm(us[inner] * es), **reg)
 
-            return counted(L, "d", extents[d], column, max_unroll=1)
-        return _copy(L, to_ub, gaddr, uaddr, Imm(es), extents[inner], _fold(gs[inner] * es), Imm(us[inner] * es),
+            return counted(state, "d", extents[d], column, max_unroll=1)
+        return _copy(state, to_ub, gaddr, uaddr, Imm(es), extents[inner], fold(gs[inner] * es), Imm(us[inner] * es),
                      **reg)
-    row = _fold(extents[inner] * es)
+    row = fold(extents[inner] * es)
     if len(dims) == 1:
-        return _copy(L, to_ub, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0), **reg)
+        return _copy(state, to_ub, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0), **reg)
     outer = dims[0]
-    e1 = _static(extents[inner])
-    if e1 is not None and _static(gs[outer]) == e1 and us[outer] == e1:  # contiguous on both sides
-        return _copy(L, to_ub, gaddr, uaddr, _fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0), **reg)
+    e1 = static_int(extents[inner])
+    if e1 is not None and static_int(gs[outer]) == e1 and us[outer] == e1:  # contiguous on both sides
+        return _copy(state, to_ub, gaddr, uaddr, fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0), **reg)
     if (us[outer] * es) % 32:
         raise CodegenError(op, f"UB rows {us[outer] * es} B apart are not 32-B aligned (pad the alloc's last dim)")
-    _copy(L, to_ub, gaddr, uaddr, row, extents[outer], _fold(gs[outer] * es), Imm(us[outer] * es), **reg)
+    _copy(state, to_ub, gaddr, uaddr, row, extents[outer], fold(gs[outer] * es), Imm(us[outer] * es), **reg)
 
 
-def _copy(L, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride, **reg) -> None:
+def _copy(state, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride, **reg) -> None:
     if to_ub:
-        L.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
+        state.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
     else:
-        L.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride, **reg)
+        state.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride, **reg)

@@ -14,7 +14,7 @@ The copy reads the register when the scalar unit issues it; an index outside ``[
 (the clamp keeps even ±2⁶³ from wrapping into range) and stops the kernel with an error naming the copy and the
 numbers (docs/simulator.md). Each row pays a normal DMA (the GM model's per-transfer cost) and four scalar
 instructions plus the issue. Rows of a multi-dim box (dims 1.. of the tile) move like a ``hivm.load`` box
-(:func:`codegen.dma._bursts`), every copy at the same register offset.
+(:func:`codegen.dma.bursts`), every copy at the same register offset.
 
 Along the last dim (``dim`` attribute; one element of each row, a loss's target logit): the register is the
 element's byte offset in its row (``i · es``, bound ``C · es``) and copy ``r`` starts at source row ``off + r``: one
@@ -25,54 +25,54 @@ from __future__ import annotations
 
 from simulator.expr import Imm
 
-from .dma import _bursts, _gm_strides, _merge
+from .dma import bursts, gm_strides, merge_dims
 from .errors import CodegenError
-from .vector import _fold, _static, counted
+from .vector import fold, static_int, counted
 
 INDEX_DTYPES = ("i32", "i64")  # ld_ub reads either; the arithmetic runs on 64-bit data registers
 
 
-def emit_embedding_gather(L, op) -> None:
-    src, index, dst = (L.buf(v) for v in op.buffers)
+def emit_embedding_gather(state, op) -> None:
+    src, index, dst = (state.buf(op.operand(n)) for n in ("src", "index", "dst"))
     if src.scope != "gm" or index.scope != "ub" or dst.scope != "ub":
         raise CodegenError(op, f"gathers GM rows into UB by a UB index, got {src.type}, {index.type}, {dst.type}")
     if index.dtype not in INDEX_DTYPES or src.dtype != dst.dtype:
         raise CodegenError(op, f"gathers {src.dtype} rows into {dst.dtype} by {index.dtype} (index: i32 or i64)")
-    offsets = [L.index(v) for v in op.offsets()]
-    extents = [L.index(v) for v in op.extents()]
-    if _static(extents[0]) == 0:
+    offsets = [state.index(v) for v in op.offsets()]
+    extents = [state.index(v) for v in op.extents()]
+    if static_int(extents[0]) == 0:
         return
     es = src.es
-    natural = _gm_strides(L, src)
+    natural = gm_strides(state, src)
     dim = op.attributes.get("dim", 0)
     others = [d for d in range(len(natural)) if d != dim]
-    rows = L.size(src.type.shape[dim])
-    row_bytes = _fold(natural[dim] * es)  # the index's step: a row, or one element along the last dim
+    rows = state.size(src.type.shape[dim])
+    row_bytes = fold(natural[dim] * es)  # the index's step: a row, or one element along the last dim
     lin = Imm(0)
     for o, d in zip(offsets, others):
-        lin = _fold(lin + o * natural[d])
-    base = _fold(src.addr + lin * es)
-    step = _fold(natural[0] * es) if dim else Imm(0)  # along the last dim: each index row is the next source row
+        lin = fold(lin + o * natural[d])
+    base = fold(src.addr + lin * es)
+    step = fold(natural[0] * es) if dim else Imm(0)  # along the last dim: each index row is the next source row
     if not isinstance(base, Imm) and base != src.addr:
-        base = L.b.mov(L.fresh("table_row"), base)
-    bound = _fold(rows * row_bytes)
+        base = state.b.mov(state.fresh("table_row"), base)
+    bound = fold(rows * row_bytes)
     if isinstance(bound, Imm) and bound.value <= 0:
         raise CodegenError(op, f"gathers from an empty table {src.type}")
     us = dst.static_strides()
     idx_pitch = index.static_strides()[0] * index.es
-    dims = [d for d in range(1, len(extents)) if _static(extents[d]) != 1]
-    dims, box, gs, ub_strides = _merge(dims, extents, natural, us)  # along the last dim: no dim, one element
-    L.b.dmov("g_lo", -1)
-    L.b.dmov("g_hi", rows)
-    L.b.dmov("g_row", row_bytes)
+    dims = [d for d in range(1, len(extents)) if static_int(extents[d]) != 1]
+    dims, box, gs, ub_strides = merge_dims(dims, extents, natural, us)  # along the last dim: no dim, one element
+    state.b.dmov("g_lo", -1)
+    state.b.dmov("g_hi", rows)
+    state.b.dmov("g_row", row_bytes)
 
     def row(r):
-        L.b.ld_ub(index.dtype, "g_i", _fold(index.addr + r * idx_pitch))
-        L.b.smax("i64", "g_i", "g_i", "g_lo")
-        L.b.smin("i64", "g_i", "g_i", "g_hi")
-        L.b.smul("i64", "g_i", "g_i", "g_row")
-        _bursts(L, op, dims, box, _fold(base + r * step), _fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es,
+        state.b.ld_ub(index.dtype, "g_i", fold(index.addr + r * idx_pitch))
+        state.b.smax("i64", "g_i", "g_i", "g_lo")
+        state.b.smin("i64", "g_i", "g_i", "g_hi")
+        state.b.smul("i64", "g_i", "g_i", "g_row")
+        bursts(state, op, dims, box, fold(base + r * step), fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es,
                 True, gm_reg="g_i", gm_bound=bound)
 
-    counted(L, "r", extents[0], row, max_unroll=1)
+    counted(state, "r", extents[0], row, max_unroll=1)
 

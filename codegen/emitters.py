@@ -1,4 +1,5 @@
-"""The one table: IR op name → emitter ``fn(lowering, op)``. ``tests/codegen`` checks that every ``hivm.*`` op except
+"""The one table: IR op name → emit function ``fn(state, op)`` (``state``: the
+:class:`codegen.lowering.KernelEmitter`). ``tests/codegen`` checks that every ``hivm.*`` op except
 the host-side ``hivm.launch`` has an entry (an emitter may still reject a form it cannot emit, with a CodegenError)."""
 
 from __future__ import annotations

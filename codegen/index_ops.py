@@ -16,61 +16,56 @@ unit has no i64 (CANN-INI): an i64 arange is a scalar loop
 
 from __future__ import annotations
 
-from simulator.expr import Imm
+from graph_passes.dialects.hivm import VGatherOffsetsOp
+from graph_passes.intmath import align_up
+from simulator.expr import Expr, Imm
 from simulator.isa.index import GATHER_DTYPES, VCI_DTYPES
 
 from .errors import CodegenError
-from .vector import Operand, _fold, _static, counted, flat, region
-from .vector_ops import _dtype, _operand, _ub, barrier
+from .operands import barrier, operand_of, ub_buf, vector_dtype
+from .vector import Operand, counted, flat, fold, region, static_int, vector_instr
 
 
-def emit_varange(L, op) -> None:
-    dst = _ub(L, op, op.buffers[0])
-    dtype = _dtype(op, dst.type, VCI_DTYPES)
-    ext = [L.index(v) for v in op.extents()]
+def emit_varange(state, op) -> None:
+    dst = ub_buf(state, op, op.operand("dst"))
+    dtype = vector_dtype(op, dst.type, VCI_DTYPES)
+    ext = [state.index(v) for v in op.extents()]
     caps = list(dst.type.static_shape())
-    offset = L.index(op.offset())
+    offset = state.index(op.offset())
     start, step = op.attributes["start"], op.attributes["step"]
     is_float = dtype.startswith("f")
     num = (lambda x: float(x)) if is_float else (lambda x: int(x))
     base = dst.addr
     first_extra = start if step == 1 else 0
 
-    def vci(addrs, repeat, mask, reps):
-        first = _fold(offset + (addrs[0] - base) // dst.es + first_extra)
-        L.b.vci(dtype, _fold(addrs[0]), first, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
-    ops = [_operand(dst)]
-    region(L, vci, ops, ext, caps)
+    vci = vector_instr(state, "vci", dtype, ("dst",),
+                       first=lambda a: fold(offset + (a[0] - base) // dst.es + first_extra))
+    ops = [operand_of(dst)]
+    region(state, vci, ops, ext, caps)
     for form, value, needed in (("muls", step, step != 1), ("adds", start, step != 1 and start != 0)):
-        if not needed:
-            continue
-
-        def emit(addrs, repeat, mask, reps, form=form, value=value):
-            getattr(L.b, "v" + form)(dtype, _fold(addrs[0]), _fold(addrs[0]), Imm(num(value)), repeat=_fold(repeat),
-                                     mask=_fold(mask), src_rep=reps[0], dst_rep=reps[0])
-
-        barrier(L)
-        region(L, emit, ops, ext, caps)
+        if needed:  # in place: dst = dst (form) value
+            barrier(state)
+            region(state, vector_instr(state, "v" + form, dtype, ("src", "dst"), scalar=Imm(num(value))), ops * 2,
+                   ext, caps)
 
 
-def emit_vgather_offsets(L, op) -> None:
+def emit_vgather_offsets(state, op) -> None:
     """``vgather_offsets index, n {es}``: the conversion of :func:`emit_vgather`, into the scratch, for the
     ``vgather {converted}`` right after it (which finds the offsets there: the same scratch address)."""
-    idx = _ub(L, op, op.buffers[0])
-    n = L.static(op.indices[0])
+    idx = ub_buf(state, op, op.operand("index"))
+    n = state.static(op.indices[0])
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
     shape = list(idx.type.static_shape())
     idx_rows, idx_cols = ([1] + shape) if len(shape) == 1 else shape
-    _convert(L, idx, idx_rows, idx_cols, n, op.attributes["es"])
+    _convert(state, idx, idx_rows, idx_cols, n, op.attributes["es"])
 
 
-def _check_offsets_precede(L, op) -> None:
+def _check_offsets_precede(state, op) -> None:
     """A ``vgather {converted}`` reads the offsets its ``vgather_offsets`` left in the scratch: that op, on the same
     index, must be the last vector op before it (any other could have reused the scratch)."""
-    prev = L.last_vector_op
-    if prev is None or prev.name != "hivm.vgather_offsets" or prev.operands[0] is not op.operands[1]:
+    prev = state.last_vector_op
+    if prev is None or not isinstance(prev, VGatherOffsetsOp) or prev.operand("index") is not op.operand("index"):
         found = "no vector op" if prev is None else f"'{prev.name}'"
         raise CodegenError(op, f"a vgather {{converted}} needs the hivm.vgather_offsets of its index as the vector op "
                                f"right before it (it reads the offsets from the scratch); found {found}")
@@ -78,49 +73,43 @@ def _check_offsets_precede(L, op) -> None:
 
 def _layout(idx_cols: int, idx_rows: int) -> tuple[int, int, int]:
     """(i32 words per index row in scratch — 32-B aligned rows —, words, bytes of one word table)."""
-    pitch = -(-idx_cols // 8) * 8
+    pitch = align_up(idx_cols, 8)
     words = idx_rows * pitch
-    return pitch, words, -(-words * 4 // 32) * 32
+    return pitch, words, align_up(words * 4, 32)
 
 
-def _convert(L, idx, idx_rows: int, idx_cols: int, n: int, es: int) -> int:
+def _convert(state, idx, idx_rows: int, idx_cols: int, n: int, es: int) -> int:
     """The index's checked byte offsets in the scratch (see :func:`emit_vgather`); returns their address."""
     pitch, words, wbytes = _layout(idx_cols, idx_rows)
     wide = idx.dtype == "i64"
-    q = L.scratch(wbytes * (3 if wide else 1), "the byte offsets of a vgather")
-    ops_q = [Operand(Imm(q), 4, [1])]
+    q = state.scratch(wbytes * (3 if wide else 1), "the byte offsets of a vgather")
 
-    def scalar(form, dst_addr, src_addr, value, fence=True):
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, "v" + form)("i32", _fold(addrs[0] + (dst_addr - q)), _fold(addrs[0] + (src_addr - q)),
-                                     Imm(value), repeat=_fold(repeat), mask=_fold(mask), src_rep=reps[0],
-                                     dst_rep=reps[0])
+    def tables(*addrs):  # the words of tables at ``addrs`` as region operands
+        return [Operand(a if isinstance(a, Expr) else Imm(a), 4, [1]) for a in addrs]
 
+    def scalar(form, dst_addr, src_addr, value, fence=True):  # dst = src (form) value, word by word
         if fence:
-            barrier(L)
-        flat(L, emit, ops_q, Imm(words), words)
+            barrier(state)
+        emit = vector_instr(state, "v" + form, "i32", ("dst", "src"), scalar=Imm(value))
+        flat(state, emit, tables(dst_addr, src_addr), Imm(words), words)
 
     if wide:
         w, h = q + wbytes, q + 2 * wbytes
 
         def row_positions(r):  # w[r][c] = r*idx_cols + c: the i64 element behind word (r, c)
-            def emit(addrs, repeat, mask, reps):
-                first = _fold(r * idx_cols + (addrs[0] - (w + r * (pitch * 4))) // 4)
-                L.b.vci("i32", _fold(addrs[0]), first, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
-            flat(L, emit, [Operand(Imm(w) + r * (pitch * 4), 4, [1])], Imm(pitch), pitch)
+            row = Imm(w) + r * (pitch * 4)
+            emit = vector_instr(state, "vci", "i32", ("dst",), first=lambda a: fold(r * idx_cols + (a[0] - row) // 4))
+            flat(state, emit, [Operand(row, 4, [1])], Imm(pitch), pitch)
 
         def words_of(target, offsets, fence=True):  # target[k] = the b32 word of the index at byte offsets[k]
-            def emit(addrs, repeat, mask, reps):
-                L.b.vgather("i32", _fold(addrs[0] + (target - q)), idx.addr, _fold(addrs[0] + (offsets - q)),
-                            idx_rows * idx_cols * 8, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
             if fence:
-                barrier(L)
-            flat(L, emit, ops_q, Imm(words), words)
+                barrier(state)
+            emit = vector_instr(state, "vgather", "i32", ("dst", None), src=idx.addr, offset=lambda a: a[1],
+                                src_len=idx_rows * idx_cols * 8)
+            flat(state, emit, tables(target, offsets), Imm(words), words)
 
-        barrier(L)
-        counted(L, "r", Imm(idx_rows), row_positions)
+        barrier(state)
+        counted(state, "r", Imm(idx_rows), row_positions)
         scalar("mins", w, w, idx_rows * idx_cols - 1)  # the padding words read the last element (any valid one)
         scalar("muls", w, w, 8)  # w: byte offsets of the low words
         words_of(q, w)  # q: low words;  h: byte offsets of the high words (both read w)
@@ -132,19 +121,17 @@ def _convert(L, idx, idx_rows: int, idx_cols: int, n: int, es: int) -> int:
         scalar("mins", w, w, 1)
         scalar("muls", q, q, es, fence=False)
         scalar("muls", w, w, (n + 1) * es)
-        barrier(L)
-        flat(L, lambda a, rep, m, reps: L.b.vadd("i32", _fold(a[0]), _fold(a[0]), _fold(a[0] + (w - q)),
-                                                 repeat=_fold(rep), mask=_fold(m), dst_rep=reps[0],
-                                                 src0_rep=reps[0], src1_rep=reps[0]), ops_q, Imm(words), words)
+        barrier(state)
+        flat(state, vector_instr(state, "vadd", "i32", ("dst", "src0", "src1")), tables(q, q, w), Imm(words), words)
     else:
         scalar("maxs", q, idx.addr, -1)
         scalar("mins", q, q, n)
         scalar("muls", q, q, es)
-    barrier(L)
+    barrier(state)
     return q
 
 
-def emit_vgather(L, op) -> None:
+def emit_vgather(state, op) -> None:
     """``vgather src, index, dst, n, e``: index → checked byte offsets in scratch, then one ``vgather`` per row;
     ``{converted}``: the ``vgather_offsets`` right before it left the offsets in the scratch (the wait for the
     loaded rows sits between the two, after the conversion).
@@ -165,14 +152,14 @@ def emit_vgather(L, op) -> None:
     turns each element's offset ``o`` into its words' ``o`` and ``o + 4`` (an invalid ``o`` — negative or at least
     ``n * 8``, a multiple of 8 either way — stays invalid), then one b32 ``vgather`` per row moves twice the words.
     """
-    src_v, idx_v, dst_v = op.buffers
-    src, idx, dst = _ub(L, op, src_v), _ub(L, op, idx_v), _ub(L, op, dst_v)
+    src_v, idx_v, dst_v = op.operand("src"), op.operand("index"), op.operand("dst")
+    src, idx, dst = ub_buf(state, op, src_v), ub_buf(state, op, idx_v), ub_buf(state, op, dst_v)
     wide_data = dst.dtype == src.dtype == "i64"
-    dtype = "i32" if wide_data else _dtype(op, dst.type, GATHER_DTYPES)
-    n = L.static(op.row_length())
+    dtype = "i32" if wide_data else vector_dtype(op, dst.type, GATHER_DTYPES)
+    n = state.static(op.row_length())
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
-    ext = [L.index(v) for v in op.extents()]
+    ext = [state.index(v) for v in op.extents()]
     if len(ext) > 2:
         raise CodegenError(op, f"gathers of rank {len(ext)} are not emitted (rank 1 or 2)")
     d_shape, i_shape, s_shape = (list(b.type.static_shape()) for b in (dst, idx, src))
@@ -183,13 +170,13 @@ def emit_vgather(L, op) -> None:
         raise CodegenError(op, f"index rows {idx_rows} / source rows {s_shape[0]} do not match {d_shape[0]} rows")
     pitch, _, wbytes = _layout(idx_cols, idx_rows)
     if op.attributes.get("converted"):
-        _check_offsets_precede(L, op)
-        q = L.scratch(wbytes, "the byte offsets of a vgather")  # where vgather_offsets left them
+        _check_offsets_precede(state, op)
+        q = state.scratch(wbytes, "the byte offsets of a vgather")  # where vgather_offsets left them
     else:
-        q = _convert(L, idx, idx_rows, idx_cols, n, dst.es)
+        q = _convert(state, idx, idx_rows, idx_cols, n, dst.es)
     words = 2 if wide_data else 1  # b32 words an element moves as
     if wide_data:
-        q, pitch = _word_offsets(L, q, idx_rows, pitch, wbytes), 2 * pitch
+        q, pitch = _word_offsets(state, q, idx_rows, pitch, wbytes), 2 * pitch
     es = dst.es // words
 
     def row(j):
@@ -197,16 +184,14 @@ def emit_vgather(L, op) -> None:
         s_row = src.addr + j * (s_shape[1] * src.es)
         o_row = Imm(q) + (j * (pitch * 4) if idx_rows > 1 else 0)
 
-        def emit(addrs, repeat, mask, reps):
-            L.b.vgather(dtype, _fold(addrs[0]), _fold(s_row), _fold(o_row + (addrs[0] - d_row) // es * 4),
-                        n * src.es, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
+        emit = vector_instr(state, "vgather", dtype, ("dst",), src=fold(s_row), src_len=n * src.es,
+                            offset=lambda a: fold(o_row + (a[0] - d_row) // es * 4))
+        flat(state, emit, [Operand(d_row, es, [1])], fold(ext[1] * words), d_shape[1] * words)
 
-        flat(L, emit, [Operand(d_row, es, [1])], _fold(ext[1] * words), d_shape[1] * words)
-
-    counted(L, "row", ext[0], row, max_unroll=1 if _static(ext[0]) is None else 4)
+    counted(state, "row", ext[0], row, max_unroll=1 if static_int(ext[0]) is None else 4)
 
 
-def _word_offsets(L, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
+def _word_offsets(state, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
     """The byte offsets of the b32 words of i64 elements whose offsets are in ``q`` (``idx_rows`` rows of ``pitch``
     words, ``wbytes`` in all): ``e[k] = q[k // 2] + 4 · (k % 2)``, ``2 · pitch`` words a row, in the scratch after
     ``q`` (idioms.gathers.gather_scratch: 7 tables). No i32 shift or ``and`` on the A2 vector unit: ``k // 2`` is
@@ -220,42 +205,26 @@ def _word_offsets(L, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
     e, t, p = q + wbytes, q + 3 * wbytes, q + 5 * wbytes
     table = Imm(n)
 
-    def over(*addrs):  # flat over the n words of each table in ``addrs``
-        return lambda emit: flat(L, emit, [Operand(Imm(a), 4, [1]) for a in addrs], table, n)
-
-    def at(addrs, a, base):  # the address in table ``a`` of the element at addrs[0] in table ``base``
-        return _fold(addrs[0] + (a - base))
+    def over(mnemonic, dtype, addrs, operands, **fields):  # one instruction over the n words of each table
+        emit = vector_instr(state, mnemonic, dtype, operands, **fields)
+        flat(state, emit, [Operand(Imm(a), 4, [1]) for a in addrs], table, n)
 
     # the conversion of ``q`` ended with a pipe_barrier V (its scratch temporaries are free)
-    over(t)(lambda a, r, m, reps: L.b.vci("i32", _fold(a[0]), _fold((a[0] - t) // 4), repeat=_fold(r),
-                                          mask=_fold(m), dst_rep=reps[0]))
-    barrier(L)
-    over(t, p)(lambda a, r, m, reps: L.b.vconv("i32", "f32", _fold(a[1]), _fold(a[0]), round_mode="rint",
-                                               repeat=_fold(r), mask=_fold(m), src_rep=reps[0], dst_rep=reps[1]))
-    barrier(L)
-    over(p)(lambda a, r, m, reps: L.b.vmuls("f32", _fold(a[0]), _fold(a[0]), Imm(0.5), repeat=_fold(r),
-                                            mask=_fold(m), src_rep=reps[0], dst_rep=reps[0]))
-    barrier(L)
-    over(p)(lambda a, r, m, reps: L.b.vconv("f32", "i32", _fold(a[0]), _fold(a[0]), round_mode="floor",
-                                            repeat=_fold(r), mask=_fold(m), src_rep=reps[0], dst_rep=reps[0]))
-    barrier(L)
+    over("vci", "i32", [t], ("dst",), first=lambda a: fold((a[0] - t) // 4))
+    barrier(state)
+    over("vconv", ("i32", "f32"), [t, p], ("src", "dst"), round_mode="rint")
+    barrier(state)
+    over("vmuls", "f32", [p, p], ("src", "dst"), scalar=Imm(0.5))
+    barrier(state)
+    over("vconv", ("f32", "i32"), [p, p], ("src", "dst"), round_mode="floor")
+    barrier(state)
     for x in (p, t):
-        over(x)(lambda a, r, m, reps: L.b.vmuls("i32", _fold(a[0]), _fold(a[0]), Imm(4), repeat=_fold(r),
-                                                mask=_fold(m), src_rep=reps[0], dst_rep=reps[0]))
-    barrier(L)
-    over(e)(lambda a, r, m, reps: L.b.vgather("i32", _fold(a[0]), Imm(q), at(a, p, e), wbytes, repeat=_fold(r),
-                                              mask=_fold(m), dst_rep=reps[0]))
-
-    def sub(a, r, m, reps):
-        L.b.vsub("i32", dst=_fold(a[0]), src0=_fold(a[0]), src1=at(a, p, t), repeat=_fold(r), mask=_fold(m),
-                 src0_rep=reps[0], src1_rep=reps[0], dst_rep=reps[0])
-
-    over(t)(sub)
-    barrier(L)
-    over(t)(sub)
-    barrier(L)
-    over(e)(lambda a, r, m, reps: L.b.vadd("i32", dst=_fold(a[0]), src0=_fold(a[0]), src1=at(a, t, e),
-                                           repeat=_fold(r), mask=_fold(m), src0_rep=reps[0], src1_rep=reps[0],
-                                           dst_rep=reps[0]))
-    barrier(L)
+        over("vmuls", "i32", [x, x], ("src", "dst"), scalar=Imm(4))
+    barrier(state)
+    over("vgather", "i32", [e, p], ("dst", None), src=Imm(q), offset=lambda a: a[1], src_len=wbytes)
+    for _ in range(2):
+        over("vsub", "i32", [t, t, p], ("dst", "src0", "src1"))
+        barrier(state)
+    over("vadd", "i32", [e, e, t], ("dst", "src0", "src1"))
+    barrier(state)
     return e

@@ -1,7 +1,7 @@
 """``compile_kernel``: one HIVM kernel → a :class:`CompiledKernel` (simulator program + host tiling function + layout).
 
     ck = compile_kernel(module.lookup("main_fused_0"), module)
-    outs, res = ck.run([x, y, out], {"s0": 300}, chip="ascend910b1")   # out-parameters come back in order
+    outs, res = ck.run([x, y, out], {"s0": 300})   # on the module's target chip; out-parameters come back in order
     print(ck.assembly()); res.stats.cycles
 
 Kernel params (in order): one GM base address per memref argument (scalar and index arguments by value), in
@@ -17,18 +17,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graph_passes.intmath import prod
 from graph_passes.ir.core import Operation
 from graph_passes.ir.sizes import SizeVars, expr_str
 from graph_passes.ir.types import MemRefType, ScalarType
-from graph_passes.target import module_target
+from graph_passes.target import module_target, target_spec
 from simulator import GlobalMemory, Program, launch
-from simulator.assembly import instr_text
-from simulator.program import If, Loop
+from simulator.assembly import to_text
 
 from .dtypes import ITEMSIZE, np_dtype
 from .emitters import EMITTERS
 from .errors import CodegenError
-from .lowering import KernelLowering, TracingBuilder
+from .lowering import KernelEmitter, TracingBuilder
 
 GM_ALIGN = 512  # GM bases on 512-B boundaries: the DMA's fastest alignment (ASCENDC, simulator gm_model)
 
@@ -76,6 +76,7 @@ class CompiledKernel:
     source_ops: Counter  # HIVM op name -> count
     origin: dict = field(repr=False, default_factory=dict)  # id(instruction) -> HIVM op it came from
     hivm: Operation | None = field(repr=False, default=None)
+    chip: str = field(default_factory=lambda: target_spec(None).name)  # the chip it was compiled for
 
     # -- dumps -------------------------------------------------------------------------------------------------------
     def assembly(self) -> str:
@@ -86,37 +87,24 @@ class CompiledKernel:
                 f"# tiling: {self.tiling}",
                 "# args: " + ", ".join(f"{a.name}: {'out ' if a.is_output else ''}{a.dtype}"
                                        f"[{', '.join(expr_str(d) for d in a.shape)}]" for a in self.arg_layout)]
-        lines = [f"kernel {self.program.name} core={self.program.core_type} params={','.join(self.program.params)} {{"]
-        state = {"last": None}
-        self._body(self.program.body, lines, "  ", state)
-        lines.append("}")
-        return "\n".join(head + lines)
+        last = None
 
-    def _body(self, body, lines, ind, state) -> None:
-        for node in body:
+        def source(node):  # the HIVM op before the first instruction emitted for it
+            nonlocal last
             src = self.origin.get(id(node))
-            if src is not None and src is not state["last"]:
-                lines.append(f"{ind}# {src.name}{_attrs(src)}" + (f"  ({src.loc})" if src.loc else ""))
-                state["last"] = src
-            if isinstance(node, Loop):
-                lines.append(f"{ind}loop {node.var} = {node.start}, {node.stop}, {node.step} {{")
-                self._body(node.body, lines, ind + "  ", state)
-                lines.append(f"{ind}}}")
-            elif isinstance(node, If):
-                lines.append(f"{ind}if {node.cond} {{")
-                self._body(node.then, lines, ind + "  ", state)
-                if node.orelse:
-                    lines.append(f"{ind}}} else {{")
-                    self._body(node.orelse, lines, ind + "  ", state)
-                lines.append(f"{ind}}}")
-            else:
-                lines.append(ind + instr_text(node))
+            if src is None or src is last:
+                return None
+            last = src
+            return f"{src.name}{_attrs(src)}" + (f"  ({src.loc})" if src.loc else "")
+
+        return "\n".join(head + [to_text(self.program, comment=source)])
 
     # -- running -----------------------------------------------------------------------------------------------------
-    def run(self, gm_arrays: list, bindings: dict[str, int], chip="ascend910b1", check_hazards: bool = True,
+    def run(self, gm_arrays: list, bindings: dict[str, int], chip: str | None = None, check_hazards: bool = True,
             trace: bool = False):
-        """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores, read the
-        outputs back. ``gm_arrays``: one array per memref argument (a number per scalar argument), in order.
+        """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores of ``chip``
+        (the chip it was compiled for by default), read the outputs back. ``gm_arrays``: one array per memref
+        argument (a number per scalar argument), in order.
         Returns ``(outputs, LaunchResult)``; outputs in ``output_args`` order."""
         if len(gm_arrays) != len(self.arg_layout):
             raise ValueError(f"{self.name}: expects {len(self.arg_layout)} arguments "
@@ -143,7 +131,7 @@ class CompiledKernel:
         args.update(values)
         result = None
         if values["block_dim"] > 0:
-            result = launch(self.program, chip=chip, block_dim=values["block_dim"], args=args, gm=gm,
+            result = launch(self.program, chip=chip or self.chip, block_dim=values["block_dim"], args=args, gm=gm,
                             check_hazards=check_hazards, trace=trace)
         outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in placed if a.is_output]
         return outs, result
@@ -161,7 +149,7 @@ def _scratch_region(func) -> tuple[int, int] | None:
     for op in func.walk():
         if op.name == "hivm.alloc" and op.attributes.get("scratch") and op.attributes.get("offsets"):
             t = op.result.type
-            nbytes = int(np.prod(t.static_shape())) * ITEMSIZE[t.dtype]
+            nbytes = prod(t.static_shape()) * ITEMSIZE[t.dtype]
             return int(op.attributes["offsets"][0]), nbytes // int(op.attributes.get("stages", 1))
     return None
 
@@ -176,34 +164,35 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
     if core != "AIV":
         raise CodegenError(kernel, f"core_type {core}: only vector (AIV) kernels have an emitter")
     name = kernel.sym_name
-    L = KernelLowering(kernel, module, EMITTERS, ub_bytes=module_target(module).ub_bytes)
-    L.scratch_region = _scratch_region(kernel)
-    L.b = TracingBuilder(name, "aiv")
+    state = KernelEmitter(kernel, module, EMITTERS)
+    state.scratch_region = _scratch_region(kernel)
+    state.b = TracingBuilder(name, "aiv")
     try:
-        L.bind_args()
-        L.block(kernel.body)
+        state.bind_args()
+        state.block(kernel.body)
     except CodegenError as e:
         if e.kernel is None:  # name the kernel too: ops built by passes often carry no location
             raise CodegenError(e.op, e.reason, name) from None
         raise
-    params = L.gm_params + L.tiling_params + list(L.derived)
-    L.b.params = params
-    program = L.b.build()
-    exprs = dict(L.tiling)
-    exprs.update(L.derived)
-    tiling = Tiling(L.tiling_params + list(L.derived), exprs, L.sizes)
+    params = state.gm_params + state.tiling_params + list(state.derived)
+    state.b.params = params
+    program = state.b.build()
+    exprs = dict(state.tiling)
+    exprs.update(state.derived)
+    tiling = Tiling(state.tiling_params + list(state.derived), exprs, state.sizes)
     outputs = set(kernel.attributes.get("output_args") or [])
     layout, gi = [], 0
     for i, a in enumerate(kernel.body.args):
         if isinstance(a.type, MemRefType):
-            layout.append(ArgLayout(L.gm_params[gi], a.type.dtype, tuple(a.type.shape), i in outputs))
+            layout.append(ArgLayout(state.gm_params[gi], a.type.dtype, tuple(a.type.shape), i in outputs))
             gi += 1
-        elif isinstance(a.type, ScalarType) or i in L.scalar_indices:
+        elif isinstance(a.type, ScalarType) or i in state.scalar_indices:
             dtype = a.type.dtype if isinstance(a.type, ScalarType) else "index"
-            layout.append(ArgLayout(L.gm_params[gi], dtype, (), False, is_scalar=True))
+            layout.append(ArgLayout(state.gm_params[gi], dtype, (), False, is_scalar=True))
             gi += 1
     ops = Counter(op.name for op in kernel.walk() if op.dialect == "hivm")
-    return CompiledKernel(name, core, program, params, tiling, layout, ops, L.b.origin, kernel)
+    return CompiledKernel(name, core, program, params, tiling, layout, ops, state.b.origin, kernel,
+                          module_target(module).name)
 
 
 def compile_module(module: Operation) -> dict[str, CompiledKernel]:

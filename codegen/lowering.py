@@ -1,6 +1,7 @@
-"""Walking one HIVM kernel into a simulator program: the per-kernel state every emitter works with.
+"""Walking one HIVM kernel into a simulator program: the per-kernel state every emit function works with.
 
-``KernelLowering`` owns the :class:`~simulator.ProgramBuilder`, maps every SSA value to what the program sees —
+``KernelEmitter`` (every emit function's ``state`` argument) owns the :class:`~simulator.ProgramBuilder` (``b``),
+maps every SSA value to what the program sees —
 an index value to an expression (a constant or a scalar register), a buffer to its address expression and type, a
 float scalar to its value or kernel param — and walks the kernel's body: ``scf.for`` becomes a ``Loop`` over a
 scalar register, other ops go to their emitter in :data:`codegen.emitters.EMITTERS`.
@@ -18,10 +19,12 @@ from dataclasses import dataclass
 
 import sympy
 
-from graph_passes.dialects.hivm import VectorOp
-from graph_passes.ir.core import Operation, Value
+from graph_passes.dialects.hivm import FlagOp, VectorOp
+from graph_passes.intmath import align_up, prod
+from graph_passes.ir.core import Operation, Terminator, Value
 from graph_passes.ir.sizes import as_expr
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
+from graph_passes.target import module_target
 from simulator import ProgramBuilder, ProgramError
 from simulator.expr import Expr, Imm, Reg, as_expr as sim_expr
 from simulator.isa.sync import PipeBarrier
@@ -29,9 +32,9 @@ from simulator.isa.sync import PipeBarrier
 from .dtypes import ITEMSIZE
 from .errors import CodegenError
 from .stages import emit_pipelined_body, is_pipelined
+from .sync import PIPES
 
 RESERVED = {"block_idx", "block_num", "subblock_idx", "subblock_num", "min", "max", "inf", "nan"}
-UB_BYTES = 192 * 1024  # the UB capacity codegen may use for scratch when the module names no target
 
 
 @dataclass
@@ -52,9 +55,7 @@ class Buf:
 
     def flat(self) -> "Buf":
         """This local buffer as 1-D over its row-major elements (a buffer whose last dim is 1 is contiguous)."""
-        n = 1
-        for d in self.type.static_shape():
-            n *= d
+        n = prod(self.type.static_shape())
         return Buf(self.scope, self.addr, MemRefType((n,), self.type.dtype, self.type.scope))
 
     def static_strides(self) -> list[int]:
@@ -114,12 +115,14 @@ def _ident(hint: str | None, fallback: str) -> str:
     return name if not name[0].isdigit() else f"v{name}"
 
 
-class KernelLowering:
-    def __init__(self, func: Operation, module: Operation, emitters: dict, ub_bytes: int = UB_BYTES):
+class KernelEmitter:
+    """One kernel's emission: the walk over its body and the state its emit functions share (``state``)."""
+
+    def __init__(self, func: Operation, module: Operation, emitters: dict):
         self.func, self.module, self.emitters = func, module, emitters
+        self.target = module_target(module)
         self.sizes = module.size_vars()
         self.tiling = {k: as_expr(v) for k, v in (func.attributes.get("tiling") or {}).items()}
-        self.ub_bytes = ub_bytes
         self.taken: set[str] = set(RESERVED)
         self.values: dict[Value, object] = {}  # index → Expr, buffer → Buf, float scalar → Expr
         self.gm_params: list[str] = []
@@ -134,14 +137,10 @@ class KernelLowering:
     def spare_event_id(self, src: str, dst: str) -> int | None:
         """An event id of the ``src`` → ``dst`` flags (simulator pipe names) that no hivm.set_flag/wait_flag of the
         kernel uses, for a handshake inside one op's instructions (its set and wait adjacent); None when all are."""
-        from graph_passes.target import module_target
-
-        from .sync import PIPES
-
-        used = {i for op in self.func.walk() if op.name in ("hivm.set_flag", "hivm.wait_flag")
+        used = {i for op in self.func.walk() if isinstance(op, FlagOp)
                 and PIPES.get(op.attributes["src_pipe"]) == src and PIPES.get(op.attributes["dst_pipe"]) == dst
                 for i in op.attributes["event_ids"]}
-        return next((i for i in range(module_target(self.module).event_ids_per_pipe_pair) if i not in used), None)
+        return next((i for i in range(self.target.event_ids_per_pipe_pair) if i not in used), None)
 
     # -- names and registers -------------------------------------------------------------------------------------
     def fresh(self, hint: str | None, fallback: str = "r") -> str:
@@ -199,6 +198,10 @@ class KernelLowering:
         return Reg(name)
 
     # -- the kernel's scratch buffer (hivm.alloc {scratch = true}) ------------------------------------------------
+    def scratch_size(self, nbytes: int) -> int:
+        """The bytes of scratch ``nbytes`` take: scratch parts start on the target's UB alignment."""
+        return align_up(nbytes, self.target.ub_align)
+
     def scratch_free(self) -> int:
         """Bytes of the kernel's scratch buffer not held by the op being emitted (0 without one)."""
         return 0 if self.scratch_region is None else self.scratch_region[1] - self.scratch_used
@@ -210,7 +213,7 @@ class KernelLowering:
         uses. ``fence``: emit that barrier here, unless no instruction touched the scratch since the last barrier (an
         independent op before this one then shares its level: no vector start-up in between); otherwise the caller
         emits it."""
-        if self.scratch_region is None or -(-nbytes // 32) * 32 > self.scratch_free():
+        if self.scratch_region is None or self.scratch_size(nbytes) > self.scratch_free():
             have = "no scratch buffer" if self.scratch_region is None else f"{self.scratch_free()} B of scratch free"
             raise CodegenError(
                 self.b.current,
@@ -260,7 +263,7 @@ class KernelLowering:
             self.op(op)
 
     def op(self, op: Operation) -> None:
-        if op.name in ("scf.yield", "func.return"):
+        if op.has_trait(Terminator):
             if op.operands:
                 raise CodegenError(op, "returning or yielding values is not supported in kernels")
             return
@@ -283,7 +286,7 @@ class KernelLowering:
         if len(op.operands) > 3:
             raise CodegenError(op, "loop-carried values (iter_args) are not supported in kernels")
         self.b.current = op
-        lo, hi, step = (self.index(v) for v in op.operands[:3])
+        lo, hi, step = (self.index(op.operand(n)) for n in ("lower", "upper", "step"))
         iv = op.body.args[0]
         var = self.fresh(iv.name_hint, "i")
         self.values[iv] = Reg(var)

@@ -8,13 +8,13 @@ from simulator.expr import Imm, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import _fold, _static, column_bits, counted, flat_extent, flatten_alike, valid_rows
-from .vector_ops import _dtype, _ub, splat
+from .operands import splat, ub_buf, vector_dtype
+from .vector import fold, static_int, column_bits, counted, flat_extent, flatten_alike, valid_rows
 
 LANES_OF = {"bf16": "f16", "i32": "f32"}  # vsel moves these as lanes of the same width
 
 
-def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
+def _bit_rows(state, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
     """Run ``body(row data addrs, row mask addr, n)`` per row (bit c of row r at byte r·pitch + c/8)."""
     shape = mask_buf.type.static_shape()
     if len(shape) == 1:
@@ -25,25 +25,25 @@ def _bit_rows(L, op, data: list[Buf], mask_buf: Buf, ext, body) -> None:
                                    f"their rows do not flatten alike")
         cap = min(b.flat().type.shape[0] for b in data)  # the operands' run (the mask holds 8 bits per byte)
         return body([b.addr for b in data], mask_buf.addr, flat_extent(ext, shape), cap)
-    rows = _fold(valid_rows(ext, shape, [k for k in range(len(shape) - 1) if shape[k] > 1]))  # the dims above the
+    rows = fold(valid_rows(ext, shape, [k for k in range(len(shape) - 1) if shape[k] > 1]))  # the dims above the
     rows_cap = 1                                                       # last flatten into rows (only it is padded)
     for n in shape[:-1]:
         rows_cap *= n
     if shape[-1] % 32 and rows_cap > 1:
         raise CodegenError(op, f"i1 rows of {shape[-1]} B are not 32-B aligned")
-    var = L.fresh("r")
-    with L.b.loop(var, 0, rows, 1) as r:
-        body([_fold(b.addr + r * (b.static_strides()[-2] * b.es)) for b in data], _fold(mask_buf.addr + r * shape[-1]),
+    var = state.fresh("r")
+    with state.b.loop(var, 0, rows, 1) as r:
+        body([fold(b.addr + r * (b.static_strides()[-2] * b.es)) for b in data], fold(mask_buf.addr + r * shape[-1]),
              ext[-1], shape[-1])
 
 
-def _bit_flat(L, op, n, cap, lanes, emit) -> None:
+def _bit_flat(state, op, n, cap, lanes, emit) -> None:
     """Emit over n elements so that every instruction's bit-mask address (element k at byte k / 8) is 32-B aligned:
     whole groups of q = 256 / lanes repeats, then the remaining repeats in one instruction with a full mask. That
     last instruction also computes the lanes after n up to the next repeat boundary (inside the buffer when its
     capacity is a multiple of lanes; those lanes are not valid data and never stored)."""
     q = 256 // lanes  # repeats per 32 B of mask bits
-    nv = _static(n)
+    nv = static_int(n)
     if nv is not None and (nv % lanes == 0 or (nv // lanes) % q == 0):
         done, full, tail = 0, nv // lanes, nv % lanes
         while full:
@@ -60,66 +60,66 @@ def _bit_flat(L, op, n, cap, lanes, emit) -> None:
     if cap % lanes:
         raise CodegenError(op, f"compare/select over {cap} elements (not a multiple of {lanes}): the bit mask of a "
                                f"partial tail would start at an unaligned UB address")
-    reps = L.mov("reps", (n + lanes - 1) // lanes)
-    main = L.mov("main", reps - reps % q)
+    reps = state.mov("reps", (n + lanes - 1) // lanes)
+    main = state.mov("main", reps - reps % q)
     if cap // lanes > 252:
-        counted(L, "g", (main + 251) // 252, lambda g: emit(g * (252 * lanes), _fold(emin(252, main - g * 252)),
+        counted(state, "g", (main + 251) // 252, lambda g: emit(g * (252 * lanes), fold(emin(252, main - g * 252)),
                                                              Imm(lanes)), max_unroll=0)
     else:
-        with L.b.if_(main > 0):
+        with state.b.if_(main > 0):
             emit(0, main, Imm(lanes))
-    with L.b.if_(reps > main):
+    with state.b.if_(reps > main):
         emit(main * lanes, reps - main, Imm(lanes))
 
 
-def emit_vcmp(L, op) -> None:
-    a_v, b_v, dst_v = op.buffers
-    dst = _ub(L, op, dst_v)
+def emit_vcmp(state, op) -> None:
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
+    dst = ub_buf(state, op, dst_v)
     pred = op.attributes["predicate"]
     if not isinstance(a_v.type, MemRefType):
         a_v, b_v = b_v, a_v
         pred = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}.get(pred, pred)
-    a = _ub(L, op, a_v)
-    dtype = _dtype(op, a.type, ("f16", "f32", "i32"))
+    a = ub_buf(state, op, a_v)
+    dtype = vector_dtype(op, a.type, ("f16", "f32", "i32"))
     lanes = 256 // a.es
     scalar = not isinstance(b_v.type, MemRefType)
-    data = [a] if scalar else [a, _ub(L, op, b_v)]
-    ext = [L.index(v) for v in op.indices]
+    data = [a] if scalar else [a, ub_buf(state, op, b_v)]
+    ext = [state.index(v) for v in op.indices]
 
     def body(addrs, bits, n, cap):
         def emit(k, repeat, mask):
             kw = dict(repeat=repeat, mask=mask)
             if scalar:
-                getattr(L.b, "vcmps_" + pred)(dtype, _fold(bits + k // 8), _fold(addrs[0] + k * a.es),
-                                              scalar=L.scalar(b_v), **kw)
+                getattr(state.b, "vcmps_" + pred)(dtype, fold(bits + k // 8), fold(addrs[0] + k * a.es),
+                                                  scalar=state.scalar(b_v), **kw)
             else:
-                getattr(L.b, "vcmp_" + pred)(dtype, _fold(bits + k // 8), _fold(addrs[0] + k * a.es),
-                                             _fold(addrs[1] + k * a.es), **kw)
+                getattr(state.b, "vcmp_" + pred)(dtype, fold(bits + k // 8), fold(addrs[0] + k * a.es),
+                                                 fold(addrs[1] + k * a.es), **kw)
 
-        _bit_flat(L, op, n, cap, lanes, emit)
+        _bit_flat(state, op, n, cap, lanes, emit)
 
-    _bit_rows(L, op, data, dst, ext, body)
+    _bit_rows(state, op, data, dst, ext, body)
 
 
-def emit_vsel(L, op) -> None:
+def emit_vsel(state, op) -> None:
     """A scalar true/false value is ``vdup``-ed into a 256-B scratch block read by every repeat (repeat stride 0).
 
     Note: vsel moves lanes without arithmetic, so bf16 selects as f16 lanes (AscendNPU-IR's LegalizeBF16 leaves
     select in bf16 on A2/A3 for the same reason) and i32 as f32 lanes (CANN-INI lists vsel for f16/f32 only; the
     lanes' bits are copied, whatever they encode)."""
-    c_v, t_v, f_v, dst_v = op.buffers
-    dst, cond = _ub(L, op, dst_v), _ub(L, op, c_v)
-    dtype = LANES_OF.get(dst.dtype) or _dtype(op, dst.type, ("f16", "f32"))
+    c_v, t_v, f_v, dst_v = op.operand("cond"), op.operand("true_value"), op.operand("false_value"), op.operand("dst")
+    dst, cond = ub_buf(state, op, dst_v), ub_buf(state, op, c_v)
+    dtype = LANES_OF.get(dst.dtype) or vector_dtype(op, dst.type, ("f16", "f32"))
     lanes = 256 // dst.es
-    ext = [L.index(v) for v in op.indices]
-    held = L.scratch_used
+    ext = [state.index(v) for v in op.indices]
+    held = state.scratch_used
     try:
         blocks = {}
         for v in (t_v, f_v):
             if not isinstance(v.type, MemRefType):
-                blocks[id(v)] = splat(L, op, L.scalar(v), dst.dtype).addr
-                L.scratch_used += 256
-        data = [_ub(L, op, v) for v in (t_v, f_v) if id(v) not in blocks] + [dst]
+                blocks[id(v)] = splat(state, op, state.scalar(v), dst.dtype).addr
+                state.scratch_used += 256
+        data = [ub_buf(state, op, v) for v in (t_v, f_v) if id(v) not in blocks] + [dst]
 
         def body(addrs, bits, n, cap):
             it = iter(addrs)
@@ -129,11 +129,11 @@ def emit_vsel(L, op) -> None:
             def emit(k, repeat, mask):
                 kw = {}
                 for name, (a, rep) in zip(("src0", "src1"), srcs):
-                    kw[name], kw[name + "_rep"] = (a if rep == 0 else _fold(a + k * dst.es)), rep
-                L.b.vsel(dtype, _fold(out + k * dst.es), _fold(bits + k // 8), repeat=repeat, mask=mask, **kw)
+                    kw[name], kw[name + "_rep"] = (a if rep == 0 else fold(a + k * dst.es)), rep
+                state.b.vsel(dtype, fold(out + k * dst.es), fold(bits + k // 8), repeat=repeat, mask=mask, **kw)
 
-            _bit_flat(L, op, n, cap, lanes, emit)
+            _bit_flat(state, op, n, cap, lanes, emit)
 
-        _bit_rows(L, op, data, cond, ext, body)
+        _bit_rows(state, op, data, cond, ext, body)
     finally:
-        L.scratch_used = held
+        state.scratch_used = held

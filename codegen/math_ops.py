@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import math
 
+from graph_passes.intmath import prod
 from simulator.expr import Imm
 
 from .errors import CodegenError
-from .vector import Operand, _fold, region
+from .vector import Operand, region, vector_instr
 
 from graph_passes.idioms.math_funs import ONE_INSTRUCTION_POW, math_temps
 
@@ -61,20 +62,17 @@ SIN_S = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(6, 0, -1))
 class Seq:
     """Emit a sequence over one op's region: ``x`` is the input (f32), ``o`` the output (f32), ``t`` temporaries."""
 
-    def __init__(self, L, op, what: str, dtype: str, src: Operand, dst: Operand, ext, caps, total: int, shape,
+    def __init__(self, state, op, what: str, dtype: str, src: Operand, dst: Operand, ext, caps, total: int, shape,
                  in_f32: bool = True):
         """``total`` f32 temporaries (``math_temps``); with ``in_f32`` an f16 op computes in the last two."""
-        self.L, self.op, self.ext, self.caps, self.dtype = L, op, ext, caps, dtype
+        self.state, self.op, self.ext, self.caps, self.dtype = state, op, ext, caps, dtype
         self.dst = dst
         self.f16 = dtype == "f16" and in_f32
-        n = 1
-        for s in shape:
-            n *= s
-        per = -(-n * 4 // 32) * 32
+        per = state.scratch_size(prod(shape) * 4)
         self.t = []
         self.first = True
         if total:
-            base = L.scratch(total * per, f"'{what}' ({total} f32 temporaries of {per} B)")
+            base = state.scratch(total * per, f"'{what}' ({total} f32 temporaries of {per} B)")
             self.t = [Operand(Imm(base + i * per), 4, dst.strides) for i in range(total)]
         self.x, self.o = src, dst
         self.joined = False  # the next instruction joins the previous one's step (no barrier: independent of it)
@@ -86,7 +84,7 @@ class Seq:
         if self.joined:
             self.joined = False
             return
-        self.L.b.pipe_barrier("V")  # dependent steps (and the first write of scratch) are ordered on PIPE_V
+        self.state.b.pipe_barrier("V")  # dependent steps (and the first write of scratch) are ordered on PIPE_V
 
     def also(self) -> "Seq":
         """The next instruction runs in the same dependent step as the previous one (no ``pipe_barrier V`` before
@@ -94,55 +92,25 @@ class Seq:
         self.joined = True
         return self
 
-    def sc(self, form: str, a: Operand, value: float, d: Operand, dtype: str = "f32") -> None:
+    def _step(self, mnemonic: str, dtype, operands: tuple, ops: list, **fields) -> None:
+        """One instruction over the op's region (after a barrier unless joined)."""
         self._barrier()
-        L = self.L
+        region(self.state, vector_instr(self.state, mnemonic, dtype, operands, **fields), ops, self.ext, self.caps)
 
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), Imm(value), repeat=_fold(repeat),
-                                     mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
-
-        region(L, emit, [a, d], self.ext, self.caps)
+    def sc(self, form: str, a: Operand, value: float, d: Operand, dtype: str = "f32") -> None:
+        self._step("v" + form, dtype, ("src", "dst"), [a, d], scalar=Imm(value))
 
     def un(self, mnem: str, a: Operand, d: Operand, dtype: str = "f32") -> None:
-        self._barrier()
-        L = self.L
-
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, mnem)(dtype, dst=_fold(addrs[1]), src=_fold(addrs[0]), repeat=_fold(repeat),
-                               mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
-
-        region(L, emit, [a, d], self.ext, self.caps)
+        self._step(mnem, dtype, ("src", "dst"), [a, d])
 
     def bin(self, mnem: str, a: Operand, b: Operand, d: Operand, dtype: str = "f32") -> None:
-        self._barrier()
-        L = self.L
-
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, mnem)(dtype, dst=_fold(addrs[2]), src0=_fold(addrs[0]), src1=_fold(addrs[1]),
-                               repeat=_fold(repeat), mask=_fold(mask), src0_rep=reps[0], src1_rep=reps[1],
-                               dst_rep=reps[2])
-
-        region(L, emit, [a, b, d], self.ext, self.caps)
+        self._step(mnem, dtype, ("src0", "src1", "dst"), [a, b, d])
 
     def conv(self, sd: str, dd: str, a: Operand, d: Operand, mode: str = "rint") -> None:
-        self._barrier()
-        L = self.L
-
-        def emit(addrs, repeat, mask, reps):
-            L.b.vconv(sd, dd, _fold(addrs[1]), _fold(addrs[0]), round_mode=mode, repeat=_fold(repeat),
-                      mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
-
-        region(L, emit, [a, d], self.ext, self.caps)
+        self._step("vconv", (sd, dd), ("src", "dst"), [a, d], round_mode=mode)
 
     def dup(self, value: float, d: Operand, dtype: str) -> None:
-        self._barrier()
-        L = self.L
-
-        def emit(addrs, repeat, mask, reps):
-            L.b.vdup(dtype, _fold(addrs[0]), Imm(value), repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
-        region(L, emit, [d], self.ext, self.caps)
+        self._step("vdup", dtype, ("dst",), [d], scalar=Imm(value))
 
     def horner(self, coeffs, z: Operand, acc: Operand) -> None:
         """acc = c0·z^(n-1) + … + c_{n-1} (Horner: acc = z·c0; acc += c1; acc *= z; …)."""
@@ -250,18 +218,18 @@ def seq_cos(s: Seq) -> None:
 SEQUENCES = {"erf": seq_erf, "gelu_erf": seq_gelu_erf, "sin": seq_sin, "cos": seq_cos}
 
 
-def emit_unary_seq(L, op, fun: str, dtype: str, src: Operand, dst: Operand, ext, caps, shape) -> None:
+def emit_unary_seq(state, op, fun: str, dtype: str, src: Operand, dst: Operand, ext, caps, shape) -> None:
     if fun == "sign":
-        return _sign(L, op, dtype, src, dst, ext, caps, shape)
+        return _sign(state, op, dtype, src, dst, ext, caps, shape)
     if dtype not in ("f16", "f32"):
         raise CodegenError(op, f"unary fun '{fun}' on {dtype} has no vector instruction sequence (f16, f32)")
-    s = Seq(L, op, fun, dtype, src, dst, ext, caps, math_temps(fun, dtype), shape)
+    s = Seq(state, op, fun, dtype, src, dst, ext, caps, math_temps(fun, dtype), shape)
     SEQUENCES[fun](s)
     s.finish()
 
 
-def _sign(L, op, dtype, src, dst, ext, caps, shape) -> None:
-    s = Seq(L, op, "sign", dtype, src, dst, ext, caps, 0, shape, in_f32=False)
+def _sign(state, op, dtype, src, dst, ext, caps, shape) -> None:
+    s = Seq(state, op, "sign", dtype, src, dst, ext, caps, 0, shape, in_f32=False)
     if dtype in ("f16", "f32"):
         big = 2.0**100 if dtype == "f32" else 2.0**15
         s.sc("muls", src, big, dst, dtype)
@@ -278,7 +246,7 @@ def _sign(L, op, dtype, src, dst, ext, caps, shape) -> None:
 # -- pow ---------------------------------------------------------------------------------------------------------------
 
 
-def emit_pow(L, op, dtype: str, a, b, dst: Operand, ext, caps, shape) -> None:
+def emit_pow(state, op, dtype: str, a, b, dst: Operand, ext, caps, shape) -> None:
     """dst = a ** b with one scalar operand known at compile time (see the module docstring)."""
     if dtype not in ("f16", "f32"):
         raise CodegenError(op, f"pow on {dtype} (f16, f32)")
@@ -288,7 +256,7 @@ def emit_pow(L, op, dtype: str, a, b, dst: Operand, ext, caps, shape) -> None:
     if isinstance(b, Operand):  # s ** x: exp(x·ln s) for a constant s > 0
         if not isinstance(a, Imm) or not (a.value > 0 and math.isfinite(a.value)):
             raise CodegenError(op, f"pow with a scalar base {a}: only a constant positive finite base is emitted")
-        s = Seq(L, op, "pow", dtype, b, dst, ext, caps, math_temps("pow", dtype), shape)
+        s = Seq(state, op, "pow", dtype, b, dst, ext, caps, math_temps("pow", dtype), shape)
         s.sc("muls", s.x, math.log(a.value), s.o)
         s.un("vexp", s.o, s.o)
         return s.finish()
@@ -297,7 +265,7 @@ def emit_pow(L, op, dtype: str, a, b, dst: Operand, ext, caps, shape) -> None:
                                "constant is emitted)")
     e = float(b.value)
     if e in ONE_INSTRUCTION_POW:  # one correctly rounded instruction in the op's dtype
-        s = Seq(L, op, "pow", dtype, a, dst, ext, caps, 0, shape, in_f32=False)
+        s = Seq(state, op, "pow", dtype, a, dst, ext, caps, 0, shape, in_f32=False)
         if e == 0.0:  # torch: x ** 0 = 1 for every x (NaN included)
             s.dup(1.0, dst, dtype)
         elif e == 2.0:
@@ -305,7 +273,7 @@ def emit_pow(L, op, dtype: str, a, b, dst: Operand, ext, caps, shape) -> None:
         else:
             s.un({1.0: "vcopy", 0.5: "vsqrt", -0.5: "vrsqrt", -1.0: "vrec"}[e], a, dst, dtype)
         return s.finish()
-    s = Seq(L, op, "pow", dtype, a, dst, ext, caps, math_temps("pow", dtype, e), shape)
+    s = Seq(state, op, "pow", dtype, a, dst, ext, caps, math_temps("pow", dtype, e), shape)
     if e.is_integer():
         _int_power(s, int(abs(e)), negative=e < 0)
     else:  # exp(e·ln x): NaN for x < 0 (torch), 0 ** e = 0 (e > 0) or inf (e < 0)

@@ -21,69 +21,63 @@ is longer than the destination along dim 0 by at least one repeat (its extra ent
 
 from __future__ import annotations
 
-import math
-
+from graph_passes.intmath import prod
 from simulator.expr import Imm
 from simulator.isa.index import GATHER_DTYPES
 
 from .errors import CodegenError
-from .vector import Operand, _fold, counted, flat, valid_rows
-from .vector_ops import _ub, barrier
+from .operands import barrier, ub_buf
+from .vector import Operand, counted, flat, fold, valid_rows, vector_instr
 
 
-def emit_vindex(L, op) -> None:
-    dst = _ub(L, op, op.buffers[0])
+def emit_vindex(state, op) -> None:
+    dst = ub_buf(state, op, op.operand("dst"))
     if dst.dtype != "i32":
         raise CodegenError(op, f"offsets are i32, got {dst.dtype}")
     ds, w, n = list(dst.type.static_shape()), list(op.attributes["strides"]), op.attributes["clamp"]
     base = dst.addr
 
     def vs(form, at, n_elems: int, value) -> None:  # dst[at : at+n] = dst[0 : n] (op) value
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, "v" + form)("i32", addrs[0], addrs[1], value, repeat=repeat, mask=mask, dst_rep=reps[0],
-                                     src_rep=reps[1])
+        emit = vector_instr(state, "v" + form, "i32", ("dst", "src"), scalar=value)
+        flat(state, emit, [Operand(fold(base + at * 4), 4, [1]), Operand(base, 4, [1])], Imm(n_elems), n_elems)
 
-        flat(L, emit, [Operand(_fold(base + at * 4), 4, [1]), Operand(base, 4, [1])], Imm(n_elems), n_elems)
-
-    flat(L, lambda a, rep, m, reps: L.b.vci("i32", a[0], _fold((a[0] - base) // 4), repeat=rep, mask=m,
-                                            dst_rep=reps[0]), [Operand(base, 4, [1])], Imm(ds[-1]), ds[-1])
+    vci = vector_instr(state, "vci", "i32", ("dst",), first=lambda a: fold((a[0] - base) // 4))
+    flat(state, vci, [Operand(base, 4, [1])], Imm(ds[-1]), ds[-1])
     if n < ds[-1]:  # padded columns read the row's last valid element (never stored)
-        barrier(L)
+        barrier(state)
         vs("mins", 0, ds[-1], Imm(n - 1))
-    barrier(L)
+    barrier(state)
     vs("muls", 0, ds[-1], Imm(w[-1]))
     for d in reversed(range(len(ds) - 1)):
         if ds[d] == 1:
             continue
-        block = math.prod(ds[d + 1:])
-        barrier(L)
-        counted(L, "h", Imm(ds[d] - 1), lambda h, d=d, block=block: vs("adds", (h + 1) * block, block,
-                                                                         _fold((h + 1) * w[d])))
+        block = prod(ds[d + 1:])
+        barrier(state)
+        counted(state, "h", Imm(ds[d] - 1), lambda h, d=d, block=block: vs("adds", (h + 1) * block, block,
+                                                                         fold((h + 1) * w[d])))
 
 
-def emit_vpermute(L, op) -> None:
-    src, table, dst = (_ub(L, op, v) for v in op.buffers)
+def emit_vpermute(state, op) -> None:
+    src, table, dst = (ub_buf(state, op, op.operand(n)) for n in ("src", "offsets", "dst"))
     if dst.dtype not in GATHER_DTYPES:
         raise CodegenError(op, f"a permutation of {dst.dtype} elements: vgather moves {', '.join(GATHER_DTYPES)} "
                                f"(ASCENDC Gather on A2)")
     ds, es = list(dst.type.static_shape()), dst.es
     r, m = len(ds), dst.type.rank - table.type.rank  # m batch dims, shared by src and dst
-    ext = [L.index(v) for v in op.indices]
+    ext = [state.index(v) for v in op.indices]
     s_strides, d_strides = src.static_strides(), dst.static_strides()
-    src_len = math.prod(src.type.static_shape()[m:]) * es
+    src_len = prod(src.type.static_shape()[m:]) * es
 
     def gather(s_at, d_at):
-        def emit(addrs, repeat, mask, reps):
-            offsets = _fold(table.addr + (addrs[0] - d_at) // es * 4)
-            L.b.vgather(dst.dtype, addrs[0], s_at, offsets, src_len, repeat=repeat, mask=mask, dst_rep=reps[0])
-
-        n = _fold(valid_rows(ext[m:], ds[m:], range(r - 1 - m)) * ds[-1])
-        flat(L, emit, [Operand(d_at, es, [1])], n, math.prod(ds[m:]))
+        emit = vector_instr(state, "vgather", dst.dtype, ("dst",), fold_exprs=False, src=s_at, src_len=src_len,
+                            offset=lambda a: fold(table.addr + (a[0] - d_at) // es * 4))
+        n = fold(valid_rows(ext[m:], ds[m:], range(r - 1 - m)) * ds[-1])
+        flat(state, emit, [Operand(d_at, es, [1])], n, prod(ds[m:]))
 
     def batch(k, s_at, d_at):
         if k == m:
             return gather(s_at, d_at)
-        counted(L, "b", ext[k], lambda i: batch(k + 1, _fold(s_at + i * (s_strides[k] * es)),
-                                                 _fold(d_at + i * (d_strides[k] * es))), max_unroll=1)
+        counted(state, "b", ext[k], lambda i: batch(k + 1, fold(s_at + i * (s_strides[k] * es)),
+                                                 fold(d_at + i * (d_strides[k] * es))), max_unroll=1)
 
     batch(0, src.addr, dst.addr)

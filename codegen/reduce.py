@@ -9,34 +9,36 @@ from graph_passes.idioms.folds import (BLOCK_FOLD_BYTES, block_fold_bytes, block
                                        row_fold_shape)
 from graph_passes.idioms.outer_folds import outer_fold_bytes, outer_fold_rows
 from graph_passes.idioms.reductions import reduce_stages
+from graph_passes.intmath import ceil_div, prod
 from simulator.expr import Imm, as_expr, emax, emin
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import MAX_REPEAT, Operand, _fold, _static, counted, region, valid_rows
-from .vector_ops import _dtype, _operand, _ub, _vec, barrier
+from .operands import barrier, operand_of, ub_buf, vector_dtype
+from .vector import MAX_REPEAT, Operand, counted, fold, region, static_int, valid_rows, vector_instr
 
 REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
           "prod": (None, "mul")}  # no per-repeat product: _prod_rows
 IDENTITY = {"sum": 0.0, "max": float("-inf"), "min": float("inf"), "prod": 1.0}
 
 
-def emit_vreduce(L, op) -> None:
-    src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
+def emit_vreduce(state, op) -> None:
+    src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
     kind = op.attributes["kind"]
     if kind not in REDUCE:
         raise CodegenError(op, f"reduction kind '{kind}' has no vector instruction sequence (sum, max, min, prod)")
-    dtype = _dtype(op, src.type, ("f32",) if kind == "prod" else ("f16", "f32"))
+    dtype = vector_dtype(op, src.type, ("f32",) if kind == "prod" else ("f16", "f32"))
     if dst.dtype != src.dtype:
         raise CodegenError(op, f"reduces {src.dtype} into {dst.dtype}")
-    ext = [L.index(v) for v in op.indices]
+    ext = [state.index(v) for v in op.indices]
     shape = src.type.static_shape()
     dims = sorted(op.attributes["dims"])
     dims = [d for d in dims if shape[d] > 1] or dims[:1]  # dims of one element reduce to a copy
     if not dims:  # no dim (hfusion-flatten-ops dropped the reduced unit dims): a copy
-        return region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, shape)
+        copy = vector_instr(state, "vcopy", dtype, ("src", "dst"))
+        return region(state, copy, [operand_of(src), operand_of(dst)], ext, shape)
     if len(dims) == 1:
-        return _reduce_dim(L, op, kind, dtype, src, dst, ext, dims[0])
+        return _reduce_dim(state, op, kind, dtype, src, dst, ext, dims[0])
     # several dims: one at a time (graph_passes.idioms.reductions.reduce_stages), the stages between in scratch
     stages = reduce_stages(shape, dims)
     held = 0
@@ -47,47 +49,40 @@ def emit_vreduce(L, op) -> None:
             if stage is stages[-1]:
                 out = dst
             else:
-                nbytes = -(-_prod(stage) * src.es // 32) * 32
-                out = Buf("ub", Imm(L.scratch(nbytes, f"stage {stage} of a reduction over dims {dims}")),
+                nbytes = state.scratch_size(prod(stage) * src.es)
+                out = Buf("ub", Imm(state.scratch(nbytes, f"stage {stage} of a reduction over dims {dims}")),
                           src.type.with_shape(stage))
-                L.scratch_used += nbytes  # the next stages must not overwrite it
+                state.scratch_used += nbytes  # the next stages must not overwrite it
                 held += nbytes
-            _reduce_dim(L, op, kind, dtype, cur, out, cur_ext, d)
-            barrier(L)
+            _reduce_dim(state, op, kind, dtype, cur, out, cur_ext, d)
+            barrier(state)
             cur, cur_ext = out, [Imm(1) if k == d else e for k, e in enumerate(cur_ext)]
     finally:
-        L.scratch_used -= held
+        state.scratch_used -= held
 
 
-def _reduce_dim(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
+def _reduce_dim(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
     """dst = src reduced over dim ``d``."""
     shape = src.type.static_shape()
     rank = len(shape)
     if kind == "prod" and d == rank - 1:
         e0 = valid_rows(ext, shape, [k for k in range(rank - 1) if shape[k] > 1])
-        return _prod_rows(L, op, src.addr, shape[-1] * src.es, dst.addr, _prod(shape[:-1]), shape[-1], e0, ext[-1])
+        return _prod_rows(state, op, src.addr, shape[-1] * src.es, dst.addr, prod(shape[:-1]), shape[-1], e0, ext[-1])
     if kind != "prod" and (d != rank - 1 or rank == 1) and all(n == 1 for k, n in enumerate(shape) if k != d):
-        return _reduce_all(L, op, kind, dtype, src.addr, dst.addr, ext[d], shape[d], src.es)  # a contiguous vector
+        return _reduce_all(state, op, kind, dtype, src.addr, dst.addr, ext[d], shape[d], src.es)  # a contiguous vector
     if d == rank - 1:
-        return _reduce_rows(L, op, kind, dtype, src, dst, ext)
-    return _reduce_outer(L, op, kind, dtype, src, dst, ext, d)
+        return _reduce_rows(state, op, kind, dtype, src, dst, ext)
+    return _reduce_outer(state, op, kind, dtype, src, dst, ext, d)
 
 
-def _prod(xs) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p
-
-
-def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
+def _reduce_rows(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     """dst[r] = ⊕ src[r, :e1] for r < e0, the dims above the last flattened into rows (dst is [R, 1]: contiguous;
     e0 is the last valid row's index + 1, invalid rows between are reduced too, harmlessly)."""
     red, comb = REDUCE[kind]
     shape = src.type.static_shape()
-    if _prod(dst.type.static_shape()[:-1]) != _prod(shape[:-1]):
-        return _reduce_row_slabs(L, op, kind, dtype, src, dst, ext)
-    R, P = _prod(shape[:-1]), shape[-1]
+    if prod(dst.type.static_shape()[:-1]) != prod(shape[:-1]):
+        return _reduce_row_slabs(state, op, kind, dtype, src, dst, ext)
+    R, P = prod(shape[:-1]), shape[-1]
     es = src.es
     lanes = 256 // es
     e0, e1 = valid_rows(ext, shape, [k for k in range(len(shape) - 1) if shape[k] > 1]), ext[-1]
@@ -96,83 +91,83 @@ def _reduce_rows(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         raise CodegenError(op, f"rows of {P * es} B are not 32-B aligned")
 
     def vred(d_addr, s_addr, repeat, mask, src_rep):
-        getattr(L.b, {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[red])(
-            dtype, d_addr, s_addr, repeat=_fold(repeat), mask=_fold(mask), src_rep=src_rep)
+        getattr(state.b, {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[red])(
+            dtype, d_addr, s_addr, repeat=fold(repeat), mask=fold(mask), src_rep=src_rep)
 
     if P <= lanes:  # one repeat per row
         def group(g, rows):
-            vred(_fold(dst.addr + g * (MAX_REPEAT * es)), _fold(src.addr + g * (MAX_REPEAT * P * es)), rows, e1, pitch)
+            vred(fold(dst.addr + g * (MAX_REPEAT * es)), fold(src.addr + g * (MAX_REPEAT * P * es)), rows, e1, pitch)
 
-        return _per_repeat_rows(L, R, e0, group)
-    e1s = _static(e1)
+        return _per_repeat_rows(state, R, e0, group)
+    e1s = static_int(e1)
     lengths = block_fold_lengths(P, es) if e1s == P else []  # rows of whole repeats, every column valid
     if lengths:
         in_place = bool(op.attributes.get("fold_in_place"))
-        G = block_fold_rows(R, lengths, es, in_place, min(BLOCK_FOLD_BYTES, L.scratch_free()))
+        G = block_fold_rows(R, lengths, es, in_place, min(BLOCK_FOLD_BYTES, state.scratch_free()))
         if G:
-            return _block_fold_rows(L, red, comb, vred, dtype, src, dst, R, e0, lengths, G, in_place)
+            return _block_fold_rows(state, red, comb, vred, dtype, src, dst, R, e0, lengths, G, in_place)
     if op.attributes.get("fold_in_place"):
         if e1s is None:  # the schedule planned no scratch for it (the schedule's in_place_folds: static rows only)
             raise CodegenError(op, f"fold_in_place over rows of a symbolic length {e1}")
-        return _fold_rows_in_place(L, comb, vred, dtype, src, dst, R, e0, e1s, lanes, pitch)
+        return _fold_rows_in_place(state, comb, vred, dtype, src, dst, R, e0, e1s, lanes, pitch)
     # rows longer than one repeat: fold the column chunks into K partials per row, halve them to one, reduce it
-    n_cap = -(-P // lanes)
+    n_cap = ceil_div(P, lanes)
     G, K = row_fold_shape(R, n_cap, wide=True)
     narrow = row_fold_shape(R, n_cap)[1]
-    while G * K * 256 > L.scratch_free() and (G > 1 or K > 1):  # the schedule sized a smaller scratch: fewer
+    while G * K * 256 > state.scratch_free() and (G > 1 or K > 1):  # the schedule sized a smaller scratch: fewer
         G, K = (G, K // 2) if K > narrow or G == 1 else (G // 2, K)  # partials down to the narrow fold, then rows
-    S = L.scratch(G * K * 256, "a row reduction", fence=True)
+    S = state.scratch(G * K * 256, "a row reduction", fence=True)
     srep = K * 8  # a scratch row (K partials) in 32-B blocks
     n_chunks = (e1 + lanes - 1) // lanes
 
     def vop(d_addr, a_addr, b_addr, rows_here, mask, a_rep, b_rep):
-        getattr(L.b, "v" + comb)(dtype, _fold(d_addr), _fold(a_addr), _fold(b_addr), repeat=rows_here,
-                                 mask=_fold(Imm(mask) if isinstance(mask, int) else mask), dst_rep=srep,
-                                 src0_rep=a_rep, src1_rep=b_rep)
+        getattr(state.b, "v" + comb)(dtype, fold(d_addr), fold(a_addr), fold(b_addr), repeat=rows_here,
+                                     mask=fold(Imm(mask) if isinstance(mask, int) else mask), dst_rep=srep,
+                                     src0_rep=a_rep, src1_rep=b_rep)
 
     def group(g):
-        rows_here = _fold(emin(G, e0 - g * G)) if R > G else e0
-        base = _fold(src.addr + g * (G * P * es))
+        rows_here = fold(emin(G, e0 - g * G)) if R > G else e0
+        base = fold(src.addr + g * (G * P * es))
         if R > G:  # the previous group's partials (a program loop: every iteration)
-            barrier(L)
+            barrier(state)
         if e1s is not None and e1s // lanes >= 2 * K:  # partial k = chunk k ⊕ chunk k + K (both whole)
             first = 2 * K
             for k in range(K):
                 vop(S + k * 256, base + k * 256, base + (k + K) * 256, rows_here, lanes, pitch, pitch)
         else:  # partials start at the identity; every chunk folds in
             first = 0
-            L.b.vdup(dtype, S, Imm(IDENTITY[kind]), repeat=G * K, mask=lanes, dst_rep=8)
-        barrier(L)
+            state.b.vdup(dtype, S, Imm(IDENTITY[kind]), repeat=G * K, mask=lanes, dst_rep=8)
+        barrier(state)
         if e1s is not None:
-            for c in range(first, -(-e1s // lanes)):
+            for c in range(first, ceil_div(e1s, lanes)):
                 k = c % K
                 vop(S + k * 256, S + k * 256, base + c * 256, rows_here, min(lanes, e1s - c * lanes), srep, pitch)
-                if k == K - 1 or c == -(-e1s // lanes) - 1:
-                    barrier(L)
+                if k == K - 1 or c == ceil_div(e1s, lanes) - 1:
+                    barrier(state)
         else:
-            var = L.fresh("j")
-            with L.b.loop(var, 0, (n_chunks + (K - 1)) // K, 1) as j:
+            var = state.fresh("j")
+            with state.b.loop(var, 0, (n_chunks + (K - 1)) // K, 1) as j:
                 for k in range(K):
                     c = j * K + k
-                    with L.b.if_(c < n_chunks):
+                    with state.b.if_(c < n_chunks):
                         vop(S + k * 256, S + k * 256, base + c * 256, rows_here, emin(lanes, e1 - c * lanes), srep, pitch)
-                barrier(L)
+                barrier(state)
         h = K // 2
         while h:  # halve the partials: k ⊕= k + h
             for k in range(h):
                 vop(S + k * 256, S + k * 256, S + (k + h) * 256, rows_here, lanes, srep, srep)
-            barrier(L)
+            barrier(state)
             h //= 2
-        vred(_fold(dst.addr + g * (G * es)), S, rows_here, lanes, srep)
+        vred(fold(dst.addr + g * (G * es)), S, rows_here, lanes, srep)
 
     if R > G:
-        counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)
+        counted(state, "g", (e0 + G - 1) // G, group, max_unroll=0)
     else:
         group(Imm(0))
-    barrier(L)
+    barrier(state)
 
 
-def _block_fold_rows(L, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, lengths: list, G: int,
+def _block_fold_rows(state, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, lengths: list, G: int,
                      in_place: bool) -> None:
     """dst[r] = ⊕ src[r, :] by block reductions, G rows at a time (idioms.folds.block_fold_lengths, block_fold_rows):
     each level reduces every 32-B block of the rows' current length to one element (vcgadd/vcgmax/vcgmin: the
@@ -187,46 +182,46 @@ def _block_fold_rows(L, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, 
     es = src.es
     lanes, per_block = 256 // es, 32 // es
     block_red = {"sum": "vcgadd", "rmax": "vcgmax", "rmin": "vcgmin"}[red]
-    S = L.scratch(block_fold_bytes(G, lengths, es, in_place), "a block fold of rows", fence=True)
-    first = -(-G * lengths[1] * es // 32) * 32
+    S = state.scratch(block_fold_bytes(G, lengths, es, in_place), "a block fold of rows", fence=True)
+    first = state.scratch_size(G * lengths[1] * es)
 
     def group(g, rows):
         if R > G:  # the previous group's last step read the scratch
-            barrier(L)
-        row0 = _fold(src.addr + g * (G * lengths[0] * es))
+            barrier(state)
+        row0 = fold(src.addr + g * (G * lengths[0] * es))
         cur, outs = row0, [Imm(S), row0 if in_place else Imm(S + first)]
         for level, m in enumerate(lengths[:-1]):
             out, reps = outs[level % 2], m // lanes  # repeats a row (every level reads whole repeats)
             cap = MAX_REPEAT // reps  # rows an instruction takes
-            for j in range(-(-G // cap)):  # instruction j: rows [j·cap, (j + 1)·cap)
-                here = rows if G <= cap else _fold(emin(cap, rows - j * cap))
-                emit = lambda here=here, j=j: getattr(L.b, block_red)(  # noqa: E731
-                    dtype, _fold(out + j * cap * (m // per_block) * es), _fold(cur + j * cap * m * es),
-                    repeat=_fold(here * reps), mask=lanes)
-                if j == 0 or (_static(rows) is not None and _static(rows) > j * cap):
+            for j in range(ceil_div(G, cap)):  # instruction j: rows [j·cap, (j + 1)·cap)
+                here = rows if G <= cap else fold(emin(cap, rows - j * cap))
+                emit = lambda here=here, j=j: getattr(state.b, block_red)(  # noqa: E731
+                    dtype, fold(out + j * cap * (m // per_block) * es), fold(cur + j * cap * m * es),
+                    repeat=fold(here * reps), mask=lanes)
+                if j == 0 or (static_int(rows) is not None and static_int(rows) > j * cap):
                     emit()
-                elif _static(rows) is None:
-                    with L.b.if_(rows > j * cap):
+                elif static_int(rows) is None:
+                    with state.b.if_(rows > j * cap):
                         emit()
-            barrier(L)
+            barrier(state)
             cur = out
         m = lengths[-1]
-        d_addr = _fold(dst.addr + g * (G * es))
+        d_addr = fold(dst.addr + g * (G * es))
         if m <= lanes:
             vred(d_addr, cur, rows, m, m * es // 32)
         else:
             left = src.type.with_shape([G, m])
-            _fold_rows_in_place(L, comb, vred, dtype, Buf("ub", cur, left), Buf(dst.scope, d_addr, dst.type),
+            _fold_rows_in_place(state, comb, vred, dtype, Buf("ub", cur, left), Buf(dst.scope, d_addr, dst.type),
                                 G, rows, m, lanes, m * es // 32)
 
     if R > G:
-        counted(L, "g", (e0 + G - 1) // G, lambda g: group(g, _fold(emin(G, e0 - g * G))), max_unroll=0)
+        counted(state, "g", (e0 + G - 1) // G, lambda g: group(g, fold(emin(G, e0 - g * G))), max_unroll=0)
     else:
         group(Imm(0), e0)
-    barrier(L)
+    barrier(state)
 
 
-def _reduce_row_slabs(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
+def _reduce_row_slabs(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     """Rows reduced into a dst whose innermost row dim is padded (a column padded to whole repeats for a compare on
     it, ``Buffer.whole_repeats``: a looped reduction's partial shares its result's layout so that the two combine
     row for row): one contiguous row reduction per slab of that dim, the slabs ``dshape[d]`` elements apart."""
@@ -242,15 +237,15 @@ def _reduce_row_slabs(L, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
 
     def slab(i):
         if long_rows:
-            barrier(L)
-        s_buf = Buf(src.scope, _fold(src.addr + i * (inner * P * es)), src.type.with_shape([inner, P]))
-        d_buf = Buf(dst.scope, _fold(dst.addr + i * (dshape[d] * dst.es)), dst.type.with_shape([inner, 1]))
-        _reduce_rows(L, op, kind, dtype, s_buf, d_buf, [ext[d], ext[-1]])
+            barrier(state)
+        s_buf = Buf(src.scope, fold(src.addr + i * (inner * P * es)), src.type.with_shape([inner, P]))
+        d_buf = Buf(dst.scope, fold(dst.addr + i * (dshape[d] * dst.es)), dst.type.with_shape([inner, 1]))
+        _reduce_rows(state, op, kind, dtype, s_buf, d_buf, [ext[d], ext[-1]])
 
-    counted(L, "slab", slabs, slab)
+    counted(state, "slab", slabs, slab)
 
 
-def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1: int, lanes: int, pitch: int):
+def _fold_rows_in_place(state, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1: int, lanes: int, pitch: int):
     """dst[r] = ⊕ src[r, :e1] folding each row in place (the source dies here: ``fold_in_place``), up to
     MAX_REPEAT rows per instruction, n = ceil(e1 / lanes) chunks of a row (the last one e1 − (n − 1)·lanes wide)::
 
@@ -259,80 +254,80 @@ def _fold_rows_in_place(L, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0, e1
         dst[r] = vcadd(chunk 0)
 
     ceil(log2(n)) + 1 dependent steps (idioms.folds.in_place_fold_levels), a pairwise tree, and no scratch."""
-    n = -(-e1 // lanes)
+    n = ceil_div(e1, lanes)
 
     def group(g, rows):
-        base = _fold(src.addr + g * (MAX_REPEAT * pitch * 32))
+        base = fold(src.addr + g * (MAX_REPEAT * pitch * 32))
         h = 1 << (n - 1).bit_length() - 1 if n > 1 else 0
         count = n - h
         while h:
             for k in range(count):
                 mask = min(lanes, e1 - (k + h) * lanes)
-                getattr(L.b, "v" + comb)(dtype, _fold(base + k * 256), _fold(base + k * 256),
-                                         _fold(base + (k + h) * 256), repeat=rows, mask=Imm(mask), dst_rep=pitch,
-                                         src0_rep=pitch, src1_rep=pitch)
-            barrier(L)
+                getattr(state.b, "v" + comb)(dtype, fold(base + k * 256), fold(base + k * 256),
+                                             fold(base + (k + h) * 256), repeat=rows, mask=Imm(mask), dst_rep=pitch,
+                                             src0_rep=pitch, src1_rep=pitch)
+            barrier(state)
             h //= 2
             count = h
-        vred(_fold(dst.addr + g * (MAX_REPEAT * src.es)), base, rows, min(lanes, e1), pitch)
+        vred(fold(dst.addr + g * (MAX_REPEAT * src.es)), base, rows, min(lanes, e1), pitch)
 
-    _per_repeat_rows(L, R, e0, group)
-    barrier(L)
+    _per_repeat_rows(state, R, e0, group)
+    barrier(state)
 
 
-def _per_repeat_rows(L, R: int, e0, group) -> None:
+def _per_repeat_rows(state, R: int, e0, group) -> None:
     """``group(g, rows)`` for the rows below e0 of a buffer of R rows, MAX_REPEAT at a time (one instruction's
     repeats): g the group's index, rows its rows (e0 when R fits one group)."""
     if R <= MAX_REPEAT:
         return group(Imm(0), e0)
-    counted(L, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT,
-            lambda g: group(g, _fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT))), max_unroll=0)
+    counted(state, "g", (e0 + MAX_REPEAT - 1) // MAX_REPEAT,
+            lambda g: group(g, fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT))), max_unroll=0)
 
 
-def _reduce_all(L, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
+def _reduce_all(state, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
     """dst[0] = ⊕ src[:n]: per-repeat partials (vcadd …) into scratch, level by level until one value remains."""
     mnem = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[REDUCE[kind][0]]
     lanes = 256 // es
     if cap <= lanes:
-        getattr(L.b, mnem)(dtype, d_addr, s_addr, repeat=1, mask=_fold(n))
+        getattr(state.b, mnem)(dtype, d_addr, s_addr, repeat=1, mask=fold(n))
         return
-    parts = -(-cap // lanes)
-    S = L.scratch(parts * es, "a whole-buffer reduction")
-    nv = _static(n)
-    full = Imm(nv // lanes) if nv is not None else L.mov("full", n // lanes)
-    tail = Imm(nv % lanes) if nv is not None else L.mov("tail", n % lanes)
+    parts = ceil_div(cap, lanes)
+    S = state.scratch(parts * es, "a whole-buffer reduction")
+    nv = static_int(n)
+    full = Imm(nv // lanes) if nv is not None else state.mov("full", n // lanes)
+    tail = Imm(nv % lanes) if nv is not None else state.mov("tail", n % lanes)
 
     def group(g):
         rep = emin(MAX_REPEAT, full - g * MAX_REPEAT) if cap // lanes > MAX_REPEAT else full
-        getattr(L.b, mnem)(dtype, _fold(S + g * (MAX_REPEAT * es)), _fold(s_addr + g * (MAX_REPEAT * 256)),
-                           repeat=_fold(rep), mask=lanes)
+        getattr(state.b, mnem)(dtype, fold(S + g * (MAX_REPEAT * es)), fold(s_addr + g * (MAX_REPEAT * 256)),
+                               repeat=fold(rep), mask=lanes)
 
-    barrier(L)
+    barrier(state)
     if cap // lanes > MAX_REPEAT:
-        counted(L, "g", (full + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
+        counted(state, "g", (full + MAX_REPEAT - 1) // MAX_REPEAT, group, max_unroll=0)
     elif nv is None:
-        with L.b.if_(full > 0):
+        with state.b.if_(full > 0):
             group(Imm(0))
     elif nv >= lanes:
         group(Imm(0))
 
     def last():
-        getattr(L.b, mnem)(dtype, _fold(S + full * es), _fold(s_addr + full * 256), repeat=1, mask=tail)
+        getattr(state.b, mnem)(dtype, fold(S + full * es), fold(s_addr + full * 256), repeat=1, mask=tail)
 
     if nv is None:
-        with L.b.if_(tail > 0):
+        with state.b.if_(tail > 0):
             last()
     elif nv % lanes:
         last()
-    barrier(L)
-    L.scratch_used += -(-parts * es // 32) * 32  # the next level must not overwrite these partials
+    barrier(state)
+    state.scratch_used += state.scratch_size(parts * es)  # the next level must not overwrite these partials
     try:
-        _reduce_all(L, op, kind, dtype, Imm(S), d_addr, _fold((n + lanes - 1) // lanes), parts, es)
+        _reduce_all(state, op, kind, dtype, Imm(S), d_addr, fold((n + lanes - 1) // lanes), parts, es)
     finally:
-        L.scratch_used -= -(-parts * es // 32) * 32
+        state.scratch_used -= state.scratch_size(parts * es)
 
 
-def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
+def _reduce_outer(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
     """dst[a, 0, c] = ⊕_{r < e} src[a, r, c] (e = ext[d], its capacity ``cap`` static) as a tree of pairwise
     halves in K scratch rows T (``outer_fold_rows``: the power of two with the fewest steps that fits the scratch),
     each step one set of instructions over all the rows it combines (one repeat per row and column chunk, or one
@@ -356,7 +351,7 @@ def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
     rank, es, cap, e = len(shape), src.es, shape[d], ext[d]
     strides = src.static_strides()
     row_bytes = strides[d] * es  # one row: the dims inside d, padding included
-    K = outer_fold_rows(cap, _prod(shape[:d]), row_bytes, L.scratch_free())
+    K = outer_fold_rows(cap, prod(shape[:d]), row_bytes, state.scratch_free())
     on_kept = lambda st: [0 if shape[k] == 1 and k != d else st[k] for k in range(rank)]  # noqa: E731
     out = Operand(dst.addr, es, on_kept(dst.static_strides()))
     srcs = Operand(src.addr, es, on_kept(strides))
@@ -364,13 +359,13 @@ def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
         t_strides, acc = list(strides), outer_fold_bytes(K, 1, row_bytes) // es  # K rows per slab, whole blocks
         for k in reversed(range(d)):
             t_strides[k], acc = acc, acc * shape[k]
-        T = Operand(Imm(L.scratch(outer_fold_bytes(K, _prod(shape[:d]), row_bytes), "a reduction over a non-last "
-                                  "dim", fence=True)), es, on_kept(t_strides))
+        T = Operand(Imm(state.scratch(outer_fold_bytes(K, prod(shape[:d]), row_bytes), "a reduction over a non-last "
+                                      "dim", fence=True)), es, on_kept(t_strides))
     else:
         T = out  # no scratch: dst accumulates (only its row 0 is addressed)
 
     def at(o: Operand, r) -> Operand:  # o from its row r on
-        return Operand(_fold(o.addr + r * (o.strides[d] * es)), es, o.strides)
+        return Operand(fold(o.addr + r * (o.strides[d] * es)), es, o.strides)
 
     # Note: a kept last dim of at most one repeat is processed whole, padding included (garbage in, garbage out
     # in padding nothing reads): its rows are then one contiguous run — whole 256-B repeats instead of one repeat
@@ -382,57 +377,55 @@ def _reduce_outer(L, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None:
     def step(emit, ops, count, cap_rows: int) -> None:
         """``emit`` over ``count`` rows of the operands (each from the row it points at) and the extents of the
         other dims (a vector instruction has at least one repeat: a dynamic count is guarded)."""
-        if _static(count) == 0:
+        if static_int(count) == 0:
             return
         extents, caps = list(kept_ext), list(shape)
         extents[d], caps[d] = count, cap_rows
-        if _static(count) is None:
-            with L.b.if_(count > 0):
-                region(L, emit, ops, extents, caps)
+        if static_int(count) is None:
+            with state.b.if_(count > 0):
+                region(state, emit, ops, extents, caps)
         else:
-            region(L, emit, ops, extents, caps)
+            region(state, emit, ops, extents, caps)
 
-    binary = _vec(L, comb, dtype, ["src0", "src1", "dst"])
+    binary = vector_instr(state, comb, dtype, ("src0", "src1", "dst"))
     if cap == 1:  # one row: a copy
-        return step(_vec(L, "vcopy", dtype, ["src", "dst"]), [srcs, out], e, 1)
+        return step(vector_instr(state, "vcopy", dtype, ("src", "dst")), [srcs, out], e, 1)
 
-    def identity(addrs, repeat, mask, reps):
-        L.b.vdup(dtype, addrs[0], Imm(IDENTITY[kind]), repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
+    identity = vector_instr(state, "vdup", dtype, ("dst",), scalar=Imm(IDENTITY[kind]))
     # level 0, disjoint rows of T: pairs r, r + K; single rows (no partner below e); the identity (no row)
     pairs, upto = _min(K, _max(0, e - K)), _min(e, K)
     step(binary, [srcs, at(srcs, Imm(K)), T], pairs, K)
-    step(_vec(L, "vcopy", dtype, ["src", "dst"]), [at(srcs, pairs), at(T, pairs)], _fold(upto - pairs), K)
-    step(identity, [at(T, upto)], _fold(K - upto), K)
-    barrier(L)
+    step(vector_instr(state, "vcopy", dtype, ("src", "dst")), [at(srcs, pairs), at(T, pairs)], fold(upto - pairs), K)
+    step(identity, [at(T, upto)], fold(K - upto), K)
+    barrier(state)
     if cap > 2 * K:  # rows from 2K on: K more per dependent step, then the last partial step
         def whole(j):
-            step(binary, [T, at(srcs, _fold((j + 2) * K)), T], Imm(K), K)
-            barrier(L)
+            step(binary, [T, at(srcs, fold((j + 2) * K)), T], Imm(K), K)
+            barrier(state)
 
-        counted(L, "j", _max(0, e // K - 2), whole)
+        counted(state, "j", _max(0, e // K - 2), whole)
         tail = _min(e % K, _max(0, e - 2 * K))  # e % K rows from (e // K)·K on, when that is >= 2K
-        if K > 1 and _static(tail) != 0:
-            step(binary, [T, at(srcs, _fold(e - e % K)), T], tail, K)
-            barrier(L)
+        if K > 1 and static_int(tail) != 0:
+            step(binary, [T, at(srcs, fold(e - e % K)), T], tail, K)
+            barrier(state)
     h = K // 2
     while h:  # halve: T[:h] ⊕= T[h:2h], the last step into dst
         step(binary, [T, at(T, Imm(h)), out if h == 1 else T], Imm(h), h)
-        barrier(L)
+        barrier(state)
         h //= 2
 
 
 def _min(a, b):
-    a, b = _fold(as_expr(a)), _fold(as_expr(b))
+    a, b = fold(as_expr(a)), fold(as_expr(b))
     return Imm(min(a.value, b.value)) if isinstance(a, Imm) and isinstance(b, Imm) else emin(a, b)
 
 
 def _max(a, b):
-    a, b = _fold(as_expr(a)), _fold(as_expr(b))
+    a, b = fold(as_expr(a)), fold(as_expr(b))
     return Imm(max(a.value, b.value)) if isinstance(a, Imm) and isinstance(b, Imm) else emax(a, b)
 
 
-def _prod_rows(L, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, e1) -> None:
+def _prod_rows(state, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, e1) -> None:
     """dst[r] = Π src[r, :e1] (f32) for r < e0, a group of G rows at a time, in scratch rows ``A`` of 256 B::
 
         A = 1;  A *= chunk c of the row, for each 64-column chunk      (vdup, vmul: the padding stays 1)
@@ -444,39 +437,39 @@ def _prod_rows(L, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, e1) 
     Every step rounds once in f32 (the order differs from torch's, within an ulp per factor)."""
     if pitch_bytes % 32:
         raise CodegenError(op, f"rows of {pitch_bytes} B are not 32-B aligned")
-    G = max(1, min(R, MAX_REPEAT, L.scratch_free() // 288))  # rows at once (L.scratch checks one)
-    A = L.scratch(G * 256 + G * 32, "a product reduction")
+    G = max(1, min(R, MAX_REPEAT, state.scratch_free() // 288))  # rows at once (state.scratch checks one)
+    A = state.scratch(G * 256 + G * 32, "a product reduction")
     C = A + G * 256
     n_chunks = (e1 + 63) // 64
 
     def halve(rows):
         for half in (32, 16, 8):
-            L.b.vmul("f32", A, A, A + half * 4, repeat=rows, mask=half)
-            barrier(L)
+            state.b.vmul("f32", A, A, A + half * 4, repeat=rows, mask=half)
+            barrier(state)
 
     def group(g):
-        rows = _fold(emin(G, e0 - g * G)) if R > G else e0
-        base = _fold(s_addr + g * (G * pitch_bytes))
-        barrier(L)
-        L.b.vdup("f32", A, Imm(1.0), repeat=rows)
-        barrier(L)
+        rows = fold(emin(G, e0 - g * G)) if R > G else e0
+        base = fold(s_addr + g * (G * pitch_bytes))
+        barrier(state)
+        state.b.vdup("f32", A, Imm(1.0), repeat=rows)
+        barrier(state)
 
         def chunk(c):
-            L.b.vmul("f32", A, A, _fold(base + c * 256), repeat=rows, mask=_fold(emin(64, e1 - c * 64)),
-                     src1_rep=pitch_bytes // 32)
-            barrier(L)
+            state.b.vmul("f32", A, A, fold(base + c * 256), repeat=rows, mask=fold(emin(64, e1 - c * 64)),
+                         src1_rep=pitch_bytes // 32)
+            barrier(state)
 
-        counted(L, "c", n_chunks, chunk, max_unroll=2)
+        counted(state, "c", n_chunks, chunk, max_unroll=2)
         halve(rows)
-        L.b.vcopy("f32", C, A, repeat=rows, mask=8, dst_rep=1)
-        barrier(L)
-        L.b.vbrcb("f32", A, C, repeat=rows)
-        barrier(L)
+        state.b.vcopy("f32", C, A, repeat=rows, mask=8, dst_rep=1)
+        barrier(state)
+        state.b.vbrcb("f32", A, C, repeat=rows)
+        barrier(state)
         halve(rows)
-        L.b.vcmax("f32", _fold(d_addr + g * (G * 4)), A, repeat=rows, mask=1)
+        state.b.vcmax("f32", fold(d_addr + g * (G * 4)), A, repeat=rows, mask=1)
 
     if R > G:
-        counted(L, "g", (e0 + G - 1) // G, group, max_unroll=0)
+        counted(state, "g", (e0 + G - 1) // G, group, max_unroll=0)
     else:
         group(Imm(0))
-    barrier(L)
+    barrier(state)

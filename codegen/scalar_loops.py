@@ -38,7 +38,7 @@ from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import _fold, _static, column_bits, flat_extent, flatten_alike
+from .vector import fold, static_int, column_bits, flat_extent, flatten_alike
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min", "bitwise_and": "and",
           "bitwise_or": "or"}
@@ -48,15 +48,15 @@ SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 DT = "i64"
 
 
-def _ub(L, op, v) -> Buf:
-    b = L.buf(v)
+def _ub(state, op, v) -> Buf:
+    b = state.buf(v)
     if b.scope != "ub":
         raise CodegenError(op, f"scalar-loop operands live in UB, got {b.type}")
     return b
 
 
-def _i64(L, op, v) -> Buf:
-    b = _ub(L, op, v)
+def _i64(state, op, v) -> Buf:
+    b = _ub(state, op, v)
     if b.dtype != DT:
         raise CodegenError(op, f"a scalar loop over i64 got a {b.dtype} operand ({b.type}); its operands are i64 "
                                f"(i1 masks for vcmp/vsel)")
@@ -69,47 +69,47 @@ def _addr(b: Buf, idx: list) -> Expr:
     for i, n, s in zip(idx, b.type.static_shape(), b.static_strides()):
         if n != 1:
             a = a + i * (s * b.es)
-    return _fold(a)
+    return fold(a)
 
 
 def _bit(b: Buf, idx: list) -> tuple[Expr, Expr]:
     """(byte address, bit) of element ``idx`` of the packed i1 mask ``b``: bit c of row r at byte r·pitch + c/8."""
     *outer, last = idx
-    return _fold(_addr(b, list(outer) + [Imm(0)]) + last // 8), _fold(last % 8)
+    return fold(_addr(b, list(outer) + [Imm(0)]) + last // 8), fold(last % 8)
 
 
-def _nest(L, extents: list, body, idx=()) -> None:
+def _nest(state, extents: list, body, idx=()) -> None:
     """``body(idx)`` for every index of ``extents`` (loops; a dim of static extent 1 is index 0)."""
     if len(idx) == len(extents):
         return body(list(idx))
     e = extents[len(idx)]
-    if _static(e) == 0:
+    if static_int(e) == 0:
         return
-    if _static(e) == 1:
-        return _nest(L, extents, body, idx + (Imm(0),))
-    with L.b.loop(L.fresh("e"), 0, e, 1) as i:
-        _nest(L, extents, body, idx + (i,))
+    if static_int(e) == 1:
+        return _nest(state, extents, body, idx + (Imm(0),))
+    with state.b.loop(state.fresh("e"), 0, e, 1) as i:
+        _nest(state, extents, body, idx + (i,))
 
 
-def _source(L, op, v, reg: str, flat: bool = False):
+def _source(state, op, v, reg: str, flat: bool = False):
     """A per-element loader for operand ``v``: a buffer loads at its address (``flat``: indexed as 1-D over its
     elements), a scalar is one dmov up front."""
     if isinstance(v.type, MemRefType):
-        b = _i64(L, op, v)
+        b = _i64(state, op, v)
         b = b.flat() if flat else b
-        return lambda idx: L.b.ld_ub(DT, reg, _addr(b, idx))
-    L.b.dmov(reg, L.scalar(v))
+        return lambda idx: state.b.ld_ub(DT, reg, _addr(b, idx))
+    state.b.dmov(reg, state.scalar(v))
     return lambda idx: None
 
 
-def _extents(L, op) -> list:
-    return [L.index(v) for v in op.indices]
+def _extents(state, op) -> list:
+    return [state.index(v) for v in op.indices]
 
 
-def _mask_view(L, op, mask: Buf) -> tuple[Buf, list, bool]:
+def _mask_view(state, op, mask: Buf) -> tuple[Buf, list, bool]:
     """(mask, extents, flat): a column mask (last dim 1) is one bit string over its rows, so the loop runs over the
     flattened elements of every operand (docs/codegen.md)."""
-    ext = _extents(L, op)
+    ext = _extents(state, op)
     shape = mask.type.static_shape()
     if not column_bits(shape):
         return mask, ext, False
@@ -120,189 +120,189 @@ def _mask_view(L, op, mask: Buf) -> tuple[Buf, list, bool]:
     return mask.flat(), [flat_extent(ext, shape)], True
 
 
-def emit_vbinary(L, op) -> None:
-    a_v, b_v, dst_v = op.buffers
+def emit_vbinary(state, op) -> None:
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
     fun = op.attributes["fun"]
     if fun not in BINARY and fun != "bitwise_xor":
         why = ("the scalar unit has no divide: hfusion-decompose-divmod rewrites divisions before fusion"
                if fun in ("div", *DIVMOD_FUNS) else "no scalar instruction for it")
         raise CodegenError(op, f"i64 '{fun}' in a scalar loop: {why}")
-    dst = _i64(L, op, dst_v)
-    la, lb = _source(L, op, a_v, "a"), _source(L, op, b_v, "b")
+    dst = _i64(state, op, dst_v)
+    la, lb = _source(state, op, a_v, "a"), _source(state, op, b_v, "b")
 
     def body(idx):
         la(idx)
         lb(idx)
         if fun == "bitwise_xor":  # a ^ b = (a | b) - (a & b), exact with the wrap
-            L.b.sor(DT, "t", "a", "b")
-            L.b.sand(DT, "r", "a", "b")
-            L.b.ssub(DT, "r", "t", "r")
+            state.b.sor(DT, "t", "a", "b")
+            state.b.sand(DT, "r", "a", "b")
+            state.b.ssub(DT, "r", "t", "r")
         else:
-            getattr(L.b, "s" + BINARY[fun])(DT, "r", "a", "b")
-        L.b.st_ub(DT, "r", _addr(dst, idx))
+            getattr(state.b, "s" + BINARY[fun])(DT, "r", "a", "b")
+        state.b.st_ub(DT, "r", _addr(dst, idx))
 
-    _nest(L, _extents(L, op), body)
+    _nest(state, _extents(state, op), body)
 
 
-def emit_vunary(L, op) -> None:
-    src_v, dst_v = op.buffers
+def emit_vunary(state, op) -> None:
+    src_v, dst_v = op.operand("src"), op.operand("dst")
     fun = op.attributes["fun"]
     if fun not in UNARY:
         raise CodegenError(op, f"i64 '{fun}' in a scalar loop: no scalar instruction sequence for it "
                                f"({', '.join(UNARY)})")
-    src, dst = _i64(L, op, src_v), _i64(L, op, dst_v)
+    src, dst = _i64(state, op, src_v), _i64(state, op, dst_v)
     if fun in ("bitwise_not", "sign"):
-        L.b.dmov(*(("one", 1) if fun == "bitwise_not" else ("zero", 0)))
+        state.b.dmov(*(("one", 1) if fun == "bitwise_not" else ("zero", 0)))
 
     def body(idx):
-        L.b.ld_ub(DT, "a", _addr(src, idx))
+        state.b.ld_ub(DT, "a", _addr(src, idx))
         if fun == "bitwise_not":  # ~a = -a - 1 (two's complement, wrapping)
-            L.b.sneg(DT, "t", "a")
-            L.b.ssub(DT, "r", "t", "one")
+            state.b.sneg(DT, "t", "a")
+            state.b.ssub(DT, "r", "t", "one")
         elif fun == "sign":  # (a > 0) - (a < 0)
-            L.b.scmp_gt(DT, "t", "a", "zero")
-            L.b.scmp_lt(DT, "r", "a", "zero")
-            L.b.ssub(DT, "r", "t", "r")
+            state.b.scmp_gt(DT, "t", "a", "zero")
+            state.b.scmp_lt(DT, "r", "a", "zero")
+            state.b.ssub(DT, "r", "t", "r")
         else:
-            getattr(L.b, "s" + fun)(DT, "r", "a")
-        L.b.st_ub(DT, "r", _addr(dst, idx))
+            getattr(state.b, "s" + fun)(DT, "r", "a")
+        state.b.st_ub(DT, "r", _addr(dst, idx))
 
-    _nest(L, _extents(L, op), body)
+    _nest(state, _extents(state, op), body)
 
 
-def emit_vcmp(L, op) -> None:
-    a_v, b_v, dst_v = op.buffers
+def emit_vcmp(state, op) -> None:
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
     pred = op.attributes["predicate"]
     if not isinstance(a_v.type, MemRefType):
         a_v, b_v, pred = b_v, a_v, SWAPPED.get(pred, pred)
-    mask, ext, flat = _mask_view(L, op, _ub(L, op, dst_v))
-    la, lb = _source(L, op, a_v, "a", flat), _source(L, op, b_v, "b", flat)
+    mask, ext, flat = _mask_view(state, op, _ub(state, op, dst_v))
+    la, lb = _source(state, op, a_v, "a", flat), _source(state, op, b_v, "b", flat)
     *outer_ext, last = ext
     for k in range(1, 8):
-        L.b.dmov(f"sh{k}", k)
+        state.b.dmov(f"sh{k}", k)
 
-    n = _static(last)
+    n = static_int(last)
 
     def row(outer):
         def byte(j):
-            L.b.dmov("m", 0)
+            state.b.dmov("m", 0)
             for k in range(8):
-                idx = list(outer) + [_fold(j * 8 + k)]
+                idx = list(outer) + [fold(j * 8 + k)]
                 if n is not None and isinstance(idx[-1], Imm) and idx[-1].value >= n:
                     break
                 guard = n is None or (n % 8 and not isinstance(idx[-1], Imm))  # the last byte may be partial
-                with L.b.if_(idx[-1] < last) if guard else _nothing():
+                with state.b.if_(idx[-1] < last) if guard else _nothing():
                     la(idx)
                     lb(idx)
-                    getattr(L.b, "scmp_" + pred)(DT, "t", "a", "b")
+                    getattr(state.b, "scmp_" + pred)(DT, "t", "a", "b")
                     if k:
-                        L.b.sshl(DT, "t", "t", f"sh{k}")
-                    L.b.sor(DT, "m", "m", "t")
-            L.b.st_ub("u8", "m", _bit(mask, list(outer) + [_fold(j * 8)])[0])
+                        state.b.sshl(DT, "t", "t", f"sh{k}")
+                    state.b.sor(DT, "m", "m", "t")
+            state.b.st_ub("u8", "m", _bit(mask, list(outer) + [fold(j * 8)])[0])
 
         if n is not None and n <= 8:
             return byte(Imm(0))
-        with L.b.loop(L.fresh("j"), 0, (last + 7) // 8, 1) as j:
+        with state.b.loop(state.fresh("j"), 0, (last + 7) // 8, 1) as j:
             byte(j)
 
-    _nest(L, outer_ext, row)
+    _nest(state, outer_ext, row)
 
 
-def emit_vsel(L, op) -> None:
-    c_v, t_v, f_v, dst_v = op.buffers
-    cond, ext, flat = _mask_view(L, op, _ub(L, op, c_v))
-    dst = _i64(L, op, dst_v).flat() if flat else _i64(L, op, dst_v)
-    lt, lf = _source(L, op, t_v, "a", flat), _source(L, op, f_v, "b", flat)
-    L.b.dmov("one", 1)
+def emit_vsel(state, op) -> None:
+    c_v, t_v, f_v, dst_v = op.operand("cond"), op.operand("true_value"), op.operand("false_value"), op.operand("dst")
+    cond, ext, flat = _mask_view(state, op, _ub(state, op, c_v))
+    dst = _i64(state, op, dst_v).flat() if flat else _i64(state, op, dst_v)
+    lt, lf = _source(state, op, t_v, "a", flat), _source(state, op, f_v, "b", flat)
+    state.b.dmov("one", 1)
 
     def body(idx):
         byte_addr, bit = _bit(cond, idx)
-        L.b.ld_ub("u8", "m", byte_addr)
-        L.b.dmov("sh", bit)
-        L.b.sshr(DT, "t", "m", "sh")
-        L.b.sand(DT, "t", "t", "one")
+        state.b.ld_ub("u8", "m", byte_addr)
+        state.b.dmov("sh", bit)
+        state.b.sshr(DT, "t", "m", "sh")
+        state.b.sand(DT, "t", "t", "one")
         lt(idx)
         lf(idx)
-        L.b.ssel(DT, "r", "t", "a", "b")
-        L.b.st_ub(DT, "r", _addr(dst, idx))
+        state.b.ssel(DT, "r", "t", "a", "b")
+        state.b.st_ub(DT, "r", _addr(dst, idx))
 
-    _nest(L, ext, body)
+    _nest(state, ext, body)
 
 
-def emit_vfill(L, op) -> None:
-    dst = _i64(L, op, op.buffers[0])
+def emit_vfill(state, op) -> None:
+    dst = _i64(state, op, op.operand("dst"))
     value = op.attributes["value"]
     if isinstance(value, float) and not value.is_integer():
         raise CodegenError(op, f"fills i64 with the non-integer {value}")
-    L.b.dmov("r", int(value))
-    _nest(L, _extents(L, op), lambda idx: L.b.st_ub(DT, "r", _addr(dst, idx)))
+    state.b.dmov("r", int(value))
+    _nest(state, _extents(state, op), lambda idx: state.b.st_ub(DT, "r", _addr(dst, idx)))
 
 
-def emit_vbrc(L, op) -> None:
-    src, dst = _i64(L, op, op.buffers[0]), _i64(L, op, op.buffers[1])
+def emit_vbrc(state, op) -> None:
+    src, dst = _i64(state, op, op.operand("src")), _i64(state, op, op.operand("dst"))
     dims = set(op.attributes["dims"])
 
     def body(idx):
-        L.b.ld_ub(DT, "a", _addr(src, [Imm(0) if d in dims else i for d, i in enumerate(idx)]))
-        L.b.st_ub(DT, "a", _addr(dst, idx))
+        state.b.ld_ub(DT, "a", _addr(src, [Imm(0) if d in dims else i for d, i in enumerate(idx)]))
+        state.b.st_ub(DT, "a", _addr(dst, idx))
 
-    _nest(L, _extents(L, op), body)
+    _nest(state, _extents(state, op), body)
 
 
-def emit_vreduce(L, op) -> None:
-    src, dst = _i64(L, op, op.buffers[0]), _i64(L, op, op.buffers[1])
+def emit_vreduce(state, op) -> None:
+    src, dst = _i64(state, op, op.operand("src")), _i64(state, op, op.operand("dst"))
     kind = op.attributes["kind"]
     if kind not in REDUCE:
         raise CodegenError(op, f"i64 reduction '{kind}' in a scalar loop: kinds are {', '.join(REDUCE)}")
     comb, identity = REDUCE[kind]
     dims = set(op.attributes["dims"])
-    ext = _extents(L, op)
+    ext = _extents(state, op)
     kept = [Imm(1) if d in dims else e for d, e in enumerate(ext)]
     reduced = [e for d, e in enumerate(ext) if d in dims]
 
     def out(idx):
-        L.b.dmov("acc", identity)
+        state.b.dmov("acc", identity)
 
         def acc(ridx):
             it = iter(ridx)
             full = [next(it) if d in dims else i for d, i in enumerate(idx)]
-            L.b.ld_ub(DT, "a", _addr(src, full))
-            getattr(L.b, "s" + comb)(DT, "acc", "acc", "a")
+            state.b.ld_ub(DT, "a", _addr(src, full))
+            getattr(state.b, "s" + comb)(DT, "acc", "acc", "a")
 
-        _nest(L, reduced, acc)
-        L.b.st_ub(DT, "acc", _addr(dst, idx))
+        _nest(state, reduced, acc)
+        state.b.st_ub(DT, "acc", _addr(dst, idx))
 
-    _nest(L, kept, out)
+    _nest(state, kept, out)
 
 
-def emit_varange(L, op) -> None:
-    dst = _i64(L, op, op.buffers[0])
+def emit_varange(state, op) -> None:
+    dst = _i64(state, op, op.operand("dst"))
     start, step = op.attributes["start"], op.attributes["step"]
     if any(isinstance(v, float) and not v.is_integer() for v in (start, step)):
         raise CodegenError(op, f"an i64 arange with start {start}, step {step}: not integers")
-    offset = L.index(op.offset())
+    offset = state.index(op.offset())
     (d,) = [k for k, n in enumerate(dst.type.static_shape()) if n != 1] or [0]
 
     def body(idx):
-        L.b.dmov("r", _fold(int(start) + int(step) * (offset + idx[d])))
-        L.b.st_ub(DT, "r", _addr(dst, idx))
+        state.b.dmov("r", fold(int(start) + int(step) * (offset + idx[d])))
+        state.b.st_ub(DT, "r", _addr(dst, idx))
 
-    _nest(L, [L.index(v) for v in op.extents()], body)
+    _nest(state, [state.index(v) for v in op.extents()], body)
 
 
-def emit_vcast(L, op) -> None:
+def emit_vcast(state, op) -> None:
     """An i64 ↔ i32 cast of a column (graph_passes.dialects.hivm.is_column_int_cast): per element ``ld_ub`` in the
     source type, ``st_ub`` in the destination type (wrapping to 32 bits, torch's int64 → int32 cast)."""
-    src_v, dst_v = op.buffers
-    src, dst = _ub(L, op, src_v), _ub(L, op, dst_v)
+    src_v, dst_v = op.operand("src"), op.operand("dst")
+    src, dst = _ub(state, op, src_v), _ub(state, op, dst_v)
     if sorted((src.dtype, dst.dtype)) != ["i32", "i64"]:
         raise CodegenError(op, f"a scalar-loop cast is i64 <-> i32, got {src.dtype} -> {dst.dtype}")
 
     def body(idx):
-        L.b.ld_ub(src.dtype, "a", _addr(src, idx))
-        L.b.st_ub(dst.dtype, "a", _addr(dst, idx))
+        state.b.ld_ub(src.dtype, "a", _addr(src, idx))
+        state.b.st_ub(dst.dtype, "a", _addr(dst, idx))
 
-    _nest(L, _extents(L, op), body)
+    _nest(state, _extents(state, op), body)
 
 
 EMITTERS = {"hivm.vcast": emit_vcast, "hivm.vbinary": emit_vbinary, "hivm.vunary": emit_vunary, "hivm.vcmp": emit_vcmp,
@@ -313,11 +313,11 @@ EMITTERS = {"hivm.vcast": emit_vcast, "hivm.vbinary": emit_vbinary, "hivm.vunary
 def on_scalar_pipe(vector_emitter):
     """``vector_emitter`` for ops on PIPE_V; the scalar loop for ops that lower to one (i64)."""
 
-    def emit(L, op) -> None:
+    def emit(state, op) -> None:
         if op.pipe == "PIPE_S":
             if op.name not in EMITTERS:
                 raise CodegenError(op, "runs on the scalar unit (i64) but has no scalar-loop emitter")
-            return EMITTERS[op.name](L, op)
-        return vector_emitter(L, op)
+            return EMITTERS[op.name](state, op)
+        return vector_emitter(state, op)
 
     return emit

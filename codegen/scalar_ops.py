@@ -7,6 +7,7 @@ Every ``arith`` index op is one ``mov`` (the scalar unit pays one instruction ea
 
 from __future__ import annotations
 
+from graph_passes.intmath import ceil_div
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
 from simulator.expr import Expr, Imm, emax, emin
 
@@ -28,37 +29,37 @@ _ARITH = {
 def _const_fold(name, a: Imm, b: Imm) -> Imm:
     x, y = a.value, b.value
     fold = {"arith.addi": lambda: x + y, "arith.subi": lambda: x - y, "arith.muli": lambda: x * y,
-            "arith.floordivsi": lambda: x // y, "arith.ceildivsi": lambda: -(-x // y), "arith.remsi": lambda: x % y,
+            "arith.floordivsi": lambda: x // y, "arith.ceildivsi": lambda: ceil_div(x, y), "arith.remsi": lambda: x % y,
             "arith.minsi": lambda: min(x, y), "arith.maxsi": lambda: max(x, y)}
     return Imm(fold[name]())  # only the op's own fold: x + 0 must not evaluate x // 0
 
 
-def emit_constant(L, op) -> None:
+def emit_constant(state, op) -> None:
     t, v = op.result.type, op.attributes["value"]
     if not isinstance(t, (IndexType, ScalarType)) or isinstance(v, (list, tuple)):
         raise CodegenError(op, f"only scalar constants live in kernels, got {t}")
-    L.values[op.result] = Imm(int(v) if isinstance(t, IndexType) else v)
+    state.values[op.result] = Imm(int(v) if isinstance(t, IndexType) else v)
 
 
-def emit_index_binary(L, op) -> None:
+def emit_index_binary(state, op) -> None:
     if not isinstance(op.result.type, IndexType):
         raise CodegenError(op, f"integer arithmetic on {op.result.type} is not supported (index only)")
-    a, b = (L.index(v) for v in op.operands)
+    a, b = state.index(op.operand("lhs")), state.index(op.operand("rhs"))
     if isinstance(a, Imm) and isinstance(b, Imm):
-        L.values[op.result] = _const_fold(op.name, a, b)
+        state.values[op.result] = _const_fold(op.name, a, b)
         return
-    L.values[op.result] = L.b.mov(L.fresh(op.result.name_hint), _ARITH[op.name](a, b))
+    state.values[op.result] = state.b.mov(state.fresh(op.result.name_hint), _ARITH[op.name](a, b))
 
 
-def emit_index_cast(L, op) -> None:
-    L.values[op.result] = L.scalar(op.operands[0])
+def emit_index_cast(state, op) -> None:
+    state.values[op.result] = state.scalar(op.operand("input"))
 
 
-def emit_block_idx(L, op) -> None:
-    L.values[op.result] = L.b.mov(L.fresh(op.result.name_hint, "bid"), L.b.reg("block_idx"))
+def emit_block_idx(state, op) -> None:
+    state.values[op.result] = state.b.mov(state.fresh(op.result.name_hint, "bid"), state.b.reg("block_idx"))
 
 
-def emit_alloc(L, op) -> None:
+def emit_alloc(state, op) -> None:
     t = op.result.type
     offsets = op.attributes.get("offsets")
     if not isinstance(t, MemRefType) or t.scope != "ub":
@@ -67,12 +68,12 @@ def emit_alloc(L, op) -> None:
         raise CodegenError(op, "the buffer has no 'offsets' (run hivm-plan-memory)")
     if len(offsets) != 1:
         raise CodegenError(op, f"a multi_buffer = {len(offsets)} alloc was not split (run hivm-enable-multi-buffer)")
-    L.values[op.result] = Buf("ub", Imm(int(offsets[0])), t)
+    state.values[op.result] = Buf("ub", Imm(int(offsets[0])), t)
 
 
-def emit_multi_buffer_select(L, op) -> None:
-    k = L.index(op.operands[0])
-    copies = [L.buf(v) for v in op.operands[1:]]
+def emit_multi_buffer_select(state, op) -> None:
+    k = state.index(op.operand("counter"))
+    copies = [state.buf(v) for v in op.operands[1:]]
     n = len(copies)
     if not all(isinstance(c.addr, Imm) for c in copies):
         raise CodegenError(op, "selects among buffers whose addresses are not static")
@@ -84,5 +85,5 @@ def emit_multi_buffer_select(L, op) -> None:
         addr = (k % n).eq(0) * bases[0]
         for i, base in enumerate(bases[1:], 1):
             addr = addr + (k % n).eq(i) * base
-    reg = L.b.mov(L.fresh(op.result.name_hint, "buf"), addr)
-    L.values[op.result] = Buf("ub", reg, op.result.type)
+    reg = state.b.mov(state.fresh(op.result.name_hint, "buf"), addr)
+    state.values[op.result] = Buf("ub", reg, op.result.type)

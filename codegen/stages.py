@@ -77,7 +77,7 @@ def _flag_ids(ops) -> set:
             if op.name in ("hivm.set_flag", "hivm.wait_flag") for i in op.attributes["event_ids"]}
 
 
-def emit_pipelined_body(L, loop, block) -> None:
+def emit_pipelined_body(state, loop, block) -> None:
     stage_of = _stages(block)
     shared = _flag_ids([op for op, s in zip(block.ops, stage_of) if s == 0]) & \
         _flag_ids([op for op, s in zip(block.ops, stage_of) if s == 1])
@@ -88,29 +88,29 @@ def emit_pipelined_body(L, loop, block) -> None:
         if s is None and op.name in ("hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier"):
             raise CodegenError(op, "a sync op of a pipelined loop body orders no op of either stage")
         if s is None:
-            L.op(op)
-    whole = L.scratch_region
+            state.op(op)
+    whole = state.scratch_region
     captured = []
     for s in (0, 1):
         if whole is not None:
-            L.scratch_region = (whole[0] + s * whole[1], whole[1])
-        L.b._stack.append([])
-        L.b.scratch_dirty = True
+            state.scratch_region = (whole[0] + s * whole[1], whole[1])
+        state.b._stack.append([])
+        state.b.scratch_dirty = True
         try:
             for op, st in zip(block.ops, stage_of):
                 if st == s:
-                    L.op(op)
+                    state.op(op)
         finally:
-            captured.append(L.b._stack.pop())
-    L.scratch_region = whole
+            captured.append(state.b._stack.pop())
+    state.scratch_region = whole
     (lv0, sep0), (lv1, sep1) = _levels(captured[0]), _levels(captured[1])
-    L.b.pipe_barrier("V")
+    state.b.pipe_barrier("V")
     for i in range(max(len(lv0), len(lv1))):
         if i:
             seps = [sep[i - 1] for sep in (sep0, sep1) if i - 1 < len(sep)]
-            L.b.pipe_barrier("ALL" if any(b.barrier_pipe == "ALL" for b in seps) else "V")
+            state.b.pipe_barrier("ALL" if any(b.barrier_pipe == "ALL" for b in seps) else "V")
         for lv in (lv1, lv0):
             for it in lv[i] if i < len(lv) else ():
-                L.b.emit(it)
-    L.b.scratch_dirty = True
+                state.b.emit(it)
+    state.b.scratch_dirty = True
 

@@ -23,11 +23,11 @@ def _pipe(op, name: str, allow_all: bool = False) -> str:
     return PIPES[name]
 
 
-def _event(L, op) -> Expr:
+def _event(state, op) -> Expr:
     ids = list(op.attributes["event_ids"])
     if len(ids) == 1:
         return Imm(ids[0])
-    k = L.index(op.operands[0]) % len(ids)
+    k = state.index(op.operands[0]) % len(ids)
     if ids == list(range(ids[0], ids[0] + len(ids))):
         return ids[0] + k if ids[0] else k
     e: Expr = k.eq(0) * ids[0]
@@ -36,23 +36,23 @@ def _event(L, op) -> Expr:
     return e
 
 
-def _flag(L, op, mnemonic: str) -> None:
+def _flag(state, op, mnemonic: str) -> None:
     src = _pipe(op, op.attributes["src_pipe"])
     dst = _pipe(op, op.attributes["dst_pipe"])
     if src == dst:
         raise CodegenError(op, f"a flag from {src} to itself (use pipe_barrier)")
-    getattr(L.b, mnemonic)(src, dst, _event(L, op))
+    getattr(state.b, mnemonic)(src, dst, _event(state, op))
 
 
-def emit_set_flag(L, op) -> None:
-    _flag(L, op, "set_flag")
+def emit_set_flag(state, op) -> None:
+    _flag(state, op, "set_flag")
 
 
-def emit_wait_flag(L, op) -> None:
-    _flag(L, op, "wait_flag")
+def emit_wait_flag(state, op) -> None:
+    _flag(state, op, "wait_flag")
 
 
-def emit_pipe_barrier(L, op) -> None:
+def emit_pipe_barrier(state, op) -> None:
     if op.attributes["pipe"] == "PIPE_S":
         raise CodegenError(op, "pipe_barrier on PIPE_S: the scalar unit runs in order (flags order it against pipes)")
-    L.b.pipe_barrier(_pipe(op, op.attributes["pipe"], allow_all=True))
+    state.b.pipe_barrier(_pipe(op, op.attributes["pipe"], allow_all=True))

@@ -18,16 +18,17 @@ Rows and columns beyond the valid extents are transposed too (whole blocks) and 
 from __future__ import annotations
 
 from graph_passes.idioms.transpose import TRANSPOSE_BLOCK, TRANSPOSE_GROUP
+from graph_passes.intmath import ceil_div
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
-from .vector import _fold, _static, counted
+from .vector import fold, static_int, counted
 
 BLOCK_BYTES = TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2
 
 
-def emit_vtranspose(L, op) -> None:
-    src, dst = L.buf(op.operands[0]), L.buf(op.operands[1])
+def emit_vtranspose(state, op) -> None:
+    src, dst = state.buf(op.operand("src")), state.buf(op.operand("dst"))
     rank, perm = dst.type.rank, list(op.attributes["perm"])
     if src.es != 2 or src.dtype != dst.dtype:
         raise CodegenError(op, f"vtranspose moves 16x16 blocks of 2-byte elements (CANN-INI); got {src.dtype} -> "
@@ -39,28 +40,29 @@ def emit_vtranspose(L, op) -> None:
     if ss[-1] != n or ds[-2] != n or ss[-2] != ds[-1] or ss[-2] % n or list(ss[:-2]) != list(ds[:-2]):
         raise CodegenError(op, f"source {ss} must be [..., C, 16] and destination {ds} [..., 16, C], C a multiple "
                                f"of 16")
-    extents = [L.index(v) for v in op.indices]  # of the destination
-    scratch = L.scratch(min(ss[-2] // n, TRANSPOSE_GROUP) * BLOCK_BYTES, "vtranspose")
+    extents = [state.index(v) for v in op.indices]  # of the destination
+    scratch = state.scratch(min(ss[-2] // n, TRANSPOSE_GROUP) * BLOCK_BYTES, "vtranspose")
     s_strides, d_strides = src.static_strides(), dst.static_strides()
     pitch = ds[-1] * 2
 
     def blocks(s_addr, d_addr):
         cols = extents[-1]
-        nb = Imm(-(-_static(cols) // n)) if _static(cols) is not None else L.mov("nblocks", (cols + (n - 1)) // n)
-        with L.b.loop(L.fresh("g0"), 0, nb, TRANSPOSE_GROUP) as g0:
-            k = L.mov("k", emin(TRANSPOSE_GROUP, nb - g0))
-            L.b.pipe_barrier("V")  # scratch is free again (the previous group's copies read it)
-            with L.b.loop(L.fresh("b"), 0, k, 1) as b:
-                L.b.vtranspose(dst.dtype, _fold(scratch + b * BLOCK_BYTES), _fold(s_addr + (g0 + b) * BLOCK_BYTES))
-            L.b.pipe_barrier("V")  # the copies read what the transposes wrote
+        static_cols = static_int(cols)
+        nb = Imm(ceil_div(static_cols, n)) if static_cols is not None else state.mov("nblocks", (cols + (n - 1)) // n)
+        with state.b.loop(state.fresh("g0"), 0, nb, TRANSPOSE_GROUP) as g0:
+            k = state.mov("k", emin(TRANSPOSE_GROUP, nb - g0))
+            state.b.pipe_barrier("V")  # scratch is free again (the previous group's copies read it)
+            with state.b.loop(state.fresh("b"), 0, k, 1) as b:
+                state.b.vtranspose(dst.dtype, fold(scratch + b * BLOCK_BYTES), fold(s_addr + (g0 + b) * BLOCK_BYTES))
+            state.b.pipe_barrier("V")  # the copies read what the transposes wrote
             for h in range(2):
-                L.b.vcopy(dst.dtype, _fold(d_addr + g0 * 32 + h * 8 * pitch), scratch + h * 256, repeat=k,
-                          dst_blk=pitch // 32, src_blk=1, dst_rep=1, src_rep=BLOCK_BYTES // 32)
+                state.b.vcopy(dst.dtype, fold(d_addr + g0 * 32 + h * 8 * pitch), scratch + h * 256, repeat=k,
+                              dst_blk=pitch // 32, src_blk=1, dst_rep=1, src_rep=BLOCK_BYTES // 32)
 
     def lead(d, s_addr, d_addr):
         if d == rank - 2:
             return blocks(s_addr, d_addr)
-        counted(L, "d", extents[d], lambda i: lead(d + 1, _fold(s_addr + i * s_strides[d] * 2),
-                                                    _fold(d_addr + i * d_strides[d] * 2)), max_unroll=1)
+        counted(state, "d", extents[d], lambda i: lead(d + 1, fold(s_addr + i * s_strides[d] * 2),
+                                                    fold(d_addr + i * d_strides[d] * 2)), max_unroll=1)
 
     lead(0, src.addr, dst.addr)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from graph_passes.idioms.limits import MAX_REPEAT  # the repeat field's limit (the schedule's estimate reads it too)
+from graph_passes.intmath import ceil_div
 from simulator.expr import Expr, Imm, as_expr, emin
 
 from .errors import CodegenError
@@ -44,31 +45,53 @@ class Operand:
 Emit = Callable[[list, Expr, Expr, list], None]  # (addresses, repeat, mask, rep strides in blocks) -> emits
 
 
+def vector_instr(state, mnemonic: str, dtype: str | tuple[str, ...], operands, fold_exprs: bool = True,
+                 **fields) -> Emit:
+    """The :data:`Emit` issuing one ``mnemonic`` instruction per call: ``operands`` names the instruction operand each
+    region operand is, in order (it gets the region's address and its repeat stride ``<name>_rep``; None: a region
+    operand the instruction does not name); ``fields`` are its other operands, each a value or a function of the
+    call's addresses; ``dtype`` is its leading type operand (a tuple for several, vconv's source and destination).
+    Addresses, repeat and mask are folded (:func:`fold`) unless ``fold_exprs`` is False."""
+    dtypes = dtype if isinstance(dtype, tuple) else (dtype,)
+    f = fold if fold_exprs else (lambda e: e)
+
+    def emit(addrs, repeat, mask, reps):
+        kw = {"repeat": f(repeat), "mask": f(mask)}
+        for name, a, r in zip(operands, addrs, reps):
+            if name is not None:
+                kw[name], kw[name + "_rep"] = f(a), r
+        for name, v in fields.items():
+            kw[name] = v(addrs) if callable(v) else v
+        getattr(state.b, mnemonic)(*dtypes, **kw)
+
+    return emit
+
+
 def lanes_of(ops: list[Operand]) -> int:
     return 256 // max(o.es for o in ops)
 
 
-def _static(e) -> int | None:
+def static_int(e) -> int | None:
     e = as_expr(e)
     return int(e.value) if isinstance(e, Imm) else None
 
 
-def counted(L, hint: str, count, body, max_unroll: int = 4) -> None:
+def counted(state, hint: str, count, body, max_unroll: int = 4) -> None:
     """Call ``body(i)`` for i in range(count): unrolled when count is static and small, else a program loop."""
-    n = _static(count)
+    n = static_int(count)
     if n is not None and n <= max_unroll:
         for i in range(n):
             body(Imm(i))
         return
-    var = L.fresh(hint)
-    with L.b.loop(var, 0, count, 1) as i:
+    var = state.fresh(hint)
+    with state.b.loop(var, 0, count, 1) as i:
         body(i)
 
 
-def region(L, emit: Emit, ops: list[Operand], extents: list, caps: list[int]) -> None:
+def region(state, emit: Emit, ops: list[Operand], extents: list, caps: list[int]) -> None:
     """Emit ``emit`` over the region ``extents`` (caps: static upper bound per dim) of every operand."""
-    dims = [d for d, e in enumerate(extents) if _static(e) != 1]
-    if any(_static(extents[d]) == 0 for d in dims):
+    dims = [d for d, e in enumerate(extents) if static_int(e) != 1]
+    if any(static_int(extents[d]) == 0 for d in dims):
         return
     if len(dims) > 2:
         outer, dims = dims[0], dims[1:]
@@ -76,62 +99,62 @@ def region(L, emit: Emit, ops: list[Operand], extents: list, caps: list[int]) ->
         def body(i):
             shifted = [o if o.strides is None else Operand(o.addr + i * (o.strides[outer] * o.es), o.es, o.strides)
                        for o in ops]
-            region(L, emit, shifted, [e if d != outer else 1 for d, e in enumerate(extents)], caps)
+            region(state, emit, shifted, [e if d != outer else 1 for d, e in enumerate(extents)], caps)
 
-        return counted(L, "d", extents[outer], body, max_unroll=1)
+        return counted(state, "d", extents[outer], body, max_unroll=1)
     if not dims:
-        return flat(L, emit, ops, Imm(1), 1)
+        return flat(state, emit, ops, Imm(1), 1)
     if len(dims) == 1:
         d = dims[0]
         if all(o.strides is None or o.strides[d] == 1 for o in ops):
-            return flat(L, emit, ops, as_expr(extents[d]), caps[d])
-        return rows(L, emit, ops, as_expr(extents[d]), Imm(1), caps[d], 1, d, None)
+            return flat(state, emit, ops, as_expr(extents[d]), caps[d])
+        return rows(state, emit, ops, as_expr(extents[d]), Imm(1), caps[d], 1, d, None)
     d0, d1 = dims
     if not all(o.strides is None or o.strides[d1] == 1 for o in ops):
-        raise CodegenError(L.b.current, "the innermost dim of the region is not contiguous in every operand")
-    e1 = _static(extents[d1])
+        raise CodegenError(state.b.current, "the innermost dim of the region is not contiguous in every operand")
+    e1 = static_int(extents[d1])
     if e1 is not None and all(o.strides is None or o.strides[d0] == e1 for o in ops):
-        n = as_expr(extents[d0]) * e1 if _static(extents[d0]) is None else Imm(_static(extents[d0]) * e1)
-        return flat(L, emit, ops, n, caps[d0] * e1)
-    return rows(L, emit, ops, as_expr(extents[d0]), as_expr(extents[d1]), caps[d0], caps[d1], d0, d1)
+        n = as_expr(extents[d0]) * e1 if static_int(extents[d0]) is None else Imm(static_int(extents[d0]) * e1)
+        return flat(state, emit, ops, n, caps[d0] * e1)
+    return rows(state, emit, ops, as_expr(extents[d0]), as_expr(extents[d1]), caps[d0], caps[d1], d0, d1)
 
 
-def flat(L, emit: Emit, ops: list[Operand], n: Expr, cap: int) -> None:
+def flat(state, emit: Emit, ops: list[Operand], n: Expr, cap: int) -> None:
     lanes = lanes_of(ops)
     reps = [0 if o.strides is None else lanes * o.es // 32 for o in ops]
 
     def at(k):  # addresses after k elements
         return [o.addr if o.strides is None else o.addr + k * o.es for o in ops]
 
-    nv = _static(n)
+    nv = static_int(n)
     if nv is not None:
         done = 0
         full, tail = divmod(nv, lanes)
         while full > 0:
             r = min(MAX_REPEAT, full)
-            emit([_fold(a) for a in at(done)], Imm(r), Imm(lanes), reps)
+            emit([fold(a) for a in at(done)], Imm(r), Imm(lanes), reps)
             done += r * lanes
             full -= r
         if tail:
-            emit([_fold(a) for a in at(done)], Imm(1), Imm(tail), reps)
+            emit([fold(a) for a in at(done)], Imm(1), Imm(tail), reps)
         return
-    full = L.mov("full", n // lanes)
-    tail = L.mov("tail", n % lanes)
+    full = state.mov("full", n // lanes)
+    tail = state.mov("tail", n % lanes)
     if cap // lanes <= MAX_REPEAT:
         if cap >= lanes:
-            with L.b.if_(full > 0):
+            with state.b.if_(full > 0):
                 emit(at(Imm(0)), full, Imm(lanes), reps)
     else:
 
         def group(g):
             emit(at(g * (MAX_REPEAT * lanes)), emin(MAX_REPEAT, full - g * MAX_REPEAT), Imm(lanes), reps)
 
-        counted(L, "g", (full + (MAX_REPEAT - 1)) // MAX_REPEAT, group, max_unroll=0)
-    with L.b.if_(tail > 0):
+        counted(state, "g", (full + (MAX_REPEAT - 1)) // MAX_REPEAT, group, max_unroll=0)
+    with state.b.if_(tail > 0):
         emit(at(full * lanes), Imm(1), tail, reps)
 
 
-def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, d1: int | None) -> None:
+def rows(state, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, d1: int | None) -> None:
     lanes = lanes_of(ops)
     reps = []
     for o in ops:
@@ -140,7 +163,7 @@ def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, 
             continue
         pitch_bytes = o.strides[d0] * o.es
         if pitch_bytes % 32:
-            raise CodegenError(L.b.current, f"rows of {pitch_bytes} B are not 32-B aligned in UB (pad the buffer)")
+            raise CodegenError(state.b.current, f"rows of {pitch_bytes} B are not 32-B aligned in UB (pad the buffer)")
         reps.append(pitch_bytes // 32)
 
     def at(c, g):
@@ -152,39 +175,39 @@ def rows(L, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, 
             a = o.addr
             if d1 is not None:
                 a = a + c * (lanes * o.strides[d1] * o.es)  # 0 for a column operand (one block per row)
-            out.append(_fold(a + g * (MAX_REPEAT * o.strides[d0] * o.es)))
+            out.append(fold(a + g * (MAX_REPEAT * o.strides[d0] * o.es)))
         return out
 
-    n_chunks = _ceil(e1, lanes)
-    n_groups = _ceil(e0, MAX_REPEAT)
-    e1s = _static(e1)
+    n_chunks = ceil_expr(e1, lanes)
+    n_groups = ceil_expr(e0, MAX_REPEAT)
+    e1s = static_int(e1)
 
     def chunk(c):
         mask = chunk_mask(c, e1, e1s, cap1, lanes)
         if cap0 <= MAX_REPEAT:
             emit(at(c, Imm(0)), e0, mask, reps)
             return
-        counted(L, "g", n_groups, lambda g: emit(at(c, g), _fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT)), mask, reps),
+        counted(state, "g", n_groups, lambda g: emit(at(c, g), fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT)), mask, reps),
                 max_unroll=0)
 
     if cap1 <= lanes:
         chunk(Imm(0))
     else:
-        counted(L, "c", n_chunks, chunk)
+        counted(state, "c", n_chunks, chunk)
 
 
-def _ceil(e: Expr, k: int) -> Expr:
-    v = _static(e)
-    return Imm(-(-v // k)) if v is not None else (e + (k - 1)) // k
+def ceil_expr(e: Expr, k: int) -> Expr:
+    v = static_int(e)
+    return Imm(ceil_div(v, k)) if v is not None else (e + (k - 1)) // k
 
 
-def _fold(e: Expr) -> Expr:
+def fold(e: Expr) -> Expr:
     """Fold ``x + 0`` / constant arithmetic so that the assembly stays readable."""
     from simulator.expr import BinOp
 
     if not isinstance(e, BinOp):
         return e
-    a, b = _fold(e.a), _fold(e.b)
+    a, b = fold(e.a), fold(e.b)
     if isinstance(a, Imm) and isinstance(b, Imm) and e.op in ("+", "-", "*", "//", "%"):
         return Imm({"+": a.value + b.value, "-": a.value - b.value, "*": a.value * b.value,
                     "//": a.value // b.value if b.value else 0, "%": a.value % b.value if b.value else 0}[e.op])
@@ -204,7 +227,7 @@ def valid_rows(ext, caps, dims):
     index + 1 (the invalid rows between valid ones are processed too, harmlessly)."""
     rows = None
     for d in dims:
-        rows = ext[d] if rows is None else _fold((rows - 1) * caps[d] + ext[d])
+        rows = ext[d] if rows is None else fold((rows - 1) * caps[d] + ext[d])
     return Imm(1) if rows is None else rows
 
 

@@ -36,156 +36,90 @@ from __future__ import annotations
 
 from graph_passes.ir.types import MemRefType
 from graph_passes.idioms.columns import column_scratch_bytes, scalar_column
-from simulator.expr import Expr, Imm
+from simulator.expr import Imm
 
-from .dtypes import np_dtype, sim_dtype
 from . import bitwise, math_ops
+from .dtypes import np_dtype, sim_dtype
 from .errors import CodegenError
-from .lowering import Buf
-from .vector import Operand, _fold, _static, region, rows
+from .operands import barrier, op_region, operand_of, splat, ub_buf, vector_dtype
+from .vector import Operand, fold, region, rows, static_int, vector_instr
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # on i16 lanes over the bytes: codegen.bitwise
 SCALAR_FORM = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}  # x op s; commutative: s op x too
 UNARY = {"neg": "neg", "abs": "abs", "exp": "exp", "log": "ln", "sqrt": "sqrt", "rsqrt": "rsqrt",
          "reciprocal": "rec", "relu": "relu"}
-VECTOR_DTYPES = ("f16", "f32", "i16", "i32")  # element types the vector unit computes on (no bf16: CANN-INI)
-
-
-# -- operands --------------------------------------------------------------------------------------------------------
-
-
-def _dtype(op, t, allowed=VECTOR_DTYPES) -> str:
-    d = sim_dtype(t.dtype) if isinstance(t, MemRefType) else None
-    if d not in allowed:
-        why = ("the vector unit has no bf16 arithmetic (CANN-INI); hfusion-legalize-bf16 rewrites bf16 compute to "
-               "f32 between casts" if d == "bf16" else f"the vector unit supports {', '.join(allowed)} here")
-        raise CodegenError(op, f"element type {t.dtype if isinstance(t, MemRefType) else t}: {why}")
-    return d
-
-
-def _operand(buf: Buf) -> Operand:
-    shape = buf.type.static_shape()
-    strides = [0 if n == 1 else s for n, s in zip(shape, buf.static_strides())]
-    return Operand(buf.addr, buf.es, strides)
-
-
-def _ub(L, op, v) -> Buf:
-    b = L.buf(v)
-    if b.scope != "ub":
-        raise CodegenError(op, f"vector operands live in UB, got {b.type}")
-    return b
-
-
-def _region(L, op):
-    ext = [L.index(v) for v in op.indices]
-    caps = list(L.buf(op.buffers[-1]).type.static_shape())
-    for d, e in enumerate(ext):
-        s = _static(e)
-        if s is not None and s > caps[d]:
-            raise CodegenError(op, f"extent {s} of dim {d} exceeds the buffer's {caps[d]}")
-    return ext, caps
-
-
-def barrier(L) -> None:
-    L.b.pipe_barrier("V")
-
-
-def splat(L, op, value: Expr, dtype: str) -> Operand:
-    """A 256-B scratch block filled with ``value`` (vdup), read by every repeat."""
-    addr = L.scratch(256, f"the scalar operand of {op.name}")
-    barrier(L)
-    L.b.vdup(dtype, addr, value, repeat=1)
-    barrier(L)
-    return Operand(Imm(addr), 0, None)
-
-
-def _vec(L, mnem: str, dtype: str, names: list[str]):
-    """An Emit callback for a vector instruction whose operands are ``names`` (in Operand order)."""
-
-    def emit(addrs, repeat, mask, reps):
-        kw = {"repeat": _fold(repeat), "mask": _fold(mask)}
-        for n, a, r in zip(names, addrs, reps):
-            kw[n] = _fold(a)
-            kw[n + "_rep"] = r
-        getattr(L.b, mnem)(dtype, **kw)
-
-    return emit
 
 
 # -- elementwise -----------------------------------------------------------------------------------------------------
 
 
-def emit_vbinary(L, op) -> None:
-    a_v, b_v, dst_v = op.buffers
-    dst = _ub(L, op, dst_v)
+def emit_vbinary(state, op) -> None:
+    a_v, b_v, dst_v = op.operand("lhs"), op.operand("rhs"), op.operand("dst")
+    dst = ub_buf(state, op, dst_v)
     fun = op.attributes["fun"]
     if fun in BITWISE:
-        return bitwise.emit_binary(L, op, fun, a_v, b_v, dst, *_region(L, op))
+        return bitwise.emit_binary(state, op, fun, a_v, b_v, dst, *op_region(state, op))
     if fun not in BINARY and fun != "pow":
         raise CodegenError(op, f"binary fun '{fun}' has no vector instruction")
-    ins = [_operand(_ub(L, op, v)) if isinstance(v.type, MemRefType) else L.scalar(v) for v in (a_v, b_v)]
+    ins = [operand_of(ub_buf(state, op, v)) if isinstance(v.type, MemRefType) else state.scalar(v) for v in (a_v, b_v)]
     if not any(isinstance(x, Operand) for x in ins):
         raise CodegenError(op, "both operands are scalars")
-    ext, caps = _region(L, op)
+    ext, caps = op_region(state, op)
     if fun == "pow":
-        return math_ops.emit_pow(L, op, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps,
+        return math_ops.emit_pow(state, op, vector_dtype(op, dst.type), ins[0], ins[1], operand_of(dst), ext, caps,
                                  dst.type.static_shape())
     shape = dst.type.static_shape()
     columns = [i for i, (x, v) in enumerate(zip(ins, (a_v, b_v))) if isinstance(x, Operand) and len(shape) == 2
                and shape[1] > 1 and v.type.static_shape()[1] == 1]
     if columns:
-        return _column_binary(L, op, fun, _dtype(op, dst.type), ins, columns, _operand(dst), ext, caps)
-    _binary(L, op, fun, _dtype(op, dst.type), ins[0], ins[1], _operand(dst), ext, caps)
+        return _column_binary(state, op, fun, vector_dtype(op, dst.type), ins, columns, operand_of(dst), ext, caps)
+    _binary(state, op, fun, vector_dtype(op, dst.type), ins[0], ins[1], operand_of(dst), ext, caps)
 
 
-def _binary(L, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
+def _binary_instr(state, fun: str, dtype: str):
+    return vector_instr(state, "v" + BINARY[fun], dtype, ("src0", "src1", "dst"))
+
+
+def _binary(state, op, fun, dtype, a, b, dst: Operand, ext, caps) -> None:
     """dst = a fun b over the region; a or b may be a scalar expression."""
     if isinstance(a, Operand) and isinstance(b, Operand):
-        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), [a, b, dst], ext, caps)
+        return region(state, _binary_instr(state, fun, dtype), [a, b, dst], ext, caps)
     a_is_buf = isinstance(a, Operand)
     src, s = (a, b) if a_is_buf else (b, a)
     form = None
     if fun in SCALAR_FORM:
         form = SCALAR_FORM[fun]
     elif fun == "sub" and a_is_buf:
-        form, s = "adds", _fold(Imm(0) - s) if not isinstance(s, Imm) else Imm(-s.value)
+        form, s = "adds", fold(Imm(0) - s) if not isinstance(s, Imm) else Imm(-s.value)
     if form is not None:
-
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), s, repeat=_fold(repeat), mask=_fold(mask),
-                                     src_rep=reps[0], dst_rep=reps[1])
-
-        return region(L, emit, [src, dst], ext, caps)
+        return region(state, vector_instr(state, "v" + form, dtype, ("src", "dst"), scalar=s), [src, dst], ext, caps)
     if src.addr != dst.addr:  # no aliasing: fill dst with the scalar, then dst = src fun dst element by element
-        def dup(addrs, repeat, mask, reps):
-            L.b.vdup(dtype, _fold(addrs[0]), s, repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
-        region(L, dup, [dst], ext, caps)
-        barrier(L)
+        region(state, vector_instr(state, "vdup", dtype, ("dst",), scalar=s), [dst], ext, caps)
+        barrier(state)
         ops = [src, dst, dst] if a_is_buf else [dst, src, dst]
-        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
+        return region(state, _binary_instr(state, fun, dtype), ops, ext, caps)
     if fun == "sub":  # s - x in place: -x, then + s (both exact)
-        _scalar_form(L, dtype, "muls", Imm(-1.0), [src, dst], ext, caps)
-        barrier(L)
-        return _scalar_form(L, dtype, "adds", s, [dst, dst], ext, caps)
-    if L.scratch_free() >= 256:  # in place: the scalar needs a block of its own (the kernel's scratch)
-        block = splat(L, op, s, dtype)
+        _scalar_form(state, dtype, "muls", Imm(-1.0), [src, dst], ext, caps)
+        barrier(state)
+        return _scalar_form(state, dtype, "adds", s, [dst, dst], ext, caps)
+    if state.scratch_free() >= 256:  # in place: the scalar needs a block of its own (the kernel's scratch)
+        block = splat(state, op, s, dtype)
         ops = [src, block, dst] if a_is_buf else [block, src, dst]
-        return region(L, _vec(L, "v" + BINARY[fun], dtype, ["src0", "src1", "dst"]), ops, ext, caps)
+        return region(state, _binary_instr(state, fun, dtype), ops, ext, caps)
     if fun == "div" and dtype in ("f16", "f32"):
         # Note: in place with no free UB, x / s = x * (1 / s) and s / x = s * rec(x): within an ulp or two of the
         # correctly rounded quotient (the only inexact lowering; docs/codegen.md).
         if a_is_buf:
-            return _scalar_form(L, dtype, "muls", _fold(Imm(1.0) / s) if not isinstance(s, Imm) else
+            return _scalar_form(state, dtype, "muls", fold(Imm(1.0) / s) if not isinstance(s, Imm) else
                                 Imm(1.0 / s.value), [src, dst], ext, caps)
-        region(L, _vec(L, "vrec", dtype, ["src", "dst"]), [src, dst], ext, caps)
-        barrier(L)
-        return _scalar_form(L, dtype, "muls", s, [dst, dst], ext, caps)
+        region(state, vector_instr(state, "vrec", dtype, ("src", "dst")), [src, dst], ext, caps)
+        barrier(state)
+        return _scalar_form(state, dtype, "muls", s, [dst, dst], ext, caps)
     raise CodegenError(op, f"'{fun}' with a scalar operand, in place, with no UB free for the scalar's block")
 
 
-def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> None:
+def _column_binary(state, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> None:
     """dst[r, c] = a[r, c] fun col[r] (or col[r] fun b[r, c]) with ``col`` a ``[R, 1]`` buffer (an inlined column
     broadcast; docs/schedule.md): vbrcb puts col[r] in block r of the scratch (8 rows per repeat), then the op
     reads that block for every 32 B of row r (block stride 0, one block per row): Ascend C's softmax idiom."""
@@ -196,34 +130,27 @@ def _column_binary(L, op, fun, dtype, ins, columns, dst: Operand, ext, caps) -> 
     e0, e1 = ext
     scale = op.attributes.get("column_scale")
     if op.attributes.get("scalar_column") and scalar_column(fun, i == 0, dtype, caps[0], caps[1]):
-        ids = L.spare_event_id("V", "S"), L.spare_event_id("S", "V")
+        ids = state.spare_event_id("V", "S"), state.spare_event_id("S", "V")
         if None not in ids:
-            return _scalar_column_binary(L, fun, dtype, ins[1 - i], col, dst, ext, caps, ids, scale)
-    S = L.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}", fence=True)
-    L.b.vbrcb(dtype, S, col.addr, repeat=_fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
-    barrier(L)
+            return _scalar_column_binary(state, fun, dtype, ins[1 - i], col, dst, ext, caps, ids, scale)
+    S = state.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}", fence=True)
+    state.b.vbrcb(dtype, S, col.addr, repeat=fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
+    barrier(state)
     if scale is not None:  # the column's blocks scaled in place: 8 rows' blocks a repeat
-        L.b.vmuls(dtype, S, S, Imm(float(scale)), repeat=_fold((e0 + 7) // 8), mask=256 // col.es)
-        barrier(L)
+        state.b.vmuls(dtype, S, S, Imm(float(scale)), repeat=fold((e0 + 7) // 8), mask=256 // col.es)
+        barrier(state)
     ops = list(ins)
     ops[i] = Operand(Imm(S), col.es, [32 // col.es, 0])
-    names = ["src0", "src1", "dst"]
-    mnem = "v" + BINARY[fun]
-
-    def emit(addrs, repeat, mask, reps):
-        kw = {"repeat": _fold(repeat), "mask": _fold(mask), names[i] + "_blk": 0}
-        for n, a, r in zip(names, addrs, reps):
-            kw[n] = _fold(a)
-            kw[n + "_rep"] = r
-        getattr(L.b, mnem)(dtype, **kw)
+    names = ("src0", "src1", "dst")
+    emit = vector_instr(state, "v" + BINARY[fun], dtype, names, **{names[i] + "_blk": 0})  # the column: block stride 0
 
     if caps[0] == 1:  # one row: every repeat reads the same block (one instruction per 255 repeats)
         ops[i] = Operand(Imm(S), col.es, None)
-        return region(L, emit, ops + [dst], [Imm(1), e1], caps)
-    rows(L, emit, ops + [dst], e0, e1, caps[0], caps[1], 0, 1)
+        return region(state, emit, ops + [dst], [Imm(1), e1], caps)
+    rows(state, emit, ops + [dst], e0, e1, caps[0], caps[1], 0, 1)
 
 
-def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand, ext, caps, ids, scale) -> None:
+def _scalar_column_binary(state, fun, dtype, x: Operand, col: Operand, dst: Operand, ext, caps, ids, scale) -> None:
     """dst[r, c] = x[r, c] fun col[r] with col[r] read as a scalar (``idioms.columns.scalar_column``)::
 
         set_flag V S e; wait_flag V S e     the scalar unit waits for the vector op that wrote col
@@ -235,55 +162,48 @@ def _scalar_column_binary(L, fun, dtype, x: Operand, col: Operand, dst: Operand,
     The flags are the op's own (ids no inject-sync flag of the kernel uses: ``spare_event_id``), set and waited
     back to back, so the op stays one step to inject-sync and to a pipelined loop's interleaving (codegen.stages)."""
     e0, e1 = ext
-    n0 = _static(e0)
+    n0 = static_int(e0)
     row_ids = range(caps[0] if n0 is None else min(n0, caps[0]))
     if not row_ids:
         return
     form = "adds" if fun == "sub" else SCALAR_FORM[fun]
-    regs = [L.fresh(f"col{r}") for r in row_ids]
+    regs = [state.fresh(f"col{r}") for r in row_ids]
 
     def per_row(r, body):
         if n0 is None and r:
-            with L.b.if_(e0 > r):
+            with state.b.if_(e0 > r):
                 body()
         else:
             body()
 
     def load(r):
-        L.b.ld_ub(dtype, regs[r], _fold(col.addr + r * col.strides[0] * col.es))
+        state.b.ld_ub(dtype, regs[r], fold(col.addr + r * col.strides[0] * col.es))
         if scale is not None:
-            L.b.smul(dtype, regs[r], regs[r], factor)
+            state.b.smul(dtype, regs[r], regs[r], factor)
         if fun == "sub":
-            L.b.sneg(dtype, regs[r], regs[r])
+            state.b.sneg(dtype, regs[r], regs[r])
 
     if scale is not None:  # rounded to the dtype first, as vmuls rounds its scalar
-        factor = L.fresh("scale")
-        L.b.dmov(factor, Imm(float(np_dtype(dtype).type(scale))))
-    L.b.set_flag("V", "S", ids[0])
-    L.b.wait_flag("V", "S", ids[0])
+        factor = state.fresh("scale")
+        state.b.dmov(factor, Imm(float(np_dtype(dtype).type(scale))))
+    state.b.set_flag("V", "S", ids[0])
+    state.b.wait_flag("V", "S", ids[0])
     for r in row_ids:
         per_row(r, lambda r=r: load(r))
-    L.b.set_flag("S", "V", ids[1])
-    L.b.wait_flag("S", "V", ids[1])
+    state.b.set_flag("S", "V", ids[1])
+    state.b.wait_flag("S", "V", ids[1])
 
     def row(r):
-        def emit(addrs, repeat, mask, reps):
-            getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), sreg=regs[r], repeat=_fold(repeat),
-                                     mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
-
-        ops = [Operand(_fold(o.addr + r * o.strides[0] * o.es), o.es, o.strides) for o in (x, dst)]
-        region(L, emit, ops, [Imm(1), e1], [1, caps[1]])
+        ops = [Operand(fold(o.addr + r * o.strides[0] * o.es), o.es, o.strides) for o in (x, dst)]
+        region(state, vector_instr(state, "v" + form, dtype, ("src", "dst"), sreg=regs[r]), ops, [Imm(1), e1],
+               [1, caps[1]])
 
     for r in row_ids:
         per_row(r, lambda r=r: row(r))
 
 
-def _scalar_form(L, dtype, form, s, ops, ext, caps) -> None:
-    def emit(addrs, repeat, mask, reps):
-        getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), s, repeat=_fold(repeat), mask=_fold(mask),
-                                 src_rep=reps[0], dst_rep=reps[1])
-
-    region(L, emit, ops, ext, caps)
+def _scalar_form(state, dtype, form, s, ops, ext, caps) -> None:
+    region(state, vector_instr(state, "v" + form, dtype, ("src", "dst"), scalar=s), ops, ext, caps)
 
 
 _SIGMOID = [("s", "muls", -1.0), ("u", "exp"), ("s", "adds", 1.0), ("u", "rec")]  # 1 / (1 + exp(-x))
@@ -302,26 +222,26 @@ COMPOSITE = {  # unary funs with no instruction: steps in place on dst ("x" = mu
 }
 
 
-def emit_vunary(L, op) -> None:
-    src_v, dst_v = op.buffers
-    dst, src = _ub(L, op, dst_v), _ub(L, op, src_v)
+def emit_vunary(state, op) -> None:
+    src_v, dst_v = op.operand("src"), op.operand("dst")
+    dst, src = ub_buf(state, op, dst_v), ub_buf(state, op, src_v)
     fun = op.attributes["fun"]
-    ext, caps = _region(L, op)
+    ext, caps = op_region(state, op)
     if fun == "bitwise_not":
-        return bitwise.emit_not(L, op, src, dst, ext, caps)
+        return bitwise.emit_not(state, op, src, dst, ext, caps)
     if fun in math_ops.SEQ_UNARY:
-        return math_ops.emit_unary_seq(L, op, fun, _dtype(op, dst.type), _operand(src), _operand(dst), ext, caps,
-                                       dst.type.static_shape())
+        return math_ops.emit_unary_seq(state, op, fun, vector_dtype(op, dst.type), operand_of(src), operand_of(dst),
+                                       ext, caps, dst.type.static_shape())
     if fun not in UNARY and fun not in COMPOSITE:
         raise CodegenError(op, f"unary fun '{fun}' has no vector instruction sequence")
     in_place = src_v is dst_v or src.addr == dst.addr
-    _unary(L, op, fun, _dtype(op, dst.type), _operand(src), _operand(dst), ext, caps, in_place)
+    _unary(state, op, fun, vector_dtype(op, dst.type), operand_of(src), operand_of(dst), ext, caps, in_place)
 
 
-def _unary(L, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: bool) -> None:
+def _unary(state, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: bool) -> None:
     ops = [src, dst]
     if fun in UNARY:
-        return region(L, _vec(L, "v" + UNARY[fun], dtype, ["src", "dst"]), ops, ext, caps)
+        return region(state, vector_instr(state, "v" + UNARY[fun], dtype, ("src", "dst")), ops, ext, caps)
     steps = COMPOSITE[fun]
     if fun in ("floor", "ceil", "trunc") and dtype != "f32":
         raise CodegenError(op, f"unary fun '{fun}' on {dtype}: the rounding vconv is f32 -> f32 only (CANN-INI); "
@@ -334,39 +254,31 @@ def _unary(L, op, fun, dtype, src: Operand, dst: Operand, ext, caps, in_place: b
     for i, st in enumerate(steps):
         cur = ops if i == 0 else d
         if i:
-            barrier(L)
+            barrier(state)
         if st[0] == "s":
-            form, value = st[1], Imm(st[2])
-
-            def emit(addrs, repeat, mask, reps, form=form, value=value):
-                getattr(L.b, "v" + form)(dtype, _fold(addrs[1]), _fold(addrs[0]), value, repeat=_fold(repeat),
-                                         mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
-
-            region(L, emit, cur, ext, caps)
+            _scalar_form(state, dtype, st[1], Imm(st[2]), cur, ext, caps)
         elif st[0] == "u":
-            region(L, _vec(L, "v" + st[1], dtype, ["src", "dst"]), cur, ext, caps)
+            region(state, vector_instr(state, "v" + st[1], dtype, ("src", "dst")), cur, ext, caps)
         elif st[0] == "r":
-
-            def emit(addrs, repeat, mask, reps, mode=st[1]):
-                L.b.vconv(dtype, dtype, _fold(addrs[1]), _fold(addrs[0]), round_mode=mode, repeat=_fold(repeat),
-                          mask=_fold(mask), src_rep=reps[0], dst_rep=reps[1])
-
-            region(L, emit, cur, ext, caps)
+            region(state, vector_instr(state, "vconv", (dtype, dtype), ("src", "dst"), round_mode=st[1]), cur, ext,
+                   caps)
         else:  # "x": dst = dst * src;  "x0": dst = src * src
             first = src if st[0] == "x0" else dst
-            region(L, _vec(L, "v" + st[1], dtype, ["src0", "src1", "dst"]), [first, src, dst], ext, caps)
+            region(state, vector_instr(state, "v" + st[1], dtype, ("src0", "src1", "dst")), [first, src, dst], ext,
+                   caps)
 
 
-def emit_vcast(L, op) -> None:
-    src_v, dst_v = op.buffers
-    src, dst = _ub(L, op, src_v), _ub(L, op, dst_v)
+def emit_vcast(state, op) -> None:
+    src_v, dst_v = op.operand("src"), op.operand("dst")
+    src, dst = ub_buf(state, op, src_v), ub_buf(state, op, dst_v)
     sd, dd = sim_dtype(src.dtype), sim_dtype(dst.dtype)
     mode = op.attributes.get("round_mode", "rint")
     if sd is None or dd is None:
         raise CodegenError(op, f"cast {src.dtype} -> {dst.dtype}: no vector type for it")
-    ext, caps = _region(L, op)
+    ext, caps = op_region(state, op)
     if sd == dd:
-        return region(L, _vec(L, "vcopy", sd, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
+        copy = vector_instr(state, "vcopy", sd, ("src", "dst"))
+        return region(state, copy, [operand_of(src), operand_of(dst)], ext, caps)
     from simulator.isa.vector import _CASTS, _OVERFLOW_MODES
 
     if (sd, dd) not in _CASTS or mode not in _CASTS[(sd, dd)]:
@@ -374,30 +286,22 @@ def emit_vcast(L, op) -> None:
                                f"(CANN-INI vconv list; hfusion-legalize-casts composes the exact ones)")
     # an integer narrowing keeps the low bits (torch's cast), the CTRL setting vconv_s642s32 offers
     kw = {"overflow": "wrap"} if (sd, dd) in _OVERFLOW_MODES else {}
-
-    def emit(addrs, repeat, mask, reps):
-        L.b.vconv(sd, dd, _fold(addrs[1]), _fold(addrs[0]), round_mode=mode, repeat=_fold(repeat), mask=_fold(mask),
-                  src_rep=reps[0], dst_rep=reps[1], **kw)
-
-    region(L, emit, [_operand(src), _operand(dst)], ext, caps)
+    emit = vector_instr(state, "vconv", (sd, dd), ("src", "dst"), round_mode=mode, **kw)
+    region(state, emit, [operand_of(src), operand_of(dst)], ext, caps)
 
 
-def emit_vfill(L, op) -> None:
-    dst = _ub(L, op, op.buffers[0])
-    dtype = _dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
+def emit_vfill(state, op) -> None:
+    dst = ub_buf(state, op, op.operand("dst"))
+    dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     value = op.attributes["value"]
     if dtype.startswith("i") and isinstance(value, float):
         value = int(max(min(value, 2**31 - 1), -(2**31)))
-    ext, caps = _region(L, op)
-
-    def emit(addrs, repeat, mask, reps):
-        L.b.vdup(dtype, _fold(addrs[0]), Imm(value), repeat=_fold(repeat), mask=_fold(mask), dst_rep=reps[0])
-
-    region(L, emit, [_operand(dst)], ext, caps)
+    ext, caps = op_region(state, op)
+    region(state, vector_instr(state, "vdup", dtype, ("dst",), scalar=Imm(value)), [operand_of(dst)], ext, caps)
 
 
-def emit_copy(L, op) -> None:
-    src, dst = _ub(L, op, op.buffers[0]), _ub(L, op, op.buffers[1])
-    dtype = _dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
-    ext, caps = _region(L, op)
-    region(L, _vec(L, "vcopy", dtype, ["src", "dst"]), [_operand(src), _operand(dst)], ext, caps)
+def emit_copy(state, op) -> None:
+    src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
+    dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
+    ext, caps = op_region(state, op)
+    region(state, vector_instr(state, "vcopy", dtype, ("src", "dst")), [operand_of(src), operand_of(dst)], ext, caps)

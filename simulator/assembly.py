@@ -12,6 +12,8 @@
     }
 
 A mix kernel is `mix NAME params=... {` followed by its `kernel` for core=aic and core=aiv, then `}`.
+`#` starts a comment to the end of the line: `to_text(p, comment)` prints `# <comment(node)>` before every node
+(instruction, loop or if) for which the hook returns text (a compiler's note of where the node came from).
 """
 from __future__ import annotations
 
@@ -23,11 +25,13 @@ from .isa import MNEMONICS, SMov
 from .program import If, Loop, MixProgram, Program
 
 
-def to_text(p) -> str:
+def to_text(p, comment=None) -> str:
+    """The program's text; ``comment(node)``, when given, returns the text of a comment line before ``node`` or None."""
     if isinstance(p, MixProgram):
-        return "\n".join([f"mix {p.name} params={','.join(p.params)} {{", to_text(p.aic), to_text(p.aiv), "}"])
+        return "\n".join([f"mix {p.name} params={','.join(p.params)} {{", to_text(p.aic, comment),
+                          to_text(p.aiv, comment), "}"])
     lines = [f"kernel {p.name} core={p.core_type} params={','.join(p.params)} {{"]
-    _body(p.body, lines, "  ")
+    _body(p.body, lines, "  ", comment)
     lines.append("}")
     return "\n".join(lines)
 
@@ -41,18 +45,21 @@ def instr_text(ins) -> str:
     return f"{ins.mnemonic} {ops}".rstrip()
 
 
-def _body(body, lines, ind):
+def _body(body, lines, ind, comment):
     for n in body:
+        note = comment(n) if comment is not None else None
+        if note is not None:
+            lines.append(f"{ind}# {note}")
         if isinstance(n, Loop):
             lines.append(f"{ind}loop {n.var} = {n.start}, {n.stop}, {n.step} {{")
-            _body(n.body, lines, ind + "  ")
+            _body(n.body, lines, ind + "  ", comment)
             lines.append(f"{ind}}}")
         elif isinstance(n, If):
             lines.append(f"{ind}if {n.cond} {{")
-            _body(n.then, lines, ind + "  ")
+            _body(n.then, lines, ind + "  ", comment)
             if n.orelse:
                 lines.append(f"{ind}}} else {{")
-                _body(n.orelse, lines, ind + "  ")
+                _body(n.orelse, lines, ind + "  ", comment)
             lines.append(f"{ind}}}")
         else:
             lines.append(ind + instr_text(n))

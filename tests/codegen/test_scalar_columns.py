@@ -103,12 +103,12 @@ def test_scalar_columns_are_faster_than_vbrcb(monkeypatch):
 def test_no_spare_event_id_keeps_vbrcb(monkeypatch):
     """The op's own V→S and S→V flags need ids no inject-sync flag of the kernel uses; with none free the column
     is vbrcb'd, with the same result."""
-    from codegen.lowering import KernelLowering
+    from codegen.lowering import KernelEmitter
 
     text = _column_op(4, 4096, "f32", "sub", "max")
     x = np.random.default_rng(5).standard_normal((4, 4096)).astype(np.float32)
     (want,), _ = run_kernel(only_kernel(lower(text)), [x], {})
-    monkeypatch.setattr(KernelLowering, "spare_event_id", lambda self, src, dst: None)
+    monkeypatch.setattr(KernelEmitter, "spare_event_id", lambda self, src, dst: None)
     ck = only_kernel(lower(text))
     assert "vbrcb" in ck.assembly() and "ld_ub" not in ck.assembly()
     (out,), res = run_kernel(ck, [x], {})
@@ -135,10 +135,10 @@ def test_a_scaled_column_is_scaled_by_the_scalar_unit(spare, cols, monkeypatch):
     """x - sum(x)/N: no vector op computes the mean (convert-to-hivm's scaled columns, ``column_scale``); the scalar
     unit multiplies each row's sum as it loads it (smul f32: the product vmuls would give, so the result is the
     same bit for bit as with the vector multiply) — or, with no spare event id, a vmuls over the vbrcb'd blocks."""
-    from codegen.lowering import KernelLowering
+    from codegen.lowering import KernelEmitter
 
     if not spare:
-        monkeypatch.setattr(KernelLowering, "spare_event_id", lambda self, src, dst: None)
+        monkeypatch.setattr(KernelEmitter, "spare_event_id", lambda self, src, dst: None)
     rows = 4
     module = lower(_centered(rows, cols, "f32"))
     kernel = next(op for op in module.walk() if op.name == "func.func" and "schedule" in op.attributes)
