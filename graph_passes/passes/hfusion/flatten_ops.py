@@ -102,13 +102,13 @@ class LoopDims:
                         for k in range(out.type.rank):
                             tie(v, k, out, k)
             elif op.name in ("hfusion.broadcast", "hfusion.reduce"):
-                src, out = op.operands[0], op.results[0]
+                src, out = op.operand("input"), op.results[0]
                 big, small = (out, src) if op.name == "hfusion.broadcast" else (src, out)
                 kept = [k for k in range(big.type.rank) if k not in op.attributes["dims"]]
                 for j, k in enumerate(kept):
                     tie(small, j, big, k)
             elif op.name == "hfusion.reshape":
-                src, out = op.operands[0], op.results[0]
+                src, out = op.operand("input"), op.results[0]
                 a = [k for k in range(src.type.rank) if not unit[src][k]]
                 b = [k for k in range(out.type.rank) if not unit[out][k]]
                 if len(a) != len(b) or not all(
@@ -201,9 +201,9 @@ class LoopDims:
                 continue
             attrs = dict(op.attributes)
             if op.name == "hfusion.broadcast":
-                attrs["dims"] = self._collapsed_dims(op.operands[0], op.results[0], op.attributes["dims"])
+                attrs["dims"] = self._collapsed_dims(op.operand("input"), op.results[0], op.attributes["dims"])
             elif op.name == "hfusion.reduce":
-                attrs["dims"] = self._collapsed_dims(op.results[0], op.operands[0], op.attributes["dims"])
+                attrs["dims"] = self._collapsed_dims(op.results[0], op.operand("input"), op.attributes["dims"])
             types = [self.new_type(r) if r in self.dims else r.type for r in op.results]
             clone = Operation.create(op.name, [mapping[v] for v in op.operands], types, attrs, [], op.loc)
             for r, nr in zip(op.results, clone.results):
