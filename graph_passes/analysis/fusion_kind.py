@@ -23,7 +23,7 @@ from __future__ import annotations
 from enum import IntEnum
 from functools import lru_cache
 
-from ..ir.core import Constant, Cube, Elementwise, Operation
+from ..ir.core import Broadcast, Constant, Cube, Elementwise, Operation, Reduction
 from ..ir.sizes import SizeVars
 from ..ir.types import TensorType
 
@@ -102,11 +102,11 @@ def op_pattern(op: Operation) -> OpPattern:
         out = op.results[0].type if op.results else None
         return P.ZERO_RANK_ELEMWISE if isinstance(out, TensorType) and out.rank == 0 else P.ELEMENTWISE
     name = op.name
-    if name == "hfusion.reduce":
+    if op.has_trait(Reduction):
         dims = op.attributes["dims"]
         last = op.operand("input").type.rank - 1
         return P.LAST_AXIS_REDUCE if dims == [last] else P.OTHER_REDUCE
-    if name == "hfusion.broadcast":
+    if op.has_trait(Broadcast):
         dims = op.attributes["dims"]
         in_rank = op.operand("input").type.rank
         return P.LAST_AXIS_BROADCAST if dims == [in_rank] else P.OTHER_BROADCAST

@@ -9,7 +9,7 @@ so every pass that needs ``k`` (enable-multi-buffer, inject-sync) shares one val
 from __future__ import annotations
 
 from ..dialects.arith import BINARY_OPS
-from ..ir.core import Operation, Value
+from ..ir.core import Constant, Operation, Value
 from ..ir.types import IndexType
 
 FOR = "scf.for"
@@ -57,7 +57,7 @@ def multi_buffer_loop(alloc: Operation) -> Operation | None:
 
 def _const_value(v: Value):
     op = getattr(v, "op", None)
-    if op is not None and op.name == "arith.constant":
+    if op is not None and op.has_trait(Constant):
         return op.attributes.get("value")
     return None
 

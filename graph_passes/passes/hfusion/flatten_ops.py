@@ -24,7 +24,7 @@ import sympy
 from ...analysis.union_find import UnionFind
 from ...dialects.func import FuncOp, ReturnOp
 from ...dialects.hfusion import ReshapeOp
-from ...ir.core import Constant, Elementwise, Operation, Value
+from ...ir.core import Broadcast, Constant, Elementwise, Operation, Reduction, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
 from ...ir.verifier import VerifyError, verify
@@ -101,9 +101,9 @@ class LoopDims:
                     if _tensor(v):
                         for k in range(out.type.rank):
                             tie(v, k, out, k)
-            elif op.name in ("hfusion.broadcast", "hfusion.reduce"):
+            elif op.has_trait(Broadcast) or op.has_trait(Reduction):
                 src, out = op.operand("input"), op.results[0]
-                big, small = (out, src) if op.name == "hfusion.broadcast" else (src, out)
+                big, small = (out, src) if op.has_trait(Broadcast) else (src, out)
                 kept = [k for k in range(big.type.rank) if k not in op.attributes["dims"]]
                 for j, k in enumerate(kept):
                     tie(small, j, big, k)
@@ -200,9 +200,9 @@ class LoopDims:
                 body.append(ReturnOp(outs, [], {}, [], op.loc))
                 continue
             attrs = dict(op.attributes)
-            if op.name == "hfusion.broadcast":
+            if op.has_trait(Broadcast):
                 attrs["dims"] = self._collapsed_dims(op.operand("input"), op.results[0], op.attributes["dims"])
-            elif op.name == "hfusion.reduce":
+            elif op.has_trait(Reduction):
                 attrs["dims"] = self._collapsed_dims(op.results[0], op.operand("input"), op.attributes["dims"])
             types = [self.new_type(r) if r in self.dims else r.type for r in op.results]
             clone = Operation.create(op.name, [mapping[v] for v in op.operands], types, attrs, [], op.loc)

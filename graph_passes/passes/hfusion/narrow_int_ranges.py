@@ -53,10 +53,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.core import OP_REGISTRY, Operation, Value
+from ...ir.core import OP_REGISTRY, Constant, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import INT_LIMITS, ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
+from ..folding import flat
 
 I32_MIN, I32_MAX = INT_LIMITS["i32"]
 VIEWS = ("hfusion.broadcast", "hfusion.reshape", "hfusion.transpose", "hfusion.slice")
@@ -95,7 +96,7 @@ def _is_i64_tensor(v: Value) -> bool:
 def _scalar_constant(v: Value) -> int | None:
     """The value of an integer ``arith.constant`` scalar, else None."""
     op = getattr(v, "op", None)
-    if op is None or op.name != "arith.constant" or not isinstance(v.type, ScalarType) or v.type.dtype != "i64":
+    if op is None or not op.has_trait(Constant) or not isinstance(v.type, ScalarType) or v.type.dtype != "i64":
         return None
     return _integral(op.attributes["value"])
 
@@ -128,8 +129,8 @@ class RangeAnalysis:
         if name == "hfusion.fill":
             v = _integral(attrs["value"])
             return (v, v) if v is not None else None
-        if name == "arith.constant":
-            values = [_integral(x) for x in _flat(attrs["value"])]
+        if op.has_trait(Constant):
+            values = [_integral(x) for x in flat(attrs["value"])]
             return (min(values), max(values)) if values and None not in values else None
         if name == "hfusion.cast":
             src = op.operand("input").type
@@ -156,10 +157,6 @@ class RangeAnalysis:
             return None
         last = start + step * max(n - 1, 0)
         return min(start, last), max(start, last)
-
-
-def _flat(v):
-    return [x for item in v for x in _flat(item)] if isinstance(v, (list, tuple)) else [v]
 
 
 def _binary(fun: str, a: Range, b: Range) -> Range:

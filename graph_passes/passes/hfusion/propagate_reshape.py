@@ -45,14 +45,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...dialects.hfusion import reassociation, unit_dims_inserted
-from ...ir.core import Elementwise, Operation, Value
+from ...ir.core import Broadcast, Constant, Elementwise, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
 from ...schedule.kernel_info import ELEMENTWISE_OPS, VECTOR_KINDS
 from ...rewrite import Pattern, Rewriter, apply_patterns_greedily
 from .. import ModulePass, PassContext, register_pass
 from ..canonicalize import fold_reshape
-from ..folding import _flat
+from ..folding import flat
 from .reshape_lifting import collapse_down, expand_up, tidy_reshapes
 
 
@@ -131,8 +131,8 @@ def _sink_reshape(sizes: SizeVars):
                 operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(src_shape)]).result)
             else:
                 attrs = dict(src_op.attributes)
-                if src_op.name == "arith.constant":
-                    attrs["value"] = _flat(attrs.get("value"))  # row-major order is what a reshape keeps
+                if src_op.has_trait(Constant):
+                    attrs["value"] = flat(attrs.get("value"))  # row-major order is what a reshape keeps
                 new_const = rw.create(src_op.name, [], [v.type.with_shape(src_shape)], attrs, loc=src_op.loc)
                 operands.append(new_const.result)
         new = rw.create(op.name, operands, [out_t.with_shape(src_shape)], dict(op.attributes))
@@ -174,8 +174,8 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
                                           loc=loc).result)
             else:
                 attrs = dict(const.attributes)
-                if const.name == "arith.constant":
-                    attrs["value"] = _flat(attrs.get("value"))
+                if const.has_trait(Constant):
+                    attrs["value"] = flat(attrs.get("value"))
                 operands.append(rw.create(const.name, [], [v.type.with_shape(shape)], attrs, before=before,
                                           loc=const.loc).result)
         new = rw.create(e.name, operands, [src.type.with_shape(shape)], dict(e.attributes), before=before, loc=e.loc)
@@ -260,8 +260,8 @@ def _reshape_constant(sizes: SizeVars):
         if const is None:
             return False
         attrs = dict(const.attributes)
-        if const.name == "arith.constant":
-            attrs["value"] = _flat(attrs.get("value"))
+        if const.has_trait(Constant):
+            attrs["value"] = flat(attrs.get("value"))
         new = rw.create(const.name, [], [op.result.type], attrs, loc=const.loc)
         rw.replace_op(op, new.results)
         return True
@@ -352,7 +352,7 @@ class PropagateReshape(ModulePass):
             moved += stats.by_counter.get("reshapes-propagated", 0)
             for op in reversed(list(func.body.ops)):  # the ops the hoist replaced (they read arguments whole)
                 dead = not any(r.uses for r in op.results)
-                if dead and (op.has_trait(Elementwise) or op.name == "hfusion.broadcast"):
+                if dead and (op.has_trait(Elementwise) or op.has_trait(Broadcast)):
                     op.erase()
             tidy_reshapes(func)
         ctx.count("reshapes-propagated", moved)

@@ -34,7 +34,7 @@ move (of a reduction result, a gather or a slice) stays where it is, and the ker
 
 from __future__ import annotations
 
-from ...ir.core import BlockArgument, Elementwise, Operation, Value
+from ...ir.core import BlockArgument, Broadcast, Elementwise, Operation, Reduction, Value
 from ...ir.sizes import SizeVars
 from ...dialects.hfusion import unit_dims_inserted
 from ...ir.types import TensorType
@@ -128,7 +128,7 @@ def collapse_down(sizes: SizeVars):
         the unit dims). Also for an argument read through an expand elsewhere."""
         if len(op.results) != 1 or not isinstance(op.result.type, TensorType):
             return False
-        if not (op.has_trait(Elementwise) or op.name == "hfusion.reduce"):
+        if not (op.has_trait(Elementwise) or op.has_trait(Reduction)):
             return False
         lifted = None
         sources: dict = {}
@@ -145,7 +145,7 @@ def collapse_down(sizes: SizeVars):
         if lifted is None:
             return False
         units, shape = lifted
-        if op.name == "hfusion.reduce":
+        if op.has_trait(Reduction):
             dims = _lifted_dims(op.attributes["dims"], len(shape), units)
             new = rw.create(op.name, [sources[id(op.operand("input"))]], [op.result.type],
                             {**op.attributes, "dims": dims}, loc=op.loc)
@@ -176,7 +176,7 @@ def expand_up(sizes: SizeVars):
             operands = _lift_operands(producer, shape, {}, rw, producer)
             new = rw.create(producer.name, operands, [op.result.type], dict(producer.attributes), before=producer,
                             loc=producer.loc)
-        elif producer.name == "hfusion.broadcast":
+        elif producer.has_trait(Broadcast):
             dims = _lifted_dims(producer.attributes["dims"], len(shape), units)
             x = producer.operand("input")
             if all(sizes.statically_known_equal(shape[d], 1) for d in dims):  # only unit dims new: a reshape
