@@ -226,7 +226,7 @@ class ImportContext:
             return v
         producer = getattr(v, "op", None)
         if isinstance(producer, ReshapeOp):
-            return self.reshape(producer.operands[0], shape)
+            return self.reshape(producer.operand("input"), shape)
         return self.emit(ReshapeOp, [v], v.type.with_shape(shape))
 
     def broadcast_to(self, v: Value, shape) -> Value:

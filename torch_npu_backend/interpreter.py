@@ -245,13 +245,13 @@ def _index_cast(interp, op, x):
     return int(x)
 
 
-_CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
         "ge": operator.ge}  # fmt: skip
 
 
 @rule("arith.cmpi")
 def _cmpi(interp, op, a, b):
-    return bool(_CMP[op.attributes["predicate"]](int(a), int(b)))
+    return bool(CMP[op.attributes["predicate"]](int(a), int(b)))
 
 
 # =============================================================================================================
@@ -299,7 +299,7 @@ def _full_shape(interp, op, v):
                       dtype=_dtype(op))  # fmt: skip
 
 
-_UNARY = {
+UNARY = {
     "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
     "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "relu": torch.relu, "gelu_erf": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
@@ -310,7 +310,7 @@ _UNARY = {
 
 @rule("hfusion.elemwise_unary")
 def _unary(interp, op, x):
-    return _UNARY[op.attributes["fun"]](_as_tensor(op, x))
+    return UNARY[op.attributes["fun"]](_as_tensor(op, x))
 
 
 def _max(a, b):
@@ -334,7 +334,7 @@ def _logical(fn):
     return run
 
 
-_BINARY = {
+BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
     "max": _max, "min": _min, "pow": torch.pow,
     "logical_and": _logical(torch.logical_and), "logical_or": _logical(torch.logical_or),
@@ -347,11 +347,11 @@ _BINARY = {
 def _binary(interp, op, a, b):
     fun = op.attributes["fun"]
     if fun in DIVMOD_FUNS:
-        return _division(fun, _full_shape(interp, op, a), _full_shape(interp, op, b))
-    return _full_shape(interp, op, _BINARY[fun](a, b))
+        return division(fun, _full_shape(interp, op, a), _full_shape(interp, op, b))
+    return _full_shape(interp, op, BINARY[fun](a, b))
 
 
-def _division(fun: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def division(fun: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``fun`` (hfusion ``DIVMOD_FUNS``) on two tensors of one dtype, written out step by step so that no shape
     picks another of eager's kernels (eager divides a half tensor by a one-element divisor in f32)."""
     if a.is_floating_point():
@@ -398,7 +398,7 @@ def _ternary(interp, op, a, b, c):
 
 @rule("hfusion.compare")
 def _compare(interp, op, a, b):
-    return _full_shape(interp, op, _CMP[op.attributes["predicate"]](a, b))
+    return _full_shape(interp, op, CMP[op.attributes["predicate"]](a, b))
 
 
 @rule("hfusion.select")
@@ -406,7 +406,7 @@ def _select(interp, op, c, a, b):
     return _full_shape(interp, op, torch.where(torch.as_tensor(c), _as_tensor(op, a), _as_tensor(op, b)))
 
 
-_ROUND = {"rint": torch.round, "round": lambda x: torch.sign(x) * torch.floor(torch.abs(x) + 0.5),
+ROUND = {"rint": torch.round, "round": lambda x: torch.sign(x) * torch.floor(torch.abs(x) + 0.5),
           "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc}  # fmt: skip
 
 
@@ -418,7 +418,7 @@ def _cast(interp, op, x):
         return x != 0
     mode = op.attributes.get("round_mode", "rint")
     if x.is_floating_point() and not dtype.is_floating_point:
-        x = _ROUND[mode](x)
+        x = ROUND[mode](x)
     elif dtype.is_floating_point and x.dtype != dtype and mode != "rint":
         return round_to_float(x, dtype, mode)
     return x.to(dtype)

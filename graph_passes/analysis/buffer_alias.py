@@ -57,7 +57,7 @@ def resolve(value: Value) -> BufferRef:
         return BufferRef(copies, multi_buffer_loop(op) if len(copies) > 1 else None)
     if op.name == SELECT:
         copies = tuple(c for v in op.operands[1:] for c in resolve(v).copies)
-        counter = op.operands[0]
+        counter = op.operand("counter")
         loop = next((lp for lp in reversed(enclosing_loops(op)) if is_iteration_number(counter, lp)), None)
         if loop is None or len(copies) != len(op.operands) - 1:
             return BufferRef(copies)  # unknown rotation: any copy

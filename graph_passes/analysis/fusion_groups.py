@@ -53,7 +53,7 @@ def mixes_movement_and_compute(ops: list[Operation]) -> bool:
         if op.name in ("hfusion.transpose", "hfusion.concat"):
             return True
         if op.name == "hfusion.slice" and (any(str(s) != "1" for s in op.attributes["strides"])
-                                           or getattr(op.operands[0], "op", None) in members):
+                                           or getattr(op.operand("input"), "op", None) in members):
             return True
     return False
 
@@ -77,7 +77,7 @@ def below_domain(ops: list[Operation]) -> bool:
     batch norm's per-(n, c) partial sums ``[N, C]`` beside its normalisation over ``[N, C, H·W]`` has no such place.
     A gather's source and result have the domain's rank: a position-embedding lookup ``[T, D]`` broadcast over the
     batch of a ``[B, T, D]`` layer norm (GPT-2, BERT) runs as a kernel of its own."""
-    viewed = {id(op.operands[0]) for op in ops if op.name in ("hfusion.gather", "hfusion.reshape")}
+    viewed = {id(op.operand("input")) for op in ops if op.name in ("hfusion.gather", "hfusion.reshape")}
     values = [v for op in ops for v in (*op.operands, *op.results)
               if isinstance(v.type, ShapedType) and id(v) not in viewed]
     if not values:
@@ -92,7 +92,7 @@ def below_domain(ops: list[Operation]) -> bool:
     loops = [d for d in domain if d != "1"]
     for op in ops:
         if op.name == "hfusion.reduce":
-            shape = [str(d) for d in op.operands[0].type.shape]
+            shape = [str(d) for d in op.operand("input").type.shape]
             if shape != domain and [d for d in shape if d != "1"] != loops:
                 return True
         if op.name == "hfusion.gather" and op.results[0].type.rank != len(domain):
@@ -105,14 +105,14 @@ def gathers_computed_value(ops: list[Operation]) -> bool:
     whole, or one DMA per row at an address the scalar unit computes): a flip of a computed gradient gathers it in
     a kernel of its own."""
     computed = {id(r) for op in ops for r in op.results}
-    return any(op.name == "hfusion.gather" and id(op.operands[0]) in computed for op in ops)
+    return any(op.name == "hfusion.gather" and id(op.operand("input")) in computed for op in ops)
 
 
 def runs_on_one_core(ops: list[Operation], sizes: SizeVars) -> bool:
     """Does a kernel of ``ops`` reduce every element of its domain (a reduction to one element from more)? Such a
     kernel has one work item: the schedule runs it on one core (docs/schedule.md, "Work split")."""
     return any(op.name == "hfusion.reduce" and sizes.statically_known_equal(op.results[0].type.numel(), 1)
-               and not sizes.statically_known_equal(op.operands[0].type.numel(), 1) for op in ops)
+               and not sizes.statically_known_equal(op.operand("input").type.numel(), 1) for op in ops)
 
 
 def value_bytes(v: Value, sizes: SizeVars) -> int:
@@ -227,8 +227,8 @@ class FusionGraph:
         narrowest dtype, ``tiling._granule``'s unit), two for the ones loaded or stored. It leaves out in-place
         sharing and inlined broadcasts (which it over-counts) and smaller values and the scratch (which it
         under-counts)."""
-        domains = [(op.operands[0].type.shape, op.attributes["dims"]) for op in ops if op.name == "hfusion.reduce"
-                   and op.operands[0].type.rank - 1 not in op.attributes["dims"]]
+        domains = [(op.operand("input").type.shape, op.attributes["dims"]) for op in ops if op.name == "hfusion.reduce"
+                   and op.operand("input").type.rank - 1 not in op.attributes["dims"]]
         if not domains:
             return True
         values = {v for op in ops for v in (*op.operands, *op.results) if isinstance(v.type, ShapedType)}

@@ -23,7 +23,7 @@ from __future__ import annotations
 from enum import IntEnum
 from functools import lru_cache
 
-from ..ir.core import Constant, Cube, Elementwise, Operation
+from ..ir.core import Broadcast, Constant, Cube, Elementwise, Operation, Reduction
 from ..ir.sizes import SizeVars
 from ..ir.types import TensorType
 
@@ -102,13 +102,13 @@ def op_pattern(op: Operation) -> OpPattern:
         out = op.results[0].type if op.results else None
         return P.ZERO_RANK_ELEMWISE if isinstance(out, TensorType) and out.rank == 0 else P.ELEMENTWISE
     name = op.name
-    if name == "hfusion.reduce":
+    if op.has_trait(Reduction):
         dims = op.attributes["dims"]
-        last = op.operands[0].type.rank - 1
+        last = op.operand("input").type.rank - 1
         return P.LAST_AXIS_REDUCE if dims == [last] else P.OTHER_REDUCE
-    if name == "hfusion.broadcast":
+    if op.has_trait(Broadcast):
         dims = op.attributes["dims"]
-        in_rank = op.operands[0].type.rank
+        in_rank = op.operand("input").type.rank
         return P.LAST_AXIS_BROADCAST if dims == [in_rank] else P.OTHER_BROADCAST
     if op.has_trait(Cube):
         return P.MATMUL
@@ -176,7 +176,7 @@ def _reduce_signature(op: Operation) -> tuple[int, int]:
     if p not in (P.LAST_AXIS_REDUCE, P.OTHER_REDUCE):
         return -1, -1
     dims = op.attributes["dims"]
-    rank = op.operands[0].type.rank if p == P.LAST_AXIS_REDUCE else -1
+    rank = op.operand("input").type.rank if p == P.LAST_AXIS_REDUCE else -1
     return rank, (dims[0] if len(dims) == 1 else -1)
 
 
@@ -211,7 +211,7 @@ def anchor_shape(op: Operation) -> tuple | None:
     """The loop nest an op runs (its result for elementwise/broadcast ops, its input for reduce/transpose)."""
     p = op_pattern(op)
     if p in (P.LAST_AXIS_REDUCE, P.OTHER_REDUCE, P.TRANSPOSE):
-        return tuple(op.operands[0].type.shape)
+        return tuple(op.operand("input").type.shape)
     if p in (P.ELEMENTWISE, P.ZERO_RANK_ELEMWISE, P.LAST_AXIS_BROADCAST, P.OTHER_BROADCAST, P.EXTRACT_SLICE,
              P.MID_FUSION_IMPORTANT_AUX):  # fmt: skip
         t = op.results[0].type
@@ -281,7 +281,7 @@ def reductions_agree(ops: list[Operation]) -> bool:
     for op in ops:
         if op_pattern(op) not in (P.LAST_AXIS_REDUCE, P.OTHER_REDUCE):
             continue
-        shape = op.operands[0].type.shape
+        shape = op.operand("input").type.shape
         kept = [i for i, d in enumerate(shape) if not _known_equal(d, 1)]
         pos = dict(zip(kept, _embedding([shape[i] for i in kept], space)))
         reduced.add(frozenset(pos[i] for i in op.attributes["dims"] if i in pos))

@@ -9,7 +9,7 @@ so every pass that needs ``k`` (enable-multi-buffer, inject-sync) shares one val
 from __future__ import annotations
 
 from ..dialects.arith import BINARY_OPS
-from ..ir.core import Operation, Value
+from ..ir.core import Constant, Operation, Value
 from ..ir.types import IndexType
 
 FOR = "scf.for"
@@ -57,25 +57,25 @@ def multi_buffer_loop(alloc: Operation) -> Operation | None:
 
 def _const_value(v: Value):
     op = getattr(v, "op", None)
-    if op is not None and op.name == "arith.constant":
+    if op is not None and op.has_trait(Constant):
         return op.attributes.get("value")
     return None
 
 
 def is_iteration_number(v: Value, loop: Operation) -> bool:
     """Whether ``v`` is ``(iv - lb) floordiv step`` of ``loop`` (or ``iv`` itself when lb = 0 and step = 1)."""
-    lb, _, step = loop.operands[:3]
+    lb, step = loop.operand("lower"), loop.operand("step")
     iv = loop.body.args[0]
     if v is iv:
         return _const_value(lb) == 0 and _const_value(step) == 1
     op = getattr(v, "op", None)
-    if op is None or op.name != "arith.floordivsi" or op.operands[1] is not step:
+    if op is None or op.name != "arith.floordivsi" or op.operand("rhs") is not step:
         return False
-    num = op.operands[0]
+    num = op.operand("lhs")
     if num is iv:
         return _const_value(lb) == 0
     nop = getattr(num, "op", None)
-    return nop is not None and nop.name == "arith.subi" and nop.operands[0] is iv and nop.operands[1] is lb
+    return nop is not None and nop.name == "arith.subi" and nop.operand("lhs") is iv and nop.operand("rhs") is lb
 
 
 def iteration_number(loop: Operation) -> Value:
@@ -84,7 +84,7 @@ def iteration_number(loop: Operation) -> Value:
     for op in body.ops:
         if op.results and is_iteration_number(op.result, loop):
             return op.result
-    lb, _, step = loop.operands[:3]
+    lb, step = loop.operand("lower"), loop.operand("step")
     iv = body.args[0]
     if _const_value(lb) == 0 and _const_value(step) == 1:
         return iv

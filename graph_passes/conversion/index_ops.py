@@ -35,7 +35,7 @@ def lower_gather(kl, v) -> None:
     """``v = hfusion.gather %src, %index`` → ``hivm.vgather`` of the source's whole rows by the index buffer, or
     ``hivm.embedding_gather`` of rows from GM (a row gather, ``KernelInfo.row_gathers``)."""
     op = v.op
-    src, index = op.operands[0], gather_index(op)
+    src, index = op.operand("input"), gather_index(op)
     if src in kl.info.row_gathers:
         kl.emit(index)
         kl.counts["loads"] += 1

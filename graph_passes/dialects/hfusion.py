@@ -175,7 +175,7 @@ class SelectOp(ElementwiseBase):
     result_names = ("result",)
 
     def verify_dtypes(self, out: TensorType) -> None:
-        cond = self.operands[0].type
+        cond = self.operand("cond").type
         dtype = cond.dtype
         if dtype != "i1":
             raise self.error(f"condition must have dtype i1, got {dtype}")
@@ -208,7 +208,7 @@ class BitcastOp(ViewOp):
 
     def verify_(self) -> None:
         out = self.out_type()
-        src = self.operands[0].type
+        src = self.operand("input").type
         if not isinstance(src, TensorType):
             raise self.error(f"input must be a tensor, got {src}")
         if not _same_shape(src.shape, out.shape):
@@ -228,7 +228,7 @@ class BroadcastOp(HFusionOp):
 
     def verify_(self) -> None:
         out = self.out_type()
-        src = self.operands[0].type
+        src = self.operand("input").type
         dims = list(self.attributes["dims"])
         if not isinstance(src, TensorType):
             raise self.error(f"input must be a tensor, got {src}")
@@ -254,7 +254,7 @@ class ReduceOp(HFusionOp):
 
     def verify_(self) -> None:
         out = self.out_type()
-        src = self.operands[0].type
+        src = self.operand("input").type
         dims = list(self.attributes["dims"])
         if not isinstance(src, TensorType):
             raise self.error(f"input must be a tensor, got {src}")
@@ -268,7 +268,7 @@ class ReduceOp(HFusionOp):
 
     @property
     def is_last_axis(self) -> bool:
-        return self.attributes["dims"] == [self.operands[0].type.rank - 1]
+        return self.attributes["dims"] == [self.operand("input").type.rank - 1]
 
 
 @register_op
@@ -281,7 +281,7 @@ class TransposeOp(HFusionOp):
 
     def verify_(self) -> None:
         out = self.out_type()
-        src = self.operands[0].type
+        src = self.operand("input").type
         perm = list(self.attributes["perm"])
         if sorted(perm) != list(range(src.rank)):
             raise self.error(f"perm {perm} is not a permutation of {src.rank} dims")
@@ -395,7 +395,7 @@ class SliceOp(ViewOp):
 
     def verify_(self) -> None:
         out = self.out_type()
-        src = self.operands[0].type
+        src = self.operand("input").type
         offsets, sizes, strides = (self.attributes[k] for k in ("offsets", "sizes", "strides"))
         if not len(offsets) == len(sizes) == len(strides) == src.rank == out.rank:
             raise self.error(f"offsets/sizes/strides must each have {src.rank} entries")
@@ -409,7 +409,7 @@ class ReshapeOp(ViewOp):
 
     def verify_(self) -> None:
         out = self.out_type()
-        src = self.operands[0].type
+        src = self.operand("input").type
         if src.dtype != out.dtype:
             raise self.error(f"cannot change dtype ({src.dtype} -> {out.dtype})")
         n_src, n_out = src.numel(), out.numel()

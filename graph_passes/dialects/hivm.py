@@ -169,7 +169,7 @@ class MultiBufferSelectOp(Operation):
     traits = (Pure, ViewLike)
 
     def verify_(self) -> None:
-        if not _is_index(self.operands[0]):
+        if not _is_index(self.operand("counter")):
             raise self.error("counter must be an index")
         types = {str(v.type) for v in self.operands[1:]} | {str(self.result.type)}
         if len(self.operands) < 3 or len(types) != 1:
@@ -502,7 +502,7 @@ class VGatherOffsetsOp(VectorOp):
         return 1
 
     def reads(self) -> list:
-        return [self.operands[0]]
+        return [self.operand("index")]
 
     def writes(self) -> list:
         return []  # the scratch, which the vgather right after it reads (codegen refuses a vector op in between)
@@ -551,10 +551,10 @@ class EmbeddingGatherOp(HIVMOp):
         return _memref(self, 0).rank - 1 + _memref(self, 2).rank
 
     def offsets(self):
-        return self.indices[: self.operands[0].type.rank - 1]
+        return self.indices[: self.operand("src").type.rank - 1]
 
     def extents(self):
-        return self.indices[self.operands[0].type.rank - 1 :]
+        return self.indices[self.operand("src").type.rank - 1 :]
 
     def pipe_accesses(self) -> list[tuple[str, object, bool]]:
         src, index, dst = self.buffers

@@ -31,7 +31,7 @@ class DimOp(Operation):
     traits = (Pure,)
 
     def verify_(self) -> None:
-        src = self.operands[0].type
+        src = self.operand("source").type
         i = self.attributes["index"]
         if not isinstance(src, TensorType) or not 0 <= i < src.rank:
             raise self.error(f"dim index {i} out of range for {src}")

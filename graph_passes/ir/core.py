@@ -261,7 +261,15 @@ class Operation:
         return self.attributes.get(key, default)
 
     def operand(self, name: str) -> Value:
-        return self.operands[self.operand_names.index(name)]
+        """The operand declared as ``name`` in ``operand_names``. Only fixed operands have one (a variadic group is
+        read as a slice of ``operands`` or through the op's own accessor); a fixed name declared after the variadic
+        group counts from the end. An unknown or variadic name raises ``ValueError`` naming the op and its operands."""
+        names = self.operand_names
+        if name not in names or name.startswith(VARIADIC):
+            raise ValueError(f"{self.name}: no fixed operand '{name}' (operands: {', '.join(names) or 'none'})")
+        i = names.index(name)
+        variadic = next((k for k, n in enumerate(names) if n.startswith(VARIADIC)), len(names))
+        return self.operands[i if i < variadic else len(self.operands) - (len(names) - i)]
 
     @property
     def body(self) -> "Block":

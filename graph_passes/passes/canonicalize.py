@@ -23,9 +23,9 @@ from .folding import NUMPY_DTYPES, dense_value, evaluate, is_constant, python_sc
 from .one_hot_sums import sum_of_one_hot
 from .registry import register_pass
 
-LHS, RHS = 0, 1
+LHS, RHS = "lhs", "rhs"
 
-# (op, fun, position of the constant, its value): the op returns the other operand.
+# (op, fun, the constant operand, its value): the op returns the other operand.
 IDENTITIES = [
     ("hfusion.elemwise_binary", "add", RHS, 0),  # x+0 -> x
     ("hfusion.elemwise_binary", "add", LHS, 0),  # 0+x -> x
@@ -75,7 +75,7 @@ def fold_identity(op: Operation, rw: Rewriter) -> bool:
     for name, row_fun, pos, value in IDENTITIES:
         if name != op.name or row_fun not in (None, fun):
             continue
-        const, kept = op.operands[pos], op.operands[1 - pos]
+        const, kept = op.operand(pos), op.operand(RHS if pos == LHS else LHS)
         c = splat_value(const)
         if c is None or isinstance(c, bool) or c != value or kept.type != op.result.type:
             continue
@@ -144,7 +144,7 @@ def fold_transpose(op: Operation, rw: Rewriter) -> bool:
     """transpose(x, identity) -> x; transpose(transpose(x, p), q) -> x when inverse, else transpose(x, p∘q);
     transpose(broadcast(x)) -> broadcast(x) when x's dims keep their order."""
     perm = list(op.attributes["perm"])
-    src = op.operands[0]
+    src = op.operand("input")
     if perm == list(range(len(perm))) and src.type == op.result.type:
         rw.replace_op(op, [src])  # transpose(x, id) -> x
         return True
@@ -155,7 +155,7 @@ def fold_transpose(op: Operation, rw: Rewriter) -> bool:
         return False
     first = list(inner.attributes["perm"])
     composed = [first[p] for p in perm]  # out[k] = x.shape[first[perm[k]]]
-    x = inner.operands[0]
+    x = inner.operand("input")
     if composed == list(range(len(composed))) and x.type == op.result.type:
         rw.replace_op(op, [x])  # transpose(transpose(x, p), p^-1) -> x
     else:
@@ -171,7 +171,7 @@ def _transpose_of_broadcast(op: Operation, brc: Operation, perm: list, rw: Rewri
     kept = [d for d in perm if d not in dims]
     if kept != sorted(kept):
         return False
-    new = rw.create("hfusion.broadcast", [brc.operands[0]], [op.result.type],
+    new = rw.create("hfusion.broadcast", [brc.operand("input")], [op.result.type],
                     {"dims": [k for k, d in enumerate(perm) if d in dims]})
     rw.replace_op(op, new.results)
     return True
@@ -181,7 +181,7 @@ def fold_reshape(op: Operation, rw: Rewriter) -> bool:
     """reshape(x) to x's type -> x; reshape(reshape(x)) -> reshape(x); reshape(cast(reshape(x))) -> cast(x);
     reshape(broadcast(x)) dropping only added unit dims -> broadcast(x); reshape(slice(x)) dropping unit dims of x
     -> slice(reshape(x))."""
-    src = op.operands[0]
+    src = op.operand("input")
     if src.type == op.result.type:
         rw.replace_op(op, [src])  # reshape(x: T) -> T  ->  x
         return True
@@ -194,7 +194,7 @@ def fold_reshape(op: Operation, rw: Rewriter) -> bool:
         return _squeeze_slice(op, inner, rw)
     if inner is None or inner.name != "hfusion.reshape":
         return False
-    new = rw.create("hfusion.reshape", [inner.operands[0]], [op.result.type])
+    new = rw.create("hfusion.reshape", [inner.operand("input")], [op.result.type])
     rw.replace_op(op, new.results)  # reshape(reshape(x)) -> reshape(x)
     return True
 
@@ -208,7 +208,7 @@ def _squeeze_broadcast(op: Operation, brc: Operation, rw: Rewriter) -> bool:
     if not dropped or not set(dropped) <= dims:
         return False
     kept = [k for k in range(len(shape)) if k not in dropped]
-    new = rw.create("hfusion.broadcast", [brc.operands[0]], [op.result.type],
+    new = rw.create("hfusion.broadcast", [brc.operand("input")], [op.result.type],
                     {"dims": [n for n, k in enumerate(kept) if k in dims]})
     rw.replace_op(op, new.results)
     return True
@@ -220,7 +220,7 @@ def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
     of ``[P, D]``, which the vector kernels lower as one DMA per row). Not along the last dim: that gather is a
     ``vgather`` of the rows as they are (BERT's token-type ids ``[1, P]`` by position)."""
     d = op.attributes["dim"]
-    x, index = op.operands
+    x, index = op.operand("input"), op.operand("index")
     if d == 0 or d == x.type.rank - 1 or any(str(t.shape[k]) != "1" for t in (x.type, index.type) for k in range(d)):
         return False
     x2 = rw.create("hfusion.reshape", [x], [x.type.with_shape(x.type.shape[d:])]).result
@@ -233,7 +233,7 @@ def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
 def _squeeze_slice(op: Operation, sl: Operation, rw: Rewriter) -> bool:
     """reshape(slice(x)) dropping unit dims that are unit in x too -> slice(reshape(x)): the slice reads x through
     a view, and a kernel loads it (MPT's alibi ``[H, 1, L]`` sliced to the sequence, then squeezed)."""
-    x = sl.operands[0]
+    x = sl.operand("input")
     dropped = unit_dims_inserted(op.result.type.shape, sl.result.type.shape)
     if not dropped or any(str(x.type.shape[k]) != "1" for k in dropped):
         return False
@@ -252,19 +252,19 @@ def _unshape_cast(op: Operation, cast: Operation, rw: Rewriter) -> bool:
     """reshape(cast(reshape(x))) -> cast(x) when the two reshapes only add and remove unit dims (a batch norm's f16
     weight unsqueezed to [C, 1, 1], widened, and squeezed back): no reshape of a computed value is left for a
     kernel."""
-    inner = getattr(cast.operands[0], "op", None)
-    if inner is None or inner.name != "hfusion.reshape" or inner.operands[0].type.shape != op.result.type.shape:
+    inner = getattr(cast.operand("input"), "op", None)
+    if inner is None or inner.name != "hfusion.reshape" or inner.operand("input").type.shape != op.result.type.shape:
         return False
     if _non_unit(inner.result.type.shape) != _non_unit(op.result.type.shape):
         return False  # not unit dims added and removed: a flattened kernel's loop (hfusion-flatten-ops) stays
-    new = rw.create("hfusion.cast", [inner.operands[0]], [op.result.type], dict(cast.attributes))
+    new = rw.create("hfusion.cast", [inner.operand("input")], [op.result.type], dict(cast.attributes))
     rw.replace_op(op, new.results)  # reshape(cast(reshape(x))) -> cast(x)
     return True
 
 
 def fold_cast(op: Operation, rw: Rewriter) -> bool:
     """cast(x) to x's type -> x; cast(cast(x: a -> b) -> a) -> x when a -> b is lossless."""
-    src = op.operands[0]
+    src = op.operand("input")
     if src.type == op.result.type:
         rw.replace_op(op, [src])  # cast(x: T) -> T  ->  x
         return True
@@ -273,7 +273,7 @@ def fold_cast(op: Operation, rw: Rewriter) -> bool:
         return fold_cast_of_arange(op, inner, rw)
     if inner is None or inner.name != "hfusion.cast":
         return False
-    x = inner.operands[0]
+    x = inner.operand("input")
     if x.type != op.result.type or (dtype_of(x.type), dtype_of(src.type)) not in LOSSLESS_WIDENING:
         return False  # a cast that loses information is kept
     rw.replace_op(op, [x])  # cast(cast(x: f16 -> f32) -> f16) -> x
@@ -308,7 +308,7 @@ def div_by_power_of_two(op: Operation, rw: Rewriter) -> bool:
     form), and a multiply has a vector-scalar instruction where a divide does not (a mean's division by its count)."""
     if op.attributes.get("fun") != "div":
         return False
-    c = op.operands[RHS]
+    c = op.operand(RHS)
     value = splat_value(c)
     if not isinstance(c.type, ScalarType) or dtype_of(c.type) not in ("f16", "f32", "bf16") or \
             isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
@@ -317,7 +317,7 @@ def div_by_power_of_two(op: Operation, rw: Rewriter) -> bool:
     if mantissa != 0.5 or not -14 <= exp - 1 <= 14:  # a power of two whose reciprocal is normal in f16 too
         return False
     inv = rw.create("arith.constant", [], [c.type], {"value": 1.0 / float(value)})
-    new = rw.create("hfusion.elemwise_binary", [op.operands[LHS], inv.result], [op.result.type], {"fun": "mul"})
+    new = rw.create("hfusion.elemwise_binary", [op.operand(LHS), inv.result], [op.result.type], {"fun": "mul"})
     rw.replace_op(op, new.results)  # x / 4096 -> x * (1/4096)
     return True
 
@@ -327,12 +327,12 @@ def reduce_before_widening(op: Operation, rw: Rewriter) -> bool:
     same value; the reduction reads half the bytes (f16 lanes: half the vector repeats of the f32 copy)."""
     if op.attributes.get("kind") not in ("max", "min"):
         return False
-    src = op.operands[0]
+    src = op.operand("input")
     inner = getattr(src, "op", None)
-    if inner is None or inner.name != "hfusion.cast" or (dtype_of(inner.operands[0].type), dtype_of(src.type)) != (
+    if inner is None or inner.name != "hfusion.cast" or (dtype_of(inner.operand("input").type), dtype_of(src.type)) != (
             "f16", "f32"):
         return False
-    x = inner.operands[0]
+    x = inner.operand("input")
     red = rw.create("hfusion.reduce", [x], [TensorType(op.result.type.shape, "f16")], dict(op.attributes))
     cast = rw.create("hfusion.cast", red.results, [op.result.type], dict(inner.attributes))
     rw.replace_op(op, cast.results)  # max(cast(x: f16 -> f32)) -> cast(max(x))

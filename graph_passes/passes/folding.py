@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..ir.core import Value
+from ..ir.core import Constant, Value
 from ..ir.types import IndexType, ScalarType, ShapedType, TensorType, dtype_of
 
 MAX_FOLD_ELEMENTS = 64  # larger constants are left alone (the IR stays small and folding cheap)
@@ -21,9 +21,10 @@ NUMPY_DTYPES = {
 }  # fmt: skip  (bf16 is not folded: numpy has no bf16 without ml_dtypes)
 
 
-def _flat(v) -> list:
+def flat(v) -> list:
+    """The scalars of a (nested) list attribute in row-major order; a scalar is a list of one."""
     if isinstance(v, (list, tuple)):
-        return [x for item in v for x in _flat(item)]
+        return [x for item in v for x in flat(item)]
     return [v]
 
 
@@ -34,8 +35,8 @@ def splat_value(v: Value) -> float | int | bool | None:
         return None
     if op.name == "hfusion.fill":
         return op.attributes.get("value")
-    if op.name == "arith.constant":
-        values = _flat(op.attributes.get("value"))
+    if op.has_trait(Constant):
+        values = flat(op.attributes.get("value"))
         if values and all(x == values[0] for x in values) and not isinstance(values[0], str):
             return values[0]
     return None
@@ -56,9 +57,9 @@ def dense_value(v: Value) -> np.ndarray | None:
     if splat is not None:
         return np.full(shape, splat, dtype=dtype)
     op = getattr(v, "op", None)
-    if op is None or op.name != "arith.constant":
+    if op is None or not op.has_trait(Constant):
         return None
-    values = _flat(op.attributes.get("value"))
+    values = flat(op.attributes.get("value"))
     if len(values) != math.prod(shape):
         return None
     return np.array(values, dtype=dtype).reshape(shape)

@@ -28,7 +28,7 @@ def _along(v: Value, d: int, reduced: tuple):
     op = getattr(v, "op", None)
     if op is None or op.name != "hfusion.broadcast" or d not in op.attributes["dims"]:
         return None
-    src, rest = op.operands[0], [x - (x > d) for x in op.attributes["dims"] if x != d]
+    src, rest = op.operand("input"), [x - (x > d) for x in op.attributes["dims"] if x != d]
     if not rest:
         return ("value", src) if tuple(src.type.shape) == reduced else None
     return ("broadcast", src, rest)
@@ -42,7 +42,7 @@ def _positions(v: Value, d: int, n) -> bool:
         rank = v.type.rank
         if sorted(op.attributes["dims"]) != [i for i in range(rank) if i != d]:
             return False
-        op = getattr(op.operands[0], "op", None)
+        op = getattr(op.operand("input"), "op", None)
     return op is not None and op.name == "hfusion.arange" and op.attributes["start"] == 0 and \
         op.attributes["step"] == 1 and op.result.type.shape == (n,)
 
@@ -63,12 +63,12 @@ def _build(rw: Rewriter, how, reduced: tuple, dtype: str) -> Value:
 def _one_hot(x: Value, d: int, n, reduced: tuple):
     """(index, a) recipes when ``x = select(index == positions_d, a, 0)`` (the compare either way round)."""
     sel = getattr(x, "op", None)
-    if sel is None or sel.name != "hfusion.select" or splat_value(sel.operands[2]) != 0:
+    if sel is None or sel.name != "hfusion.select" or splat_value(sel.operand("false_value")) != 0:
         return None
-    cmp = getattr(sel.operands[0], "op", None)
+    cmp = getattr(sel.operand("cond"), "op", None)
     if cmp is None or cmp.name != "hfusion.compare" or cmp.attributes["predicate"] != "eq":
         return None
-    a = _along(sel.operands[1], d, reduced)
+    a = _along(sel.operand("true_value"), d, reduced)
     for idx, pos in (cmp.operands, cmp.operands[::-1]):
         index = _along(idx, d, reduced)
         if a and index and index[0] != "splat" and _positions(pos, d, n) and idx.type.dtype in INT_DTYPES:
@@ -81,7 +81,7 @@ def sum_of_one_hot(op: Operation, rw: Rewriter) -> bool:
     dims = op.attributes.get("dims")
     if op.attributes.get("kind") != "sum" or len(dims) != 1:
         return False
-    x, d = op.operands[0], dims[0]
+    x, d = op.operand("input"), dims[0]
     xt, out = x.type, op.result.type
     n = xt.shape[d]
     reduced = tuple(s for i, s in enumerate(xt.shape) if i != d)

@@ -17,7 +17,7 @@ import torch
 from graph_passes.ir.sizes import evaluate
 from graph_passes.ir.types import IndexType, MemRefType, ScalarType
 from torch_npu_backend.dtypes import torch_dtype
-from torch_npu_backend.interpreter import _BINARY, _CMP, _ROUND, _UNARY, Interpreter
+from torch_npu_backend.interpreter import BINARY, CMP, ROUND, UNARY, Interpreter
 
 POISON = {"f16": 1111.0, "bf16": 1111.0, "f32": 1111.0, "i1": True}
 
@@ -150,7 +150,7 @@ def _run_op(op, env, bid):
         return v
 
     if name == "hivm.vunary":
-        dst[reg] = _UNARY[op.attributes["fun"]](rd(bufs[0], 0)).to(dst.dtype)
+        dst[reg] = UNARY[op.attributes["fun"]](rd(bufs[0], 0)).to(dst.dtype)
     elif name == "hivm.vbinary":  # an operand of extent 1 along a dim (an inlined broadcast) is read along it
         def rd_bcast(v):
             if not isinstance(v, torch.Tensor):
@@ -163,10 +163,10 @@ def _run_op(op, env, bid):
         if "column_scale" in op.attributes:  # the [R, 1] column read times the scale, rounded to its dtype
             scale = op.attributes["column_scale"]
             a, b = [x * scale if isinstance(x, torch.Tensor) and x.shape[-1] == 1 else x for x in (a, b)]
-        out = _BINARY[op.attributes["fun"]](a, b)
+        out = BINARY[op.attributes["fun"]](a, b)
         dst[reg] = torch.as_tensor(out).to(dst.dtype).expand(dst[reg].shape)
     elif name == "hivm.vcmp":
-        dst[reg] = torch.as_tensor(_CMP[op.attributes["predicate"]](rd(bufs[0], 0), rd(bufs[1], 1)))
+        dst[reg] = torch.as_tensor(CMP[op.attributes["predicate"]](rd(bufs[0], 0), rd(bufs[1], 1)))
     elif name == "hivm.vsel":
         c, a, b = (rd(bufs[i], i) for i in range(3))
         dst[reg] = torch.where(torch.as_tensor(c), torch.as_tensor(a), torch.as_tensor(b)).to(dst.dtype)
@@ -176,7 +176,7 @@ def _run_op(op, env, bid):
             dst[reg] = x != 0
         else:
             if x.is_floating_point() and not dst.dtype.is_floating_point:
-                x = _ROUND[op.attributes.get("round_mode", "rint")](x)
+                x = ROUND[op.attributes.get("round_mode", "rint")](x)
             dst[reg] = x.to(dst.dtype)
     elif name == "hivm.vbrc":
         src = bufs[0]

@@ -10,6 +10,7 @@ import torch
 
 from graph_passes.dialects.hfusion import (ArangeOp, BroadcastOp, ConcatOp, GatherOp, MatmulOp, ReduceOp, SelectOp,
                                            TransposeOp)
+from graph_passes.ir.core import Constant
 from graph_passes.ir.types import INT_LIMITS, TensorType
 
 from ..dtypes import opmath
@@ -162,7 +163,7 @@ def _one_hot_sum(ctx, v, d, idx, vals):
 def _constant_values(v) -> list[int] | None:
     """The values of a tensor that is an ``arith.constant`` (a lifted constant index: ``x[..., [-2], :]``)."""
     op = getattr(v, "op", None)
-    if op is None or op.name != "arith.constant" or not isinstance(op.attributes.get("value"), list):
+    if op is None or not op.has_trait(Constant) or not isinstance(op.attributes.get("value"), list):
         return None
     return [int(k) for k in op.attributes["value"]]
 

@@ -55,7 +55,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...dialects.hfusion import DIVMOD_FUNS
-from ...ir.core import OP_REGISTRY, Operation
+from ...ir.core import OP_REGISTRY, Constant, Operation
 from ...ir.types import IndexType, ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
 from ..folding import NUMPY_BINARY, NUMPY_COMPARE, NUMPY_DTYPES, NUMPY_UNARY
@@ -127,7 +127,7 @@ class _Emit:
             return v
         src = getattr(v, "op", None)
         dtype = self.type.dtype
-        if src is not None and src.name == "arith.constant" and isinstance(v.type, (ScalarType, IndexType)):
+        if src is not None and src.has_trait(Constant) and isinstance(v.type, (ScalarType, IndexType)):
             return _exact(src.attributes["value"], dtype)
         zeros = self._create("hfusion.fill", [], [self.type], {"value": 0 if dtype.startswith("i") else 0.0})
         return self._op("hfusion.elemwise_binary", [zeros, v], dtype, {"fun": "add"})

@@ -24,7 +24,7 @@ import sympy
 from ...analysis.union_find import UnionFind
 from ...dialects.func import FuncOp, ReturnOp
 from ...dialects.hfusion import ReshapeOp
-from ...ir.core import Constant, Elementwise, Operation, Value
+from ...ir.core import Broadcast, Constant, Elementwise, Operation, Reduction, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
 from ...ir.verifier import VerifyError, verify
@@ -101,14 +101,14 @@ class LoopDims:
                     if _tensor(v):
                         for k in range(out.type.rank):
                             tie(v, k, out, k)
-            elif op.name in ("hfusion.broadcast", "hfusion.reduce"):
-                src, out = op.operands[0], op.results[0]
-                big, small = (out, src) if op.name == "hfusion.broadcast" else (src, out)
+            elif op.has_trait(Broadcast) or op.has_trait(Reduction):
+                src, out = op.operand("input"), op.results[0]
+                big, small = (out, src) if op.has_trait(Broadcast) else (src, out)
                 kept = [k for k in range(big.type.rank) if k not in op.attributes["dims"]]
                 for j, k in enumerate(kept):
                     tie(small, j, big, k)
             elif op.name == "hfusion.reshape":
-                src, out = op.operands[0], op.results[0]
+                src, out = op.operand("input"), op.results[0]
                 a = [k for k in range(src.type.rank) if not unit[src][k]]
                 b = [k for k in range(out.type.rank) if not unit[out][k]]
                 if len(a) != len(b) or not all(
@@ -200,10 +200,10 @@ class LoopDims:
                 body.append(ReturnOp(outs, [], {}, [], op.loc))
                 continue
             attrs = dict(op.attributes)
-            if op.name == "hfusion.broadcast":
-                attrs["dims"] = self._collapsed_dims(op.operands[0], op.results[0], op.attributes["dims"])
-            elif op.name == "hfusion.reduce":
-                attrs["dims"] = self._collapsed_dims(op.results[0], op.operands[0], op.attributes["dims"])
+            if op.has_trait(Broadcast):
+                attrs["dims"] = self._collapsed_dims(op.operand("input"), op.results[0], op.attributes["dims"])
+            elif op.has_trait(Reduction):
+                attrs["dims"] = self._collapsed_dims(op.results[0], op.operand("input"), op.attributes["dims"])
             types = [self.new_type(r) if r in self.dims else r.type for r in op.results]
             clone = Operation.create(op.name, [mapping[v] for v in op.operands], types, attrs, [], op.loc)
             for r, nr in zip(op.results, clone.results):

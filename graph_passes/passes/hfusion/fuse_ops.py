@@ -127,12 +127,12 @@ def _own_gather_indices(block: Block) -> None:
     for op in list(block.ops):
         if op.name != "hfusion.gather":
             continue
-        idx = op.operands[1]
+        idx = op.operand("index")
         bcast = getattr(idx, "op", None)
         if bcast is None or bcast.name != "hfusion.broadcast" or len(idx.uses) == 1:
             continue
         mapping = {}
-        row = getattr(bcast.operands[0], "op", None)
+        row = getattr(bcast.operand("input"), "op", None)
         if row is not None and row.name in ("hfusion.arange", "hfusion.fill"):
             block.insert_before(op, row.clone(mapping))
         copy = bcast.clone(mapping)
@@ -204,7 +204,7 @@ def outline(host: Operation, group: Group, ops: list[Operation], outputs: list[V
     group_ops = set(group.ops)
     on_host_values = dict(zip(outputs, call.results))
     for r in on_host:
-        source = r.op.operands[0]
+        source = r.op.operand("input")
         view = r.op.clone({source: on_host_values.get(source, source)})
         index += 1
         block.insert(index, view)
@@ -225,7 +225,7 @@ def _host_reshapes(ops: list[Operation], outputs: list[Value]) -> tuple[list[Val
     members, outs = set(ops), set(outputs)
 
     def derived(r: Value) -> bool:  # every output is stored or derived: the host has each one
-        source = r.op.operands[0] if r.op.name == "hfusion.reshape" else None
+        source = r.op.operand("input") if r.op.name == "hfusion.reshape" else None
         return source is not None and (getattr(source, "op", None) not in members or source in outs)
 
     stored, on_host = [r for r in outputs if not derived(r)], [r for r in outputs if derived(r)]

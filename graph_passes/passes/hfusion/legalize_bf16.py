@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.core import OP_REGISTRY, Operation
+from ...ir.core import OP_REGISTRY, Constant, Operation
 from ...ir.types import ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
 
@@ -91,7 +91,7 @@ def _to_f32(v, anchor: Operation, ctx: PassContext):
         r.name_hint = f"{v.name_hint}_f32" if v.name_hint else None
         return r
     src = getattr(v, "op", None)
-    if src is None or src.name != "arith.constant":
+    if src is None or not src.has_trait(Constant):
         return None  # a bf16 scalar argument: no tensor cast for it
     return _create("arith.constant", [], [ScalarType("f32")], {"value": float(src.attributes["value"])}, anchor).result
 

@@ -201,10 +201,10 @@ class _KernelBools:
             if fun == "bitwise_not":
                 return
             op.attributes["fun"] = "bitwise_not"
-        elif name == "hfusion.cast" and _is_bool(out) and not _is_bool(op.operands[0]):
-            op.replace_with([self.ne_zero(op.operands[0], op)])
-        elif name == "hfusion.cast" and _is_bool(op.operands[0]) and not _is_bool(out):
-            op.replace_with([self.zero_one(op.operands[0], out.type.dtype, op)])
+        elif name == "hfusion.cast" and _is_bool(out) and not _is_bool(op.operand("input")):
+            op.replace_with([self.ne_zero(op.operand("input"), op)])
+        elif name == "hfusion.cast" and _is_bool(op.operand("input")) and not _is_bool(out):
+            op.replace_with([self.zero_one(op.operand("input"), out.type.dtype, op)])
         elif name == "hfusion.select" and _is_bool(out) and all(_is_bool(v) for v in op.operands):
             c, a, b = op.operands
             picked = self.bitwise("bitwise_and", [c, a], op)
@@ -217,11 +217,11 @@ class _KernelBools:
                 op.set_operand(k, self.zero_one(v, "f16", op) if _is_bool(v) else
                                self.const(v.op.attributes["value"], "f16"))
         elif name == "hfusion.broadcast" and _is_bool(out):
-            h = self.zero_one(op.operands[0], "f16", op)
+            h = self.zero_one(op.operand("input"), "f16", op)
             wide = self.create("hfusion.broadcast", [h], out.type.with_dtype("f16"), op, dims=op.attributes["dims"])
             op.replace_with([self.ne_zero(wide, op)])
         elif name == "hfusion.reduce" and _is_bool(out) and op.attributes["kind"] in REDUCE_01:
-            h = self.zero_one(op.operands[0], "f16", op)
+            h = self.zero_one(op.operand("input"), "f16", op)
             r = self.create("hfusion.reduce", [h], out.type.with_dtype("f16"), op,
                             kind=REDUCE_01[op.attributes["kind"]], dims=op.attributes["dims"])  # fmt: skip
             op.replace_with([self.ne_zero(r, op)])
@@ -241,7 +241,7 @@ class _KernelBools:
             consumer, index = ret, k
             while isinstance(v.type, TensorType) and getattr(v, "op", None) is not None and \
                     v.op.name == "hfusion.reshape" and len(v.uses) == 1:
-                consumer, index, v = v.op, 0, v.op.operands[0]
+                consumer, index, v = v.op, 0, v.op.operand("input")
             if not _is_bool(v) or isinstance(v, BlockArgument):
                 continue
             if v not in stored:

@@ -60,7 +60,7 @@ THROUGH_F32 = {("f16", "bf16"), ("bf16", "f16"), ("f16", "i64"), ("bf16", "i64")
 
 
 def _pair(op: Operation):
-    src, dst = op.operands[0].type, op.result.type
+    src, dst = op.operand("input").type, op.result.type
     if not isinstance(src, TensorType) or not isinstance(dst, TensorType):
         return None
     return src.dtype, dst.dtype
@@ -79,7 +79,7 @@ class LegalizeCasts(ModulePass):
         for op in [o for o in module.walk() if o.name == "hfusion.cast" and _pair(o) in THROUGH_F32]:
             src_dtype, dst_dtype = _pair(op)
             mode = op.attributes.get("round_mode", "rint")
-            out = _through_f32(_Builder(op, ctx), op.operands[0], src_dtype, dst_dtype, mode)
+            out = _through_f32(_Builder(op, ctx), op.operand("input"), src_dtype, dst_dtype, mode)
             out.name_hint = op.result.name_hint
             op.result.replace_all_uses_with(out)
             op.erase()

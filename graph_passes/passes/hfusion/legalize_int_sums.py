@@ -40,15 +40,15 @@ def _exact_in_f32(op: Operation, sizes: SizeVars) -> bool:
     """Is ``op`` an integer sum of a cast from a small integer type whose every partial sum is exact in f32?"""
     if op.name != "hfusion.reduce" or op.attributes["kind"] != "sum" or op.result.type.dtype not in INT_RESULTS:
         return False
-    cast = getattr(op.operands[0], "op", None)
-    if cast is None or cast.name != "hfusion.cast" or not isinstance(cast.operands[0].type, TensorType):
+    cast = getattr(op.operand("input"), "op", None)
+    if cast is None or cast.name != "hfusion.cast" or not isinstance(cast.operand("input").type, TensorType):
         return False
-    magnitude = MAGNITUDE.get(cast.operands[0].type.dtype)
+    magnitude = MAGNITUDE.get(cast.operand("input").type.dtype)
     if magnitude is None:
         return False
     count = 1
     for d in op.attributes["dims"]:
-        upper = sizes.upper_bound(op.operands[0].type.shape[d])
+        upper = sizes.upper_bound(op.operand("input").type.shape[d])
         if upper is None:
             return False
         count *= upper
@@ -66,7 +66,7 @@ class LegalizeIntSums(ModulePass):
         ctx.count("sums-legalized", 0)
         sizes = module.size_vars()
         for op in [o for o in module.walk() if _exact_in_f32(o, sizes)]:
-            src = op.operands[0].op.operands[0]
+            src = op.operand("input").op.operand("input")
             as_f32 = CastOp([src], [src.type.with_dtype("f32")], {"round_mode": "rint"}, [], op.loc)
             total = ReduceOp([as_f32.result], [op.result.type.with_dtype("f32")], dict(op.attributes), [], op.loc)
             back = CastOp([total.result], [op.result.type], {"round_mode": "rint"}, [], op.loc)

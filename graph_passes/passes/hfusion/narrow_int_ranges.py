@@ -53,10 +53,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.core import OP_REGISTRY, Operation, Value
+from ...ir.core import OP_REGISTRY, Constant, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import INT_LIMITS, ScalarType, TensorType
 from .. import ModulePass, PassContext, register_pass
+from ..folding import flat
 
 I32_MIN, I32_MAX = INT_LIMITS["i32"]
 VIEWS = ("hfusion.broadcast", "hfusion.reshape", "hfusion.transpose", "hfusion.slice")
@@ -95,7 +96,7 @@ def _is_i64_tensor(v: Value) -> bool:
 def _scalar_constant(v: Value) -> int | None:
     """The value of an integer ``arith.constant`` scalar, else None."""
     op = getattr(v, "op", None)
-    if op is None or op.name != "arith.constant" or not isinstance(v.type, ScalarType) or v.type.dtype != "i64":
+    if op is None or not op.has_trait(Constant) or not isinstance(v.type, ScalarType) or v.type.dtype != "i64":
         return None
     return _integral(op.attributes["value"])
 
@@ -128,14 +129,14 @@ class RangeAnalysis:
         if name == "hfusion.fill":
             v = _integral(attrs["value"])
             return (v, v) if v is not None else None
-        if name == "arith.constant":
-            values = [_integral(x) for x in _flat(attrs["value"])]
+        if op.has_trait(Constant):
+            values = [_integral(x) for x in flat(attrs["value"])]
             return (min(values), max(values)) if values and None not in values else None
         if name == "hfusion.cast":
-            src = op.operands[0].type
+            src = op.operand("input").type
             return INT_LIMITS.get(src.dtype) if isinstance(src, TensorType) else None
         if name == "hfusion.select":  # the condition is i1; the result is one of the two values
-            return _union(self.of(v) for v in op.operands[1:])
+            return _union(self.of(v) for v in (op.operand("true_value"), op.operand("false_value")))
         operands = [self.of(v) for v in op.operands]
         if not operands or None in operands:
             return None
@@ -156,10 +157,6 @@ class RangeAnalysis:
             return None
         last = start + step * max(n - 1, 0)
         return min(start, last), max(start, last)
-
-
-def _flat(v):
-    return [x for item in v for x in _flat(item)] if isinstance(v, (list, tuple)) else [v]
 
 
 def _binary(fun: str, a: Range, b: Range) -> Range:
@@ -244,7 +241,7 @@ class _Narrowing:
         if op.name == "hfusion.compare":
             return (any(self._candidate(v) for v in op.operands)
                     and all(self.analysis.of(v) is not None for v in op.operands))
-        if op.name == "hfusion.cast" and self._candidate(op.operands[0]):
+        if op.name == "hfusion.cast" and self._candidate(op.operand("input")):
             dst = op.result.type.dtype
             return dst in CAST_READS_I32 and CAST_READS_I32[dst] in (None, op.attributes["round_mode"])
         return False
@@ -273,8 +270,8 @@ class _Narrowing:
     def _i32_form(self, op: Operation) -> Value:
         """The i32 value computing what ``op`` computes (its operands are narrowed already)."""
         t = op.result.type.with_dtype("i32")
-        if op.name == "hfusion.cast" and op.operands[0].type.dtype == "i32":
-            return op.operands[0]
+        if op.name == "hfusion.cast" and op.operand("input").type.dtype == "i32":
+            return op.operand("input")
         operands = [self._i32_operand(v) for v in op.operands]
         hint = op.result.name_hint
         if op.name == "hfusion.elemwise_unary" and op.attributes["fun"] == "abs":  # no i32 vabs: max(x, -x)
@@ -291,7 +288,7 @@ class _Narrowing:
             return
         self.ctx.count("casts-narrowed")
         if op.result.type.dtype == "i32":
-            op.replace_with([op.operands[0]])
+            op.replace_with([op.operand("input")])
 
     def _i32_operand(self, v: Value) -> Value:
         c = _scalar_constant(v)

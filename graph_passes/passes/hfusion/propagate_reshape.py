@@ -45,14 +45,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...dialects.hfusion import reassociation, unit_dims_inserted
-from ...ir.core import Elementwise, Operation, Value
+from ...ir.core import Broadcast, Constant, Elementwise, Operation, Value
 from ...ir.sizes import SizeVars
 from ...ir.types import TensorType
 from ...schedule.kernel_info import ELEMENTWISE_OPS, VECTOR_KINDS
 from ...rewrite import Pattern, Rewriter, apply_patterns_greedily
 from .. import ModulePass, PassContext, register_pass
 from ..canonicalize import fold_reshape
-from ..folding import _flat
+from ..folding import flat
 from .reshape_lifting import collapse_down, expand_up, tidy_reshapes
 
 
@@ -75,7 +75,7 @@ def _movable_reshape(v: Value, sizes: SizeVars, of_argument: bool = False) -> Op
     op = getattr(v, "op", None)
     if op is None or op.name != "hfusion.reshape":
         return None
-    src = op.operands[0]
+    src = op.operand("input")
     if getattr(src, "op", None) is None and not of_argument:  # a reshape of an argument is a load at the kernel
         return None                                          # boundary: keep it
     if not isinstance(src.type, TensorType) or not _is_collapse_or_expand(src.type, op.result.type, sizes):
@@ -104,7 +104,7 @@ def _sink_reshape(sizes: SizeVars):
                 continue
             reshape = _movable_reshape(v, sizes, of_argument=True)
             if reshape is not None:
-                shape = reshape.operands[0].type.shape
+                shape = reshape.operand("input").type.shape
                 if src_shape is None:
                     src_shape = shape
                 elif not _same_shape(shape, src_shape, sizes):
@@ -118,7 +118,7 @@ def _sink_reshape(sizes: SizeVars):
                 plan.append(("argument", None))  # read through a reshape at S (a load at the boundary)
             else:
                 return False
-        if src_shape is None or not any(kind == "reshape" and getattr(r.operands[0], "op", None) is not None
+        if src_shape is None or not any(kind == "reshape" and getattr(r.operand("input"), "op", None) is not None
                                         for kind, r in plan):
             return False  # nothing but reshapes of arguments: those are loads at the boundary already
         operands = []
@@ -126,13 +126,13 @@ def _sink_reshape(sizes: SizeVars):
             if kind == "keep":
                 operands.append(v)
             elif kind == "reshape":
-                operands.append(src_op.operands[0])
+                operands.append(src_op.operand("input"))
             elif kind == "argument":
                 operands.append(rw.create("hfusion.reshape", [v], [v.type.with_shape(src_shape)]).result)
             else:
                 attrs = dict(src_op.attributes)
-                if src_op.name == "arith.constant":
-                    attrs["value"] = _flat(attrs.get("value"))  # row-major order is what a reshape keeps
+                if src_op.has_trait(Constant):
+                    attrs["value"] = flat(attrs.get("value"))  # row-major order is what a reshape keeps
                 new_const = rw.create(src_op.name, [], [v.type.with_shape(src_shape)], attrs, loc=src_op.loc)
                 operands.append(new_const.result)
         new = rw.create(op.name, operands, [out_t.with_shape(src_shape)], dict(op.attributes))
@@ -174,8 +174,8 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
                                           loc=loc).result)
             else:
                 attrs = dict(const.attributes)
-                if const.name == "arith.constant":
-                    attrs["value"] = _flat(attrs.get("value"))
+                if const.has_trait(Constant):
+                    attrs["value"] = flat(attrs.get("value"))
                 operands.append(rw.create(const.name, [], [v.type.with_shape(shape)], attrs, before=before,
                                           loc=const.loc).result)
         new = rw.create(e.name, operands, [src.type.with_shape(shape)], dict(e.attributes), before=before, loc=e.loc)
@@ -186,10 +186,10 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         """``broadcast(x, dims) -> broadcast(reshape(x), dims ∪ x's unit dims)`` for each broadcast in ``readers``
         of ``x``, the source of ``op``, a reshape dropping unit dims only, and the return reads ``x`` collapsed and
         expanded again (a store); when every reader is a reshape, such a broadcast or the return."""
-        x, shape = op.operands[0], op.result.type.shape
+        x, shape = op.operand("input"), op.result.type.shape
         units = unit_dims_inserted(shape, x.type.shape, sizes)
-        if not units or not all(u.name in ("hfusion.reshape", "func.return") or (u.name == "hfusion.broadcast" and
-                                                                              u.operands[0] is x) for u in readers):
+        if not units or not all(u.name in ("hfusion.reshape", "func.return") or
+                                (u.name == "hfusion.broadcast" and u.operand("input") is x) for u in readers):
             return False
         for u in readers:
             if u.name == "func.return":
@@ -218,7 +218,7 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
         heads), so that E's readers are all reshapes."""
         if inside_body and all(u.name == "func.return" for u in op.result.users):
             return False
-        src = op.operands[0]
+        src = op.operand("input")
         e = getattr(src, "op", None)
         if e is None or not e.has_trait(Elementwise) or len(e.results) != 1 or not isinstance(src.type, TensorType):
             return False
@@ -247,21 +247,21 @@ def _hoist_reshape(sizes: SizeVars, inside_body: bool = False):
 def _splat(v: Value) -> Value | None:
     """The rank-0 value ``v`` broadcasts to every element of (a host scalar's splat), or None."""
     d = getattr(v, "op", None)
-    if d is not None and d.name == "hfusion.broadcast" and isinstance(d.operands[0].type, TensorType) and \
-            d.operands[0].type.rank == 0:
-        return d.operands[0]
+    if d is not None and d.name == "hfusion.broadcast" and isinstance(d.operand("input").type, TensorType) and \
+            d.operand("input").type.rank == 0:
+        return d.operand("input")
     return None
 
 
 def _reshape_constant(sizes: SizeVars):
     def fold_reshape_of_constant(op: Operation, rw: Rewriter) -> bool:
         """reshape(fill / constant) -> the fill / constant at the reshape's type (a sunk reshape meets it)."""
-        const = _recreatable_constant(op.operands[0])
+        const = _recreatable_constant(op.operand("input"))
         if const is None:
             return False
         attrs = dict(const.attributes)
-        if const.name == "arith.constant":
-            attrs["value"] = _flat(attrs.get("value"))
+        if const.has_trait(Constant):
+            attrs["value"] = flat(attrs.get("value"))
         new = rw.create(const.name, [], [op.result.type], attrs, loc=const.loc)
         rw.replace_op(op, new.results)
         return True
@@ -275,7 +275,7 @@ def _unit_broadcast(sizes: SizeVars):
         shape = op.result.type.shape
         if not all(sizes.statically_known_equal(shape[d], 1) for d in op.attributes["dims"]):
             return False
-        new = rw.create("hfusion.reshape", [op.operands[0]], [op.result.type])
+        new = rw.create("hfusion.reshape", [op.operand("input")], [op.result.type])
         rw.replace_op(op, new.results)
         return True
 
@@ -285,10 +285,10 @@ def _unit_broadcast(sizes: SizeVars):
 def _fold_unit_expand_into_broadcast(sizes: SizeVars):
     def fold_unit_expand_into_broadcast(op: Operation, rw: Rewriter) -> bool:
         """broadcast(reshape(x) inserting unit dims, dims) -> broadcast(x, dims ∪ the unit dims)."""
-        reshape = getattr(op.operands[0], "op", None)
+        reshape = getattr(op.operand("input"), "op", None)
         if reshape is None or reshape.name != "hfusion.reshape":
             return False
-        x = reshape.operands[0]
+        x = reshape.operand("input")
         inserted = unit_dims_inserted(x.type.shape, reshape.result.type.shape, sizes)
         if not inserted:
             return False
@@ -352,7 +352,7 @@ class PropagateReshape(ModulePass):
             moved += stats.by_counter.get("reshapes-propagated", 0)
             for op in reversed(list(func.body.ops)):  # the ops the hoist replaced (they read arguments whole)
                 dead = not any(r.uses for r in op.results)
-                if dead and (op.has_trait(Elementwise) or op.name == "hfusion.broadcast"):
+                if dead and (op.has_trait(Elementwise) or op.has_trait(Broadcast)):
                     op.erase()
             tidy_reshapes(func)
         ctx.count("reshapes-propagated", moved)

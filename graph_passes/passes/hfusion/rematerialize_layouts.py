@@ -35,16 +35,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.core import Operation, Value
+from ...ir.core import Broadcast, Elementwise, Operation, Value
 from ...ir.types import TensorType
-from ...schedule.kernel_info import ELEMENTWISE_OPS, VECTOR_KINDS, LayoutConflict, Unsupported, kernel_layout
+from ...schedule.kernel_info import VECTOR_KINDS, LayoutConflict, Unsupported, kernel_layout
 from ..cse import op_key
 from .. import ModulePass, PassContext, register_pass
 
 SOURCES = ("hfusion.arange", "hfusion.fill")
 """Cheap ops with no tensor operand."""
-CHEAP_OVER_CHEAP = ELEMENTWISE_OPS + ("hfusion.broadcast",)
-"""Cheap when every tensor operand is cheap."""
+CHEAP_OVER_CHEAP = (Elementwise, Broadcast)
+"""Traits of ops that are cheap when every tensor operand is cheap."""
 
 
 @register_pass
@@ -134,7 +134,7 @@ def _cheap_ops(func: Operation) -> set[int]:
     cheap: set[int] = set()
     for op in func.body.ops:
         tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
-        if op.name in SOURCES or (op.name in CHEAP_OVER_CHEAP and tensors and
+        if op.name in SOURCES or (any(op.has_trait(t) for t in CHEAP_OVER_CHEAP) and tensors and
                                   all(hasattr(v, "op") and id(v.op) in cheap for v in tensors)):
             cheap.add(id(op))
     return cheap

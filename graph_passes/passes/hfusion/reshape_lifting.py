@@ -34,7 +34,7 @@ move (of a reduction result, a gather or a slice) stays where it is, and the ker
 
 from __future__ import annotations
 
-from ...ir.core import BlockArgument, Elementwise, Operation, Value
+from ...ir.core import BlockArgument, Broadcast, Elementwise, Operation, Reduction, Value
 from ...ir.sizes import SizeVars
 from ...dialects.hfusion import unit_dims_inserted
 from ...ir.types import TensorType
@@ -46,7 +46,7 @@ def unit_reshape(op: Operation, sizes: SizeVars) -> tuple[str, list[int]] | None
     only inserts unit dims; None otherwise."""
     if op.name != "hfusion.reshape":
         return None
-    src, dst = op.operands[0].type.shape, op.result.type.shape
+    src, dst = op.operand("input").type.shape, op.result.type.shape
     if len(dst) > len(src):
         units = unit_dims_inserted(src, dst, sizes)
         return ("expand", units) if units else None
@@ -77,7 +77,7 @@ def _lift_source(v: Value, sizes: SizeVars) -> tuple[Value | None, list[int], tu
         kind = unit_reshape(op, sizes)
         if kind is None or kind[0] != "collapse":
             return None
-        src = op.operands[0]
+        src = op.operand("input")
         if isinstance(src, BlockArgument) and not _read_whole(src):
             return None  # a collapse of an argument read only through views: a load at the boundary already
         return src, kind[1], tuple(src.type.shape)
@@ -128,7 +128,7 @@ def collapse_down(sizes: SizeVars):
         the unit dims). Also for an argument read through an expand elsewhere."""
         if len(op.results) != 1 or not isinstance(op.result.type, TensorType):
             return False
-        if not (op.has_trait(Elementwise) or op.name == "hfusion.reduce"):
+        if not (op.has_trait(Elementwise) or op.has_trait(Reduction)):
             return False
         lifted = None
         sources: dict = {}
@@ -145,9 +145,9 @@ def collapse_down(sizes: SizeVars):
         if lifted is None:
             return False
         units, shape = lifted
-        if op.name == "hfusion.reduce":
+        if op.has_trait(Reduction):
             dims = _lifted_dims(op.attributes["dims"], len(shape), units)
-            new = rw.create(op.name, [sources[id(op.operands[0])]], [op.result.type],
+            new = rw.create(op.name, [sources[id(op.operand("input"))]], [op.result.type],
                             {**op.attributes, "dims": dims}, loc=op.loc)
             new.result.name_hint = op.result.name_hint
             rw.replace_op(op, new.results)
@@ -166,7 +166,7 @@ def expand_up(sizes: SizeVars):
         """expand(E(v…): T -> S) -> E(expand(v)…); expand(broadcast(x, dims)) -> broadcast(x, dims ∪ the unit
         dims). Other readers of E read collapse(E')."""
         kind = unit_reshape(op, sizes)
-        producer = getattr(op.operands[0], "op", None)
+        producer = getattr(op.operand("input"), "op", None)
         if kind is None or kind[0] != "expand" or producer is None or len(producer.results) != 1:
             return False
         if all(u.name == "func.return" for u in op.result.users):
@@ -176,9 +176,9 @@ def expand_up(sizes: SizeVars):
             operands = _lift_operands(producer, shape, {}, rw, producer)
             new = rw.create(producer.name, operands, [op.result.type], dict(producer.attributes), before=producer,
                             loc=producer.loc)
-        elif producer.name == "hfusion.broadcast":
+        elif producer.has_trait(Broadcast):
             dims = _lifted_dims(producer.attributes["dims"], len(shape), units)
-            x = producer.operands[0]
+            x = producer.operand("input")
             if all(sizes.statically_known_equal(shape[d], 1) for d in dims):  # only unit dims new: a reshape
                 new = rw.create("hfusion.reshape", [x], [op.result.type], before=producer, loc=producer.loc)
             else:
@@ -203,7 +203,7 @@ def tidy_reshapes(func: Operation) -> None:
     for op in list(func.body.ops):
         if op.name != "hfusion.reshape":
             continue
-        key = (id(op.operands[0]), op.result.type)
+        key = (id(op.operand("input")), op.result.type)
         if key in seen:
             op.result.replace_all_uses_with(seen[key])
             op.erase()

@@ -117,7 +117,7 @@ def _is_kernel_input(v: Value) -> bool:
     if op is None:
         return True
     if op.name == "hfusion.reshape":
-        return _is_kernel_input(op.operands[0])
+        return _is_kernel_input(op.operand("input"))
     return op_pattern(op) not in COMPUTED_IN_KERNELS
 
 
@@ -186,9 +186,9 @@ def _splittable(v: Value, layout: _Layout, seen: dict, per_row: dict) -> bool:
         op = getattr(v, "op", None)
         kind = layout.broadcast(op)
         if kind == "kept":
-            seen[v] = _per_row(op.operands[0], per_row)
+            seen[v] = _per_row(op.operand("input"), per_row)
         elif kind == "reduced":
-            seen[v] = _is_kernel_input(op.operands[0])
+            seen[v] = _is_kernel_input(op.operand("input"))
         elif op is None or not op.has_trait(Elementwise):
             seen[v] = _is_kernel_input(v)
         else:
@@ -220,7 +220,7 @@ def _rebuild(v: Value, layout: _Layout, anchor: Operation, done: dict) -> Value:
     if kind == "kept":
         new = OP_REGISTRY[op.name](list(op.operands), [t], {"dims": [layout.lo, layout.lo + 1]}, [], op.loc)
     elif kind == "reduced":
-        src = op.operands[0]
+        src = op.operand("input")
         rows = ReshapeOp([src], [src.type.with_shape(layout.split[layout.lo:layout.lo + 2])], {}, [], anchor.loc)
         anchor.parent.insert_before(anchor, rows)
         new = OP_REGISTRY[op.name]([rows.result], [t], {"dims": layout.kept_in_split}, [], op.loc)
@@ -269,20 +269,20 @@ class SplitReductions(ModulePass):
                     continue
                 m = self._own_rows(op, sizes, target) if layout is None else None
                 if m is not None:
-                    src, lo = op.operands[0], _reduced_block(op)[0]
+                    src, lo = op.operand("input"), _reduced_block(op)[0]
                     _replace(op, src, src.type.shape[:m], list(range(m, src.type.rank)), list(range(lo, m)))
                     ctx.count("reductions-split")
                     continue
                 trailing = self._trailing_block(op, sizes) if layout is None else None
                 if trailing is not None:
-                    src, dims = op.operands[0], list(op.attributes["dims"])
+                    src, dims = op.operand("input"), list(op.attributes["dims"])
                     rest = [d for d in dims if d not in trailing]
                     _replace(op, src, [s for d, s in enumerate(src.type.shape) if d not in trailing], trailing, rest)
                     ctx.count("reductions-split")
 
     def _layout(self, op: Operation, target: TargetSpec) -> _Layout | None:
         """How ``op`` splits, if it does: its reduced dims trailing (rows) or leading (columns)."""
-        shape, block = _static_shape(op.operands[0].type), _reduced_block(op)
+        shape, block = _static_shape(op.operand("input").type), _reduced_block(op)
         if shape is None or block is None or prod(shape) < self.min_elems:
             return None
         lo, hi = block
@@ -294,10 +294,10 @@ class SplitReductions(ModulePass):
             row_kernel = _broadcast_back(op.result, dims)
             p = split_factor(kept, n, target.vector_cores, self.min_row, block_rows, row_kernel)
         elif _broadcast_back(op.result, dims) and \
-                kept * op.operands[0].type.element_bytes // target.ub_align >= target.vector_cores:
+                kept * op.operand("input").type.element_bytes // target.ub_align >= target.vector_cores:
             return None  # x - x.mean(0) with a 32-B column strip for every core: one kernel reads x once
         else:
-            p = column_split_factor(n, kept * op.operands[0].type.element_bytes, target.vector_cores)
+            p = column_split_factor(n, kept * op.operand("input").type.element_bytes, target.vector_cores)
         return _Layout(tuple(shape), lo, hi, p) if p is not None else None
 
     def _own_rows(self, op: Operation, sizes: SizeVars, target: TargetSpec) -> int | None:
@@ -306,7 +306,7 @@ class SplitReductions(ModulePass):
         ``2·cores`` rows: the partial reduction reduces ``[m, rank)`` keeping those rows, the final one the rest. No
         reshape (a dynamic count has no static divisor), so an elementwise chain needs no rebuilding. A row kernel
         (the result broadcast back) is left alone."""
-        t, block = op.operands[0].type, _reduced_block(op)
+        t, block = op.operand("input").type, _reduced_block(op)
         if block is None or _static_shape(t) is not None:
             return None
         lo, hi = block
@@ -325,7 +325,7 @@ class SplitReductions(ModulePass):
         over dims 0 and 2), the trailing block of reduced dims, when it holds at least ``min-trailing`` elements:
         reduced first, as rows (every ``(n, c)`` a row, spread over the cores), then the rest from those partial
         results. No reshape: the input and its elementwise producers stay as they are."""
-        dims, t = sorted(op.attributes["dims"]), op.operands[0].type
+        dims, t = sorted(op.attributes["dims"]), op.operand("input").type
         if op.attributes["kind"] not in SPLIT_KINDS or not dims or t.rank - 1 not in dims or \
                 _reduced_block(op) is not None:
             return None
@@ -340,7 +340,7 @@ class SplitReductions(ModulePass):
         return trailing
 
     def _split(self, op: Operation, layout: _Layout) -> bool:
-        src = op.operands[0]
+        src = op.operand("input")
         same = layout.split == layout.shape  # [A, B] reduced whole: the rows of B
         if not same and not _splittable(src, layout, {}, {}):
             return False
@@ -359,7 +359,7 @@ def _reduced_block(op: Operation) -> tuple[int, int] | None:
     if op.attributes["kind"] not in SPLIT_KINDS or not dims:
         return None
     lo, hi = dims[0], dims[-1] + 1
-    rank = op.operands[0].type.rank
+    rank = op.operand("input").type.rank
     return (lo, hi) if dims == list(range(lo, hi)) and (lo == 0 or hi == rank) else None
 
 

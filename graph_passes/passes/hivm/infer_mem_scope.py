@@ -5,7 +5,7 @@ scope its uses require (:data:`OPERAND_SCOPES`: operand positions of each op →
 the local side of loads/stores live in UB; cube operands would live in L1 / L0A / L0B / L0C (the table has rows
 for them once the cube ops exist). A buffer whose uses require two different scopes is an error naming the op;
 a buffer no op constrains stays in UB (vector kernels) — counted as ``buffers-defaulted``. Views of a buffer
-(``hivm.multi_buffer_select``) take their source's scope. Counter ``buffers-scoped``.
+(``ViewLike`` ops: ``hivm.multi_buffer_select``) take their source's scope. Counter ``buffers-scoped``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.core import Operation, Value, Vector
+from ...ir.core import Operation, Value, Vector, ViewLike
 from ...ir.types import MemRefType
 from .. import ModulePass, PassContext, PassError, register_pass
 
@@ -30,8 +30,6 @@ OPERAND_SCOPES: dict[str, dict[int, str]] = {
     "hivm.fixpipe": {0: "l0c"},
 }
 """Op → {operand position: required scope}. Every buffer operand of a ``Vector`` op is in UB."""
-
-VIEW_OPS = ("hivm.multi_buffer_select",)
 
 
 def required_scope(op: Operation, index: int) -> str | None:
@@ -102,7 +100,7 @@ class InferMemScope(ModulePass):
 def _uses(buf: Value):
     """(op, operand index) of every use of ``buf``, looking through buffer views."""
     for use in buf.uses:
-        if use.op.name in VIEW_OPS:
+        if use.op.has_trait(ViewLike):
             yield from _uses(use.op.result)
         else:
             yield use.op, use.index
@@ -111,5 +109,5 @@ def _uses(buf: Value):
 def _set_scope(buf: Value, scope: str) -> None:
     buf.type = buf.type.with_scope(scope)
     for use in buf.uses:
-        if use.op.name in VIEW_OPS:
+        if use.op.has_trait(ViewLike):
             _set_scope(use.op.result, scope)
