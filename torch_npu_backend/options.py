@@ -106,8 +106,8 @@ class NpuOptions:
         if options.get("debug_dir") is None:
             root = debug_root_from_env()
             if root is not None and _unwritable_reason(str(root)):
-                raise OptionsError(f"debug dumps are on (NPU_COMPILE_DEBUG/TORCH_COMPILE_DEBUG) but NPU_DEBUG_DIR={root} "
-                                   f"is not a writable directory: {_unwritable_reason(str(root))}")  # fmt: skip
+                raise OptionsError(f"debug dumps are on (NPU_COMPILE_DEBUG/TORCH_COMPILE_DEBUG) but "
+                                   f"NPU_DEBUG_DIR={root} is not a writable directory: {_unwritable_reason(str(root))}")
             options["debug_dir"] = os.path.abspath(root) if root is not None else None
         elif isinstance(options["debug_dir"], os.PathLike):
             options["debug_dir"] = os.fspath(options["debug_dir"])

@@ -121,7 +121,8 @@ def test_unwritable_debug_dir_is_an_options_error(tmp_path, monkeypatch):
     """A debug_dir under a file cannot hold dumps: refused up front, whether given or from the environment."""
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(OptionsError, match=f"debug_dir='{blocker}/dumps' is not a writable directory: {blocker} is not"):
+    not_writable = f"debug_dir='{blocker}/dumps' is not a writable directory: {blocker} is not a directory"
+    with pytest.raises(OptionsError, match=not_writable):
         NpuOptions.from_dict({"debug_dir": str(blocker / "dumps")})
     monkeypatch.setenv("NPU_COMPILE_DEBUG", "1")
     monkeypatch.setenv("NPU_DEBUG_DIR", str(blocker))

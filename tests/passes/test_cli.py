@@ -100,7 +100,8 @@ REDUCE = """module {
         (REDUCE.replace("dims = [1]", "dims = [5]").encode(),
          "bad.mlir:3:5: 'hfusion.reduce' op dims [5] must be sorted, unique and within input rank 2"),
     ],
-    ids=["empty", "only-comments", "not-utf8", "unknown-target", "fun-not-a-string", "missing-fun", "dims-out-of-range"],
+    ids=["empty", "only-comments", "not-utf8", "unknown-target", "fun-not-a-string", "missing-fun",
+         "dims-out-of-range"],
 )
 def test_bad_input_is_one_located_line(tmp_path, data, expected):
     """Every bad input, read from a file or from stdin, is one ``file:line:col`` line and exit status 1."""
