@@ -82,14 +82,22 @@ TARGETS = {
 DEFAULT_TARGET = "ascend910b1"
 
 
+class UnknownTargetError(ValueError):
+    """A chip name this table does not know; the message lists the known ones."""
+
+
 def target_spec(name: str | None) -> TargetSpec:
-    """The spec of chip ``name`` (the default chip when None); an unknown name is an error listing the known ones."""
+    """The spec of chip ``name`` (the default chip when None); an unknown name is an :class:`UnknownTargetError`."""
     name = name or DEFAULT_TARGET
     if name not in TARGETS:
-        raise ValueError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}")
+        raise UnknownTargetError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}")
     return TARGETS[name]
 
 
 def module_target(module) -> TargetSpec:
-    """The spec named by a module's ``target`` attribute."""
-    return target_spec(module.attributes.get("target"))
+    """The spec named by a module's ``target`` attribute; an unknown name is the module's ``VerifyError`` (with its
+    location), as the verifier reports it."""
+    try:
+        return target_spec(module.attributes.get("target"))
+    except UnknownTargetError as e:
+        raise module.error(f"attribute 'target': {e}") from None

@@ -2,13 +2,17 @@
 
 Environment variables: ``NPU_COMPILE_DEBUG=1`` or ``TORCH_COMPILE_DEBUG=1`` turn on debug dumps when no
 ``debug_dir`` option is given; dumps then go under ``$NPU_DEBUG_DIR`` (default ``./npu_debug``), the same root the
-pass manager uses.
+pass manager uses (both read them through :func:`graph_passes.debug_env.debug_root_from_env`).
+
+Every invalid ``options`` (not a dict, an unknown key, a bad value, a ``debug_dir`` that is not a writable
+directory path) is a one-line :class:`OptionsError`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 EXECUTE_MODES = ("simulate", "interpret")
@@ -18,8 +22,6 @@ on the simulator; "interpret" runs the HFusion IR with the reference interpreter
 CHIPS = ("ascend910b1", "ascend910b4", "ascend910a")  # the presets both graph_passes/target.py and simulator/presets.py know
 SYNC_MODES = ("normal", "barrier-all")
 DEFAULT_PIPELINE = "canonicalize,cse"
-DEBUG_ENV_VARS = ("NPU_COMPILE_DEBUG", "TORCH_COMPILE_DEBUG")
-DEFAULT_DEBUG_ROOT = "npu_debug"
 
 
 class OptionsError(ValueError):
@@ -78,8 +80,12 @@ class NpuOptions:
             raise OptionsError(f"option tile_elems must be an int >= 0 (0: automatic), got {self.tile_elems!r}")
         if not isinstance(self.pipeline, str):
             raise OptionsError(f"option pipeline must be a string, got {self.pipeline!r}")
-        if self.debug_dir is not None and not isinstance(self.debug_dir, (str, os.PathLike)):
-            raise OptionsError(f"option debug_dir must be a path, got {self.debug_dir!r}")
+        if self.debug_dir is not None:
+            if not isinstance(self.debug_dir, (str, os.PathLike)) or not isinstance(os.fspath(self.debug_dir), str):
+                raise OptionsError(f"option debug_dir must be a path (a string), got {self.debug_dir!r}")
+            problem = _unwritable_reason(os.fspath(self.debug_dir))
+            if problem:
+                raise OptionsError(f"option debug_dir={self.debug_dir!r} is not a writable directory: {problem}")
 
     @classmethod
     def names(cls) -> list[str]:
@@ -88,13 +94,22 @@ class NpuOptions:
     @classmethod
     def from_dict(cls, options: dict | None) -> "NpuOptions":
         """Validate ``options`` (unknown keys are an error listing the valid ones) and apply the environment."""
+        from graph_passes.debug_env import debug_root_from_env
+
+        if options is not None and not isinstance(options, Mapping):
+            raise OptionsError(f"npu options must be a dict of option names to values, got {type(options).__name__}")
         options = dict(options or {})
-        unknown = sorted(set(options) - set(cls.names()))
+        unknown = sorted(set(options) - set(cls.names()), key=str)
         if unknown:
-            raise OptionsError(f"unknown npu option(s) {', '.join(unknown)}; valid options: {', '.join(cls.names())}")
-        if options.get("debug_dir") is None and debug_env_enabled():
-            options["debug_dir"] = os.path.abspath(os.environ.get("NPU_DEBUG_DIR", DEFAULT_DEBUG_ROOT))
-        if options.get("debug_dir") is not None:
+            raise OptionsError(f"unknown npu option(s) {', '.join(map(str, unknown))}; "
+                               f"valid options: {', '.join(cls.names())}")  # fmt: skip
+        if options.get("debug_dir") is None:
+            root = debug_root_from_env()
+            if root is not None and _unwritable_reason(str(root)):
+                raise OptionsError(f"debug dumps are on (NPU_COMPILE_DEBUG/TORCH_COMPILE_DEBUG) but "
+                                   f"NPU_DEBUG_DIR={root} is not a writable directory: {_unwritable_reason(str(root))}")
+            options["debug_dir"] = os.path.abspath(root) if root is not None else None
+        elif isinstance(options["debug_dir"], os.PathLike):
             options["debug_dir"] = os.fspath(options["debug_dir"])
         return cls(**options)
 
@@ -114,5 +129,18 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def debug_env_enabled() -> bool:
-    return any(os.environ.get(v, "").strip() not in ("", "0") for v in DEBUG_ENV_VARS)
+def _unwritable_reason(path: str) -> str | None:
+    """Why dumps cannot be written under ``path`` (its nearest existing ancestor decides), or None."""
+    if not path:
+        return "empty path"
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        return f"{probe} is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None

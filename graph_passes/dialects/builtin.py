@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..ir.attrs import AnyAttr, StrAttr
 from ..ir.core import Block, IsolatedFromAbove, Operation, Region, register_op
 from ..ir.sizes import SizeVars, expr_str, parse_expr
+from ..target import module_target
 
 
 @register_op
@@ -59,6 +60,7 @@ class ModuleOp(Operation):
         self.attributes["symbols"] = symbols
 
     def verify_(self) -> None:
+        module_target(self)  # an unknown chip name is this op's error
         symbols = self.attributes.get("symbols") or {}
         if not isinstance(symbols, dict):
             raise self.error("attribute 'symbols' must be a dictionary of name = [lo, hi]")

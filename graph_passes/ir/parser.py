@@ -514,10 +514,23 @@ class Parser:
         return Operation.create("builtin.module", [], [], attrs, [region], loc if loc is not None else self.loc(start))
 
 
+def decode_source(data: bytes, filename: str = "<string>") -> str:
+    """The text of a source file's bytes; bytes that are not UTF-8 are a :class:`ParseError` at the first of them."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = data[: e.start].decode("utf-8")
+        line = before.count("\n") + 1
+        col = len(before) - (before.rfind("\n") + 1) + 1
+        raise ParseError(f"{filename}:{line}:{col}: error: invalid UTF-8 byte 0x{data[e.start]:02x}") from None
+
+
 def parse_module(text: str, filename: str = "<string>") -> Operation:
-    """Parse a module; top-level ops without ``module { … }`` around them are wrapped in one."""
+    """Parse a module; top-level ops without ``module { … }`` around them are wrapped in one. Text with neither
+    (empty, or only comments) is an error."""
     p = Parser(text, filename)
-    p.skip_ws()
+    if p.at_end():
+        raise p.error("expected 'module' or an op, found end of input (the input is empty)")
     if p.peek_keyword("module"):
         module = p.parse_op()
         if not p.at_end():
@@ -545,4 +558,4 @@ def parse_attr(text: str):
     return v
 
 
-__all__ = ["parse_module", "parse_type", "parse_attr", "ParseError", "Parser"]
+__all__ = ["parse_module", "decode_source", "parse_type", "parse_attr", "ParseError", "Parser"]

@@ -1,6 +1,6 @@
 """IR dumps between passes: numbered files with MLIR's ``IR Dump After`` header.
 
-Note: the environment is read here, when a PassManager is built (the compile entry), never inside a pass.
+Without a ``debug_dir``, the debug environment (:mod:`graph_passes.debug_env`) decides, when a PassManager is built.
 """
 
 from __future__ import annotations
@@ -9,15 +9,10 @@ import os
 import time
 from pathlib import Path
 
+from ..debug_env import debug_root_from_env
 from ..ir.core import Operation
 from ..ir.printer import print_module
 from .base import ModulePass
-
-DEBUG_ENV_VARS = ("NPU_COMPILE_DEBUG", "TORCH_COMPILE_DEBUG")
-
-
-def debug_enabled_by_env() -> bool:
-    return any(os.environ.get(v, "") not in ("", "0") for v in DEBUG_ENV_VARS)
 
 
 def resolve_debug_dir(debug_dir: str | os.PathLike | None) -> Path | None:
@@ -25,9 +20,9 @@ def resolve_debug_dir(debug_dir: str | os.PathLike | None) -> Path | None:
     when NPU_COMPILE_DEBUG=1 or TORCH_COMPILE_DEBUG=1, else None (no dumps)."""
     if debug_dir is not None:
         return Path(debug_dir)
-    if not debug_enabled_by_env():
+    base = debug_root_from_env()
+    if base is None:
         return None
-    base = Path(os.environ.get("NPU_DEBUG_DIR", "npu_debug"))
     return base / f"passes_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}_{time.monotonic_ns() % 10**6}"
 
 

@@ -102,3 +102,36 @@ def test_bad_pipeline_fails_at_compile():
     chain = _compile_error(lambda x: x * 2, torch.randn(4), options={"execute": "interpret",
                                                                              "pipeline": "no-such-pass"})
     assert any("no-such-pass" in str(e) for e in chain), chain
+
+
+@pytest.mark.parametrize("options, match", [
+    ("fusion=False", "npu options must be a dict of option names to values, got str"),
+    ([("fusion", False)], "npu options must be a dict of option names to values, got list"),
+    ({1: 2}, "unknown npu option\\(s\\) 1; valid options: execute"),
+    ({"debug_dir": 5}, "option debug_dir must be a path \\(a string\\), got 5"),
+    ({"debug_dir": b"dumps"}, "option debug_dir must be a path \\(a string\\), got b'dumps'"),
+    ({"debug_dir": ""}, "option debug_dir='' is not a writable directory: empty path"),
+])  # fmt: skip
+def test_bad_options_are_one_line_options_errors(options, match):
+    with pytest.raises(OptionsError, match=match):
+        NpuOptions.from_dict(options)
+
+
+def test_unwritable_debug_dir_is_an_options_error(tmp_path, monkeypatch):
+    """A debug_dir under a file cannot hold dumps: refused up front, whether given or from the environment."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    not_writable = f"debug_dir='{blocker}/dumps' is not a writable directory: {blocker} is not a directory"
+    with pytest.raises(OptionsError, match=not_writable):
+        NpuOptions.from_dict({"debug_dir": str(blocker / "dumps")})
+    monkeypatch.setenv("NPU_COMPILE_DEBUG", "1")
+    monkeypatch.setenv("NPU_DEBUG_DIR", str(blocker))
+    with pytest.raises(OptionsError, match=f"NPU_DEBUG_DIR={blocker} is not a writable directory"):
+        NpuOptions.from_dict({})
+    assert NpuOptions.from_dict({"debug_dir": tmp_path / "new" / "dir"}).debug_dir == str(tmp_path / "new" / "dir")
+
+
+def test_options_not_a_dict_through_torch_compile():
+    chain = _compile_error(lambda x: x * 2, torch.randn(4), options="fusion=False")
+    errs = [e for e in chain if isinstance(e, OptionsError)]
+    assert errs and str(errs[0]) == "npu options must be a dict of option names to values, got str", chain

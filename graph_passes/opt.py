@@ -1,11 +1,11 @@
 """``npu-opt FILE -p PIPELINE``: run a pass pipeline on text IR and print the result (like ``mlir-opt``).
 
-    npu-opt model.mlir -p "canonicalize,cse"
+    npu-opt model.mlir -p "canonicalize,cse"          # the console script; also python -m graph_passes.opt
     npu-opt - --pass-pipeline "canonicalize" < model.mlir
     npu-opt --list-passes
 
-Invalid IR, an unknown pass or option, or a pass failure prints one line (with the location when there is one)
-and exits with status 1. Imports no torch: it only needs graph_passes.
+Input that is not UTF-8 or is empty, invalid IR, an unknown pass or option, or a pass failure prints one line
+(``file:line:col: …`` when there is a location) and exits with status 1. Imports graph_passes only (no torch).
 """
 
 from __future__ import annotations
@@ -79,23 +79,49 @@ def _run_one(text: str, filename: str, args) -> str:
     return print_module(module)
 
 
+def _compiler_errors() -> tuple[type[Exception], ...]:
+    """The errors that report bad input or a pass refusing it (one line each), as opposed to a bug."""
+    from graph_passes.conversion.hfusion_to_hivm import LoweringError
+    from graph_passes.ir.core import VerifyError
+    from graph_passes.ir.parser import ParseError
+    from graph_passes.ir.size_predicates import SizePredicateError
+    from graph_passes.passes import PassError, PipelineError
+    from graph_passes.rewrite import RewriteError
+    from graph_passes.schedule.tiling import ScheduleError
+    from graph_passes.target import UnknownTargetError
+
+    return (ParseError, VerifyError, PipelineError, PassError, RewriteError, LoweringError, ScheduleError,
+            SizePredicateError, UnknownTargetError, OSError)  # fmt: skip
+
+
+def _report(e: Exception) -> None:
+    message = str(e).splitlines()[0] if str(e) else type(e).__name__
+    sys.stderr.write(message + "\n" if re.match(r"^\S+:\d+:\d+: ", message) else f"npu-opt: error: {message}\n")
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    """The input's text and its name in messages; bytes that are not UTF-8 are a located ``ParseError``."""
+    from graph_passes.ir.parser import decode_source
+
+    if path == "-":
+        return decode_source(sys.stdin.buffer.read(), "<stdin>"), "<stdin>"
+    with open(path, "rb") as f:
+        return decode_source(f.read(), path), path
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _arg_parser().parse_args(argv)
     if args.list_passes:
         sys.stdout.write(_list_passes())
         return 0
-    from graph_passes.ir.core import VerifyError
     from graph_passes.ir.parser import ParseError
-    from graph_passes.passes import PassError, PipelineError
-    from graph_passes.rewrite import RewriteError
 
-    expected_errors = (ParseError, VerifyError, PipelineError, PassError, RewriteError, OSError)
+    expected_errors = _compiler_errors()
     try:
-        if args.input == "-":
-            text, filename = sys.stdin.read(), "<stdin>"
-        else:
-            with open(args.input, encoding="utf-8") as f:
-                text, filename = f.read(), args.input
+        text, filename = _read_input(args.input)
+    except ParseError as e:
+        _report(e)
+        return 1
     except OSError as e:
         sys.stderr.write(f"npu-opt: error: cannot read {args.input}: {e.strerror}\n")
         return 1
@@ -104,15 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         try:
             outputs.append(_run_one(chunk, filename, args))
         except expected_errors as e:
-            message = str(e).splitlines()[0] if str(e) else type(e).__name__
-            sys.stderr.write(message + "\n" if re.match(r"^\S+:\d+:\d+: ", message) else f"npu-opt: error: {message}\n")
+            _report(e)
             failed = True
     result = "// -----\n".join(outputs)
     if args.output == "-":
         sys.stdout.write(result)
-    else:
+        return 1 if failed else 0
+    try:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(result)
+    except OSError as e:
+        sys.stderr.write(f"npu-opt: error: cannot write {args.output}: {e.strerror}\n")
+        return 1
     return 1 if failed else 0
 
 
