@@ -243,15 +243,7 @@ def gelu(ctx, x, approximate="none"):
     funs = {"none": "gelu_erf", "tanh": "gelu_tanh"}
     if approximate not in funs:
         raise ctx.error(f"approximate={approximate!r}")
-    y = _unary(funs[approximate])(ctx, x)
-    out = ctx.out_type()
-    if approximate == "none" and out.dtype in ("f32", "bf16"):
-        # eager's vectorized f32 GELU (GeluKernel.cpp, the f32 and bf16 paths) gives NaN at +inf (its erf polynomial
-        # is NaN there); f16 and the tanh form give +inf. Any input beyond f32's range rounds to inf first anyway.
-        v = ctx.cast(ctx.tensor(x), out.dtype)
-        at_inf = ctx.emit(CompareOp, [v, ctx.scalar(float("inf"), out.dtype)], out.with_dtype("i1"), predicate="eq")
-        return ctx.emit(SelectOp, [at_inf, ctx.scalar(float("nan"), out.dtype), y], out)
-    return y
+    return _unary(funs[approximate])(ctx, x)
 
 
 # -- casts -------------------------------------------------------------------------------------------------------
