@@ -85,6 +85,7 @@ HIVM = [
     "hivm-mark-multi-buffer",  # each buffer gets the copies its kernel's schedule decided
     "hivm-enable-multi-buffer",  # split the copies, rotate them per iteration
     "hivm-plan-memory",  # offsets per buffer, reuse, in-place, capacity check
+    "hivm-verify-memory-plan",  # no two live buffers share a byte of any scope (a wrong plan fails here)
     "hivm-inject-sync{mode=%(sync_mode)s}",  # set/wait flags, barriers, event ids
 ]
 

@@ -58,6 +58,7 @@ class OutputSpec:
     kind: str  # "tensor" | "none" | "size"
     index: int = -1  # result index of @main for "tensor"
     expr: object = None  # sympy size expression for "size"
+    strides: tuple | None = None  # eager's strides (sympy) of a "tensor" output that is not contiguous, else None
 
 
 @dataclass
@@ -426,7 +427,7 @@ def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:
         if out is None:
             specs.append(OutputSpec("none"))
         elif isinstance(out, torch.fx.Node) and isinstance(out.meta.get("val"), torch.Tensor):
-            specs.append(OutputSpec("tensor", len(values)))
+            specs.append(OutputSpec("tensor", len(values), strides=_layout(ctx, out.meta["val"])))
             values.append(ctx.tensor(out))
         elif isinstance(out, torch.fx.Node) or isinstance(out, (int, torch.SymInt)):
             specs.append(OutputSpec("size", expr=ctx.expr(out)))
@@ -435,6 +436,20 @@ def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:
     ctx.create(ReturnOp, values, [])
     ctx.func.set_function_type()
     return specs
+
+
+def _layout(ctx: ImportContext, val: torch.Tensor) -> tuple | None:
+    """The strides eager gives an output (a transposed view, channels_last), or None when it is row-major: the
+    runtime hands back a tensor of these strides, as Inductor does."""
+    sizes = [ctx.expr(d) for d in val.shape]
+    strides = [ctx.expr(st) for st in val.stride()]
+    expected = sympy.Integer(1)
+    row_major = True
+    for size, stride in reversed(list(zip(sizes, strides))):
+        if size != 1 and sympy.simplify(stride - expected) != 0:
+            row_major = False
+        expected = expected * size
+    return None if row_major else tuple(strides)
 
 
 def _lower_constant(ctx: ImportContext, t) -> Value:

@@ -85,7 +85,7 @@ class CompiledGraph:
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
         inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
                   for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made them f32
-        if self.predicates or any(o.kind == "size" for o in self.outputs):
+        if self.predicates or any(o.kind == "size" or o.strides for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:
             pred.check(bindings)
@@ -110,6 +110,10 @@ class CompiledGraph:
                 t = results[spec.index]
                 if _aliases(t, owned) or id(t) in seen or not t.is_contiguous():
                     t = t.clone(memory_format=torch.contiguous_format)  # Note: outputs never alias inputs/views
+                if spec.strides is not None:  # eager's layout (a transposed view, channels_last)
+                    strides = tuple(int(evaluate(e, bindings)) for e in spec.strides)
+                    if t.stride() != strides:
+                        t = torch.empty_strided(t.shape, strides, dtype=t.dtype).copy_(t)
                 seen.add(id(t))
                 out.append(t)
         return out

@@ -3,7 +3,9 @@
 Ops of a function are numbered in pre-order; a loop spans the numbers of everything inside it. A buffer is live
 from its first use to its last use (uses through ``hivm.multi_buffer_select`` count for every copy), and a use
 inside a loop that does not contain the alloc makes the buffer live across that whole loop (the next iteration
-uses it again). The copies of one multi-buffered buffer are therefore live together.
+uses it again). The copies of one multi-buffered buffer are therefore live together. A ``scratch = true`` alloc
+(the code generator's temporary UB, which no op names) is live for the whole kernel; an unused one at its own
+position (:func:`buffer_lifetime`, what hivm-plan-memory places and hivm-verify-memory-plan checks).
 """
 
 from __future__ import annotations
@@ -50,3 +52,10 @@ def live_interval(alloc: Operation, order: ProgramOrder) -> tuple[int, int] | No
         lo = start if lo is None else min(lo, start)
         hi = end if hi is None else max(hi, end)
     return None if lo is None else (lo, hi)
+
+
+def buffer_lifetime(alloc: Operation, order: ProgramOrder) -> tuple[int, int]:
+    """The positions over which ``alloc``'s bytes must not be shared with another live buffer."""
+    if alloc.attributes.get("scratch"):
+        return 0, max(order.last.values(), default=0)
+    return live_interval(alloc, order) or (order.pos[id(alloc)],) * 2

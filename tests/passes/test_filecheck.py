@@ -2,6 +2,7 @@
 
 ``%s`` is the test file. ``npu-opt`` runs as ``python -m graph_passes.opt`` with the repository on PYTHONPATH: the
 same ``main`` as the console script, found without installing it.
+``not <command>`` succeeds when the command fails (an error test), and ``2>&1`` merges its stderr into the pipe.
 """
 
 from __future__ import annotations
@@ -48,14 +49,19 @@ def substitute(command: str, path: Path) -> str:
         "npu-opt": f"{shlex.quote(sys.executable)} -m graph_passes.opt",
         "filecheck": shlex.quote(_filecheck()),
     }
+    negate = f"{shlex.quote(sys.executable)} -c 'import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]) == 0)'"
     words = []
     for stage in command.split("|"):
         argv = shlex.split(stage.replace("%s", shlex.quote(str(path))))
+        prefix = ""
+        if argv and argv[0] == "not":
+            prefix, argv = negate + " ", argv[1:]
         if argv and argv[0] in tools:
             argv[0] = tools[argv[0]]
         else:
             argv[0:1] = [shlex.quote(argv[0])] if argv else []
-        words.append(" ".join([argv[0]] + [shlex.quote(a) for a in argv[1:]]))
+        rest = [a if a == "2>&1" else shlex.quote(a) for a in argv[1:]]
+        words.append(prefix + " ".join([argv[0]] + rest))
     return " | ".join(words)
 
 

@@ -31,7 +31,18 @@ def _arith(ctx, fun: str, a, b, alpha=1):
         return ctx.emit(ElemwiseBinaryOp, [v, ctx.scalar(ratio[1], out.dtype)], out, fun=second)
     if alpha != 1 and not ctx.is_tensor(b):
         b, alpha = ctx.meta(b) * alpha, 1
+    if fun in ("mul", "div") and out.dtype in ("f16", "bf16") and _divides_by_scalar(ctx, b, out):
+        # eager's mul and true division of a half/bf16 tensor by a CPU scalar (a number or a 0-d tensor, also of
+        # f32) compute in f32 with the scalar's f32 value and round once (mul_kernel / div_true_kernel, the
+        # reduced-float is_scalar(2) path); add and sub round the scalar to the dtype first, as the op itself does.
+        lhs, rhs = ctx.operand(a, "f32", out.shape), ctx.operand(b, "f32", out.shape)
+        return ctx.cast(ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out.with_dtype("f32"), fun=fun), out.dtype)
     rhs = ctx.operand(b, out.dtype, out.shape)
+    if alpha != 1 and out.dtype in ("f16", "bf16") and ctx.is_tensor(a):
+        # eager computes a half/bf16 a + alpha * b in f32 (alpha in f32, b as the dtype's value) and rounds once
+        wide = out.with_dtype("f32")
+        scaled = ctx.emit(ElemwiseBinaryOp, [ctx.cast(rhs, "f32"), ctx.scalar(alpha, "f32")], wide, fun="mul")
+        return ctx.cast(ctx.emit(ElemwiseBinaryOp, [ctx.cast(lhs, "f32"), scaled], wide, fun=fun), out.dtype)
     if alpha != 1:
         rhs = ctx.emit(ElemwiseBinaryOp, [rhs, ctx.scalar(alpha, out.dtype)], out, fun="mul")
     return ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out, fun=fun)

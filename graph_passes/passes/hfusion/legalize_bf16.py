@@ -28,7 +28,7 @@ vector unit would round every step in f16:
 Left alone (pure data movement, exact on bf16 bits, or not vector
 compute): ``cast``, ``fill``, ``select``, ``broadcast``, ``transpose``, ``slice``, ``reshape``, ``concat``,
 ``gather``, the cube ops.
-A bf16 scalar constant operand becomes an f32 constant (the same value, exactly).
+A bf16 (f16) scalar constant operand becomes an f32 constant of its bf16 (f16) value (:func:`narrow_value`).
 
 The casts are ordinary elementwise ops: fusion pulls them into the kernels and the buffer plan counts them.
 Between two consecutive bf16 ops this leaves ``cast(cast(y: f32 -> bf16) -> f32)``: a narrowing then a widening,
@@ -41,6 +41,8 @@ Counters: ``ops-legalized``, ``casts-inserted``.
 
 from __future__ import annotations
 
+import math
+import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -93,7 +95,24 @@ def _to_f32(v, anchor: Operation, ctx: PassContext):
     src = getattr(v, "op", None)
     if src is None or not src.has_trait(Constant):
         return None  # a bf16 scalar argument: no tensor cast for it
-    return _create("arith.constant", [], [ScalarType("f32")], {"value": float(src.attributes["value"])}, anchor).result
+    value = narrow_value(float(src.attributes["value"]), t.dtype)
+    return _create("arith.constant", [], [ScalarType("f32")], {"value": value}, anchor).result
+
+
+def narrow_value(x: float, dtype: str) -> float:
+    """``x`` as a ``dtype`` (bf16, f16) value, rounded as torch converts a Python number: to f32, then to nearest
+    even (a constant written as 0.3 on a bf16 op is the bf16 0.30078125 the op computes with)."""
+    f32 = struct.unpack("<f", struct.pack("<f", x))[0] if math.isfinite(x) and abs(x) < 3.5e38 else x
+    if dtype == "f16":
+        try:
+            return struct.unpack("<e", struct.pack("<e", f32))[0]
+        except OverflowError:
+            return math.copysign(math.inf, f32)
+    if dtype != "bf16" or not math.isfinite(f32):
+        return f32
+    bits = struct.unpack("<I", struct.pack("<f", f32))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
 def legalize(op: Operation, ctx: PassContext, narrow: str = "bf16") -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ...analysis.liveness import ProgramOrder, live_interval
+from ...analysis.liveness import ProgramOrder, buffer_lifetime
 from ...dialects.hfusion import NOT_IN_PLACE_FUNS
 from ...ir.core import Operation
 from ...ir.types import MemRefType
@@ -182,10 +182,7 @@ class PlanMemory(ModulePass):
             if t.scope is None:
                 raise PassError(f"{self.name}: {alloc.loc}: buffer %{_name(alloc, i)} has no memory scope "
                                 f"(run hivm-infer-mem-scope first)")  # fmt: skip
-            if alloc.attributes.get("scratch"):  # the code generator's temporary UB: any op may use it
-                live = (0, max(order.last.values(), default=0))
-            else:
-                live = live_interval(alloc, order) or (order.pos[id(alloc)],) * 2
+            live = buffer_lifetime(alloc, order)  # scratch (the code generator's temporary UB): the whole kernel
             size = _align(int(t.nbytes), target.alignment(t.scope))
             n = alloc.attributes.get("multi_buffer", 1)
             by_scope.setdefault(t.scope, []).extend(_Slot(alloc, c, size, live) for c in range(n))
