@@ -10,8 +10,11 @@ a target are flagged and listed). A table, not a timed test.
 Inputs are rows of ``COLS`` = 4096 (256 rows at 1M elements, 4096 at 16M); norms and softmax reduce each row. The
 roofline (simulator/report.py) is max(DDR bytes — first-touch reads + writes — / chip DDR bandwidth, vector repeat
 cycles / vector cores): f16 softmax and norms compute in f32 (as eager does), so their vector work, not their bytes,
-bounds them (or, once they read row statistics as scalars, their DDR bytes do). Figures at 1M on ascend910b1
-(sim µs / roofline µs / efficiency)::
+bounds them (or, once they read row statistics as scalars, their DDR bytes do). Columns: before µs (``fixed_costs=False``:
+the simulator without launch overhead and per-DMA fixed costs), body µs (the kernels with per-DMA fixed costs), launch
+µs (5.9 a launch), after µs (both), roofline, efficiency = roofline / body, and unfused before / after µs (launches
+included). Body figures at 1M on ascend910b1 (body µs / roofline µs / efficiency; broadcast add f16 3.2 / 3.0 93.5%
+with the fixed costs)::
 
     elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%
     broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%
