@@ -2,8 +2,11 @@
 
     python benchmarks/simulator.py [--chip ascend910b1] [--no-hazards] [--small]
 
-Columns: simulated us, roofline us (bound), efficiency = roofline / simulated, per-pipe busy %, and the
-simulator's own speed (instructions simulated per wall-clock second). The GEMM runs twice: with the
+Columns: before us (the kernel simulated without fixed costs, `ChipSpec.without_fixed_costs()`, which reproduces the
+simulator's cycles before launch overhead and per-DMA fixed costs were modelled), body us (the cores' time with the
+per-DMA fixed costs), launch us (launch overhead, charged before the cores start), after us (launch + body), roofline
+us (bound), efficiency = roofline / body, per-pipe busy %, and the simulator's own speed (instructions simulated per
+wall-clock second, of the after run). The GEMM runs twice: with the
 balanced work split (whole 128x256 blocks plus an even share of the leftover blocks per core) and, for
 comparison, with whole blocks dealt round-robin (6 or 5 blocks per core).
 """
@@ -47,39 +50,43 @@ def main():
     B = rng.uniform(-1, 1, (size, size)).astype(np.float16)
     runs = []
     for label, fn in [
-        (f"vector add f16 {n >> 20}M, double-buffered", lambda: run_vector_add(x, y, chip=chip, block_dim=vec_cores,
-                                                                                buffers=2, check_hazards=check)),
-        (f"vector add f16 {n >> 20}M, single-buffered", lambda: run_vector_add(x, y, chip=chip, block_dim=vec_cores,
-                                                                                buffers=1, check_hazards=check)),
+        (f"vector add f16 {n >> 20}M, double-buffered", lambda c: run_vector_add(x, y, chip=c, block_dim=vec_cores,
+                                                                                  buffers=2, check_hazards=check)),
+        (f"vector add f16 {n >> 20}M, single-buffered", lambda c: run_vector_add(x, y, chip=c, block_dim=vec_cores,
+                                                                                  buffers=1, check_hazards=check)),
         # Note: on all cores the chip's shared DDR is the bottleneck for both variants; on 8 cores each core's own
         # DMA path is, and there double buffering's overlap of load, add and store shows (docs/simulator.md).
         (f"vector add f16 {n >> 20}M on 8 cores, double-buffered",
-         lambda: run_vector_add(x, y, chip=chip, block_dim=8, buffers=2, check_hazards=check)),
+         lambda c: run_vector_add(x, y, chip=c, block_dim=8, buffers=2, check_hazards=check)),
         (f"vector add f16 {n >> 20}M on 8 cores, single-buffered",
-         lambda: run_vector_add(x, y, chip=chip, block_dim=8, buffers=1, check_hazards=check)),
-        (f"GEMM f16 {size}^3, balanced split", lambda: run_gemm(A, B, chip=chip, block_dim=chip.aic_cores,
-                                                                 check_hazards=check)),
-        (f"GEMM f16 {size}^3, whole blocks only", lambda: run_gemm(A, B, chip=chip, block_dim=chip.aic_cores,
-                                                                    balance=False, check_hazards=check)),
+         lambda c: run_vector_add(x, y, chip=c, block_dim=8, buffers=1, check_hazards=check)),
+        (f"GEMM f16 {size}^3, balanced split", lambda c: run_gemm(A, B, chip=c, block_dim=chip.aic_cores,
+                                                                   check_hazards=check)),
+        (f"GEMM f16 {size}^3, whole blocks only", lambda c: run_gemm(A, B, chip=c, block_dim=chip.aic_cores,
+                                                                      balance=False, check_hazards=check)),
     ]:
+        _, before = fn(chip.without_fixed_costs())
         t = time.perf_counter()
-        out, res = fn()
+        out, res = fn(chip)
         wall = time.perf_counter() - t
         s = res.stats
         busy = ", ".join(f"{LANE_NAMES[p]} {r:.0%}" for p, r in s.busy_ratio.items())
-        runs.append((label, f"{s.us:,.1f}", f"{s.roofline_us:,.1f} ({s.bound})", f"{s.efficiency:.1%}", busy,
+        runs.append((label, f"{before.stats.us:,.1f}", f"{s.us:,.1f}", f"{s.launch_us:,.1f}", f"{s.total_us:,.1f}",
+                     f"{s.roofline_us:,.1f} ({s.bound})", f"{s.efficiency:.1%}", busy,
                      f"{s.instructions:,}", f"{s.instructions / wall:,.0f}", f"{wall:.1f}"))
         if "GEMM" in label:
             ref = A.astype(np.float32) @ B.astype(np.float32)
             err = float(np.abs(out.astype(np.float32) - ref).max())
             print(f"{label}: max |error| vs fp32 numpy: {err:.3g}; "
-                  f"{2 * size ** 3 / (s.us * 1e-6) / 1e12:.1f} TFLOPS of {chip.peak_f16_tflops:.1f} peak")
+                  f"{2 * size ** 3 / (s.total_us * 1e-6) / 1e12:.1f} TFLOPS with the launch "
+                  f"({2 * size ** 3 / (before.stats.us * 1e-6) / 1e12:.1f} before) of {chip.peak_f16_tflops:.1f} peak")
         else:
             assert np.array_equal(out, x + y)
     print(f"chip {chip.name}: {chip.aic_cores} AIC / {vec_cores} vector cores at {chip.clock_mhz} MHz; "
           f"hazard check {'on' if check else 'OFF'}")
-    print(tabulate(runs, headers=["kernel", "sim us", "roofline us", "efficiency", "busy (avg over cores)",
-                                  "instructions", "instr/s", "wall s"]))
+    print(tabulate(runs, headers=["kernel", "before us", "body us", "launch us", "after us", "roofline us",
+                                  "efficiency", "busy (avg over cores)", "instructions", "instr/s", "wall s"],
+                   disable_numparse=True))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,22 @@
-"""Global-memory timing: the PTO per-transfer curve, L2 residency in 512-B lines, chip-shared DDR bandwidth.
+"""Global-memory timing: the PTO per-transfer curve (a fixed cost per path plus the bytes at peak), L2
+residency in 512-B lines, chip-shared DDR bandwidth.
 
 A DMA of n bursts of L bytes (each burst rounded up to whole 32-B granules, the DMA unit: `gbytes`),
 touching `lines` distinct 512-B GM lines, starts on the core's GM port at port_start = max(start, port free):
 
-    curve    = (dma_half_bytes + gbytes) / dma_peak_bpc           # PTO fit, cycles at the chip clock
+    curve    = fixed[path] + max(gbytes / dma_peak_bpc, n*L / path cap)   # PTO fit: time = K/peak + B/peak
+               (fixed costs off: max((dma_half_bytes + gbytes) / dma_peak_bpc, n*L / path cap), the same
+               fit with its fixed part K/peak = half/peak folded in; GM->UB/L1 have no cap)
     reads:   total = new_lines*512 + hit_bytes                     # a miss fills whole lines from DDR
              port  = total / l2_read_bpc                           # CANN-INI l2_read_rate, the core's port
              ddr   = DDR ledger: new_lines*512 bytes from port_start, at most l2_read_bpc * new/total B/cycle
              lines already in L2 but still being filled (by any core) are not ready before their fill time
     writes:  port  = gbytes / l2_write_bpc, ddr = DDR ledger: gbytes from port_start at most l2_write_bpc
     end      = max(start + curve, port_start + port, ddr end, fill time of the hit lines)
+
+The fixed cost is charged once, in the curve: PTO's fit is the time of an isolated transfer on the real chip,
+port and DDR included, so adding it to the port/DDR terms as well would count it twice. Under DDR contention
+it overlaps the wait for the chip's bandwidth (the request is set up while other cores' bytes are served).
 
 DDR ledger: HARDWARE.md ("treat GM bandwidth as a chip-level resource shared by all active cores"). The
 chip's DDR bandwidth is CANN-INI `ddr_rate` x AI cores (768 B/cycle on 910B1, 1.42 TB/s). Time is cut into
@@ -87,16 +94,24 @@ class GmModel:
         sj = t0 if j == 0 else (i0 + j) * SLOT
         return sj + need * dur[j] / take[j]
 
+    def curve(self, path: str, gbytes: int, nbytes: int, path_cap_bpc: float | None = None) -> float:
+        """Cycles of an isolated transfer of `gbytes` granule bytes (`nbytes` moved) on `path` (see above)."""
+        if not self.chip.fixed_costs:
+            t = (self.chip.dma_half_bytes + gbytes) / self.peak
+            return max(t, nbytes / path_cap_bpc) if path_cap_bpc else t
+        stream = gbytes / self.peak
+        if path_cap_bpc:
+            stream = max(stream, nbytes / path_cap_bpc)
+        return self.chip.dma_fixed_cycles[path] + stream
+
     def transfer(self, starts, length: int, write: bool, port_free: float, start: float,
-                 path_cap_bpc: float | None = None) -> tuple[float, float]:
-        """Return (end time, new port_free) of one DMA starting at `start`."""
+                 path_cap_bpc: float | None = None, path: str = "GM->UB") -> tuple[float, float]:
+        """Return (end time, new port_free) of one DMA on `path` starting at `start`."""
         n = len(starts)
         gran = starts // 32
         gbytes = int(((starts + length + 31) // 32 - gran).sum()) * 32
         self.gm_bytes += n * length
-        curve = (self.chip.dma_half_bytes + gbytes) / self.peak
-        if path_cap_bpc:
-            curve = max(curve, n * length / path_cap_bpc)
+        curve = self.curve(path, gbytes, n * length, path_cap_bpc)
         lines = self.lines(starts, length)
         nl = len(lines)
         res = self.resident[lines]

@@ -6,6 +6,11 @@ Roofline (in cycles, whole chip):
     roofline      = max(compute, memory);  efficiency = roofline / simulated cycles
 DDR bytes are the model's DDR traffic (first-touch read lines + all written lines); GM bytes are every
 byte the DMAs moved. Both bandwidths are CANN-INI rates x AI cores (presets.py).
+
+Launch overhead (presets.py `launch_cycles`, PTO) is charged on the timeline before the cores start: the
+cores' time 0 is `launch_cycles` after the launch. `cycles` / `us` are the kernel body (first core start to
+last core end), the figure the roofline and efficiency compare; `launch_cycles` / `launch_us` the overhead;
+`total_cycles` / `total_us` both. The trace shows the overhead as its own slice (process "launch").
 """
 from __future__ import annotations
 
@@ -45,7 +50,18 @@ class Stats:
     instructions: int
     hazards_checked: bool
     wall_seconds: float
+    launch_cycles: float = 0.0   # charged before the cores start (not in `cycles`)
+    launch_us: float = 0.0
     extra: dict = field(default_factory=dict)
+
+    @property
+    def total_cycles(self) -> float:
+        """Launch overhead + kernel body."""
+        return self.launch_cycles + self.cycles
+
+    @property
+    def total_us(self) -> float:
+        return self.us + self.launch_us
 
     @property
     def instructions_per_second(self) -> float:
@@ -78,7 +94,8 @@ def collect_stats(name, chip, block_dim, cores, sched, checked, wall) -> Stats:
         compute_bound_cycles=compute, memory_bound_cycles=memory, roofline_cycles=roof,
         roofline_us=roof / chip.clock_mhz, bound="compute" if compute >= memory else "memory",
         efficiency=roof / cycles if cycles else 0.0, instructions=n_instr, hazards_checked=checked,
-        wall_seconds=wall)
+        wall_seconds=wall, launch_cycles=chip.launch_overhead_cycles,
+        launch_us=chip.launch_overhead_cycles / chip.clock_mhz)
 
 
 @dataclass
@@ -103,7 +120,8 @@ class LaunchResult:
 def summary_table(s: Stats) -> str:
     rows = [
         ("kernel", s.kernel), ("chip", s.chip), ("block_dim / cores", f"{s.block_dim} / {s.cores}"),
-        ("cycles", f"{s.cycles:,.0f}"), ("time (us)", f"{s.us:,.2f}"),
+        ("cycles (body)", f"{s.cycles:,.0f}"), ("time (us, body)", f"{s.us:,.2f}"),
+        ("launch overhead (us)", f"{s.launch_us:,.2f}"), ("time with launch (us)", f"{s.total_us:,.2f}"),
         ("roofline (us)", f"{s.roofline_us:,.2f} ({s.bound}-bound)"), ("efficiency", f"{s.efficiency:.1%}"),
         ("cube / vector FLOPs", f"{s.flops_cube:,} / {s.flops_vector:,}"),
         ("GM bytes (DDR / L2 hits)", f"{s.gm_bytes:,} ({s.ddr_bytes:,} / {s.l2_hit_bytes:,})"),
@@ -116,20 +134,28 @@ def summary_table(s: Stats) -> str:
 
 
 def trace_events(res: LaunchResult) -> list:
-    """Chrome trace events: pid = core, tid = pipe lane (msprof names), flow arrows set -> wait."""
+    """Chrome trace events: pid = core, tid = pipe lane (msprof names), flow arrows set -> wait; the launch
+    overhead is one slice on its own process ("launch", after the cores), the cores' events follow it."""
     mhz = res.chip.clock_mhz
     out = []
+    t0 = res.stats.launch_cycles
+    if t0:
+        lp = len(res.core_names)
+        out.append({"ph": "M", "name": "process_name", "pid": lp, "args": {"name": "launch"}})
+        out.append({"ph": "M", "name": "thread_name", "pid": lp, "tid": 0, "args": {"name": "launch overhead"}})
+        out.append({"ph": "X", "name": "launch", "pid": lp, "tid": 0, "ts": 0.0, "dur": t0 / mhz,
+                    "args": {"cycles": t0}})
     for ci, name in enumerate(res.core_names):
         out.append({"ph": "M", "name": "process_name", "pid": ci, "args": {"name": name}})
         for p in PIPES:
             out.append({"ph": "M", "name": "thread_name", "pid": ci, "tid": PIPE_INDEX[p],
                         "args": {"name": LANE_NAMES[p]}})
     for ci, pipe, mnem, t, dur, pc in res.events:
-        out.append({"ph": "X", "name": mnem, "pid": ci, "tid": PIPE_INDEX[pipe], "ts": t / mhz,
+        out.append({"ph": "X", "name": mnem, "pid": ci, "tid": PIPE_INDEX[pipe], "ts": (t0 + t) / mhz,
                     "dur": max(dur, 0.5) / mhz, "args": {"pc": pc, "cycles": dur}})
     for i, (sc, sp, st, wc, wp, wt) in enumerate(res.flows):
         out.append({"ph": "s", "id": i, "name": "flag", "cat": "sync", "pid": sc, "tid": PIPE_INDEX[sp],
-                    "ts": st / mhz})
+                    "ts": (t0 + st) / mhz})
         out.append({"ph": "f", "id": i, "name": "flag", "cat": "sync", "pid": wc, "tid": PIPE_INDEX[wp],
-                    "ts": wt / mhz, "bp": "e"})
+                    "ts": (t0 + wt) / mhz, "bp": "e"})
     return out

@@ -5,7 +5,8 @@ Every pipe executes its queue in order. The head instruction x of pipe p starts 
     start = max(issue_time(x), free(p), time of the matching set_flag if x is a wait_flag)
 
 and occupies p for `cost` cycles (head latency added when p was idle or after pipe_barrier(p)). DMAs are
-timed by the GM model (gm_model.py). Ready heads sit in one heap keyed by start time, so instructions of
+timed by the GM model (gm_model.py). A cross-core set is seen by the waiting cores `cross_core_handoff_cycles`
+after it runs (presets.py); the launch overhead is charged before time 0 (report.py), not here. Ready heads sit in one heap keyed by start time, so instructions of
 all cores execute in global start order: that order drives GM L2 residency, the functional effects and the
 hazard checker's vector clocks. When nothing is ready but queues are not empty, the kernel deadlocked.
 
@@ -160,7 +161,7 @@ class Scheduler:
         if kind == "dma":
             starts, length, write = x.gm_access()
             cap = chip.ub_to_gm_bpc if pipe == "MTE3" else (chip.l0c_to_gm_bpc if pipe == "FIX" else None)
-            end, c.port_free = self.gm_model.transfer(starts, length, write, c.port_free, t, cap)
+            end, c.port_free = self.gm_model.transfer(starts, length, write, c.port_free, t, cap, x.PATH)
             dur = end - t
             c.drained[pipe] = False
         elif kind == "op":
@@ -202,8 +203,9 @@ class Scheduler:
         elif kind == "xset":
             touched = self._targets(c, x)
             snap = vc.copy()
+            seen = t + chip.cross_core_handoff_cycles  # the flag reaches the other cores after the hand-off
             for o in touched:
-                o.xflags[x.flag].append((t, snap, x.gid, pipe, c.index))
+                o.xflags[x.flag].append((seen, snap, x.gid, pipe, c.index))
         if pipe == "S":
             # Later issues of every pipe start after this item, but only pipe_barrier(ALL) publishes the scalar
             # unit's own UB accesses to them; otherwise they need a flag from S (ASCENDC HardEvent S_V, S_MTE3 ...)

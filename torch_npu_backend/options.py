@@ -55,6 +55,9 @@ class NpuOptions:
     rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/passes.md)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
+    fixed_costs: bool = True
+    """Simulate the chip's fixed costs (launch overhead, per-DMA fixed cost, cross-core hand-off; docs/simulator.md).
+    False reproduces the simulator's timing without them: for before/after comparisons only."""
     pipeline: str = DEFAULT_PIPELINE
     """execute="interpret" only: the pass pipeline run on the imported module (PassManager syntax)."""
     debug_dir: str | None = None
@@ -67,7 +70,7 @@ class NpuOptions:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "verify"):
+        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:

@@ -2,11 +2,15 @@
 
     with torch_npu_backend.profile() as prof:
         compiled(x)
-    print(prof.table()); prof.total_us(); prof.write_trace("trace.json")
+    print(prof.table()); prof.total_us(); prof.total_us(launch=False); prof.write_trace("trace.json")
 
 A record says which kernel ran, where (``executed``: "simulator" or "interpreter", with the ``reason`` a kernel was
 interpreted), what it came from (fusion kind, FX nodes), under which shape bindings, and — for simulated launches —
 cycles, µs, the roofline bound, efficiency, per-pipe busy ratios, GM bytes and whether the hazard checker ran.
+
+A simulated launch's time has two parts: the launch overhead (``launch_us``, charged before the cores start;
+docs/simulator.md, *Fixed costs*) and the kernel body (``cycles``/``us``, which the roofline and efficiency compare).
+``total_us()`` includes the launches; ``total_us(launch=False)`` is the bodies alone.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ class KernelRecord:
     reason: str | None = None  # why an interpreted kernel was not simulated
     block_dim: int | None = None
     cycles: float | None = None
-    us: float | None = None
+    us: float | None = None  # kernel body (the cores' time), without the launch overhead
+    launch_us: float | None = None  # launch overhead, charged before the cores start
     roofline_us: float | None = None
     efficiency: float | None = None
     bound: str | None = None
@@ -65,9 +70,15 @@ class Profile:
     def interpreted(self) -> list[KernelRecord]:
         return [r for r in self.records if not r.simulated]
 
-    def total_us(self) -> float:
-        """Simulated time of all launches, back to back (interpreted kernels have no simulated time)."""
-        return sum(r.us for r in self.records if r.us is not None)
+    def total_us(self, launch: bool = True) -> float:
+        """Simulated time of all launches, back to back, including each launch's overhead (``launch=False``: the
+        kernel bodies alone). Interpreted kernels have no simulated time."""
+        body = sum(r.us for r in self.records if r.us is not None)
+        return body + self.launch_us() if launch else body
+
+    def launch_us(self) -> float:
+        """Launch overhead of all simulated launches."""
+        return sum(r.launch_us for r in self.records if r.launch_us is not None)
 
     def total_roofline_us(self) -> float:
         return sum(r.roofline_us for r in self.records if r.roofline_us is not None)
@@ -87,20 +98,22 @@ class Profile:
                 busy = " ".join(f"{lane} {r.busy.get(p, 0.0):.0%}" for p, lane in PIPE_COLUMNS if p in r.busy)
                 note = "" if r.hazards_checked else "hazard check OFF"
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, f"{r.cycles:,.0f}",
-                             f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,
+                             f"{r.launch_us or 0.0:,.2f}", f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,
                              f"{r.gm_bytes:,}", note])  # fmt: skip
             else:
-                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "",
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "",
                              r.reason])  # fmt: skip
-        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "us", "roofline us",
+        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "launch us", "us", "roofline us",
                    "efficiency", "busy", "GM bytes", "note"]  # fmt: skip
         total = f"total: {len(self.records)} launches ({len(self.simulated())} simulated, "
-        total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated"
+        total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated with launches "
+        total += f"({self.launch_us():,.2f} us launch overhead, {self.total_us(launch=False):,.2f} us kernel bodies)"
         return tabulate(rows, headers=headers) + "\n" + total
 
     def trace_events(self) -> list:
         """Every simulated launch's Chrome trace events, placed back to back on one time line; each launch's cores
-        get their own process ids, named ``<kernel>#<n>: <core>``."""
+        get their own process ids, named ``<kernel>#<n>: <core>`` (``<kernel>#<n>: launch`` holds the launch overhead's
+        slice, before the cores' events)."""
         out, t0, pid0 = [], 0.0, 0
         for n, r in enumerate(self.simulated()):
             if r.result is None or not r.result.events:
@@ -119,7 +132,7 @@ class Profile:
                     e["id"] = f"{n}-{e['id']}"
                 out.append(e)
             pid0 = max(pids) + 1 if pids else pid0
-            t0 += r.us
+            t0 += r.us + (r.launch_us or 0.0)
         return out
 
     def write_trace(self, path) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from graph_passes.ir.sizes import evaluate
+from simulator import get_chip
 
 from . import profiling as _profile
 from .importer import OutputSpec
@@ -148,7 +149,10 @@ class Launcher:
             else:
                 arrays.append(to_numpy(v).reshape(a.evaluate_shape(sizes, interp.bindings)))
         start = time.perf_counter()
-        outs, res = ck.run(arrays, interp.bindings, chip=self.graph.options.chip,
+        chip = get_chip(self.graph.options.chip)
+        if not self.graph.options.fixed_costs:
+            chip = chip.without_fixed_costs()
+        outs, res = ck.run(arrays, interp.bindings, chip=chip,
                            check_hazards=self.graph.options.check_hazards, trace=self.trace)  # fmt: skip
         wall = time.perf_counter() - start
         COUNTERS["kernels_simulated"] += 1
@@ -179,6 +183,7 @@ class Launcher:
         if res is not None:  # block_dim 0 (an empty tensor): nothing launched
             s = res.stats
             rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us
+            rec.launch_us = s.launch_us
             rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
             rec.hazards_checked, rec.result = s.hazards_checked, res
         else:

@@ -83,9 +83,13 @@ def test_profile_api(tmp_path):
     with torch_npu_backend.profile() as prof:
         fn(x)
         fn(x)
-    assert len(prof.records) == 2 and prof.total_us() == pytest.approx(2 * prof.records[0].us)
+    r = prof.records[0]
+    assert len(prof.records) == 2 and r.launch_us == pytest.approx(10905 / 1850)  # presets.py launch_cycles
+    assert prof.total_us(launch=False) == pytest.approx(2 * r.us)
+    assert prof.total_us() == pytest.approx(2 * (r.us + r.launch_us))
     table = prof.table()
     assert "main_fused_0" in table and "LAST_AXIS_PBR" in table and "simulator" in table
+    assert "launch us" in table and f"{r.launch_us:,.2f}" in table and "us launch overhead" in table
     prof.write_trace(tmp_path / "t.json")
     import json
 
@@ -93,6 +97,21 @@ def test_profile_api(tmp_path):
     assert any(e.get("ph") == "X" for e in events)
     names = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
     assert any(n.startswith("main_fused_0#0") for n in names) and any(n.startswith("main_fused_0#1") for n in names)
+    launches = sorted(e["ts"] for e in events if e.get("ph") == "X" and e["name"] == "launch")
+    assert launches == pytest.approx([0.0, r.launch_us + r.us])  # each launch's slice, back to back
+
+
+def test_fixed_costs_off_reproduces_the_former_timing():
+    x = torch.randn(16, 128)
+    recs = {}
+    for fixed in (True, False):
+        torch._dynamo.reset()
+        fn = torch.compile(lambda x: x * 2 + 1, backend="npu", options={"fixed_costs": fixed})
+        with torch_npu_backend.profile() as prof:
+            fn(x)
+        (recs[fixed],) = prof.records
+    assert recs[False].launch_us == 0 and recs[True].launch_us > 0
+    assert recs[True].cycles != recs[False].cycles  # the per-DMA fixed costs changed the body too
 
 
 def test_interpreted_kernels_are_reported(fresh_dynamo):

@@ -103,7 +103,7 @@ def test_stats_trace_and_table(tmp_path):
     res.write_trace(path)
     ev = json.loads(path.read_text())["traceEvents"]
     lanes = {e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
-    assert lanes == {"SCALAR", "MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP"}
+    assert lanes == {"SCALAR", "MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP", "launch overhead"}
     assert any(e["ph"] == "X" and e["name"] == "vadd" for e in ev)
     starts = [e for e in ev if e["ph"] == "s"]
     assert starts and len(starts) == len([e for e in ev if e["ph"] == "f"])
