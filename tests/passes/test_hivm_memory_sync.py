@@ -1,4 +1,4 @@
-"""hivm-mark-multi-buffer, hivm-enable-multi-buffer, hivm-plan-memory, hivm-inject-sync on hand-written HIVM
+"""hivm-mark-multi-buffer{depth=2}, hivm-enable-multi-buffer, hivm-plan-memory, hivm-inject-sync on hand-written HIVM
 kernels in docs/hivm.md's form, checked by counters, by the plan, and by a small hazard oracle.
 
 The oracle (:func:`check_sync`) is independent of the passes: it runs the kernel's control flow with concrete
@@ -117,12 +117,12 @@ KERNELS = {"elemwise": ELEMWISE, "rows": ROWS, "two_loops": TWO_LOOPS}
 SYNC = "hivm-plan-memory,hivm-inject-sync"
 PIPELINES = {
     "depth1": "hivm-mark-multi-buffer{depth=1}," + SYNC,
-    "depth2": "hivm-mark-multi-buffer,hivm-enable-multi-buffer," + SYNC,
+    "depth2": "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer," + SYNC,
     "depth3": "hivm-mark-multi-buffer{depth=3},hivm-enable-multi-buffer," + SYNC,
     # ARCHITECTURE.md's order: plan and sync the marked buffers, split them last
-    "enable-last": "hivm-mark-multi-buffer,hivm-plan-memory,hivm-inject-sync,hivm-enable-multi-buffer",
-    "no-plan": "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-inject-sync",
-    "barrier-all": "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync{mode=barrier-all}",
+    "enable-last": "hivm-mark-multi-buffer{depth=2},hivm-plan-memory,hivm-inject-sync,hivm-enable-multi-buffer",
+    "no-plan": "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer,hivm-inject-sync",
+    "barrier-all": "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync{mode=barrier-all}",
 }
 
 
@@ -327,7 +327,7 @@ def check_sync(m, n_tiles: int = 5) -> list[str]:
 
 
 def test_mark_counts_load_and_store_buffers():
-    m, ctx = run(ELEMWISE, "hivm-mark-multi-buffer")
+    m, ctx = run(ELEMWISE, "hivm-mark-multi-buffer{depth=2}")
     assert ctx.counter("hivm-mark-multi-buffer", "buffers-marked") == 4
     assert all(a.attributes.get("multi_buffer") == 2 for a in allocs(m))
     m, ctx = run(ROWS, "hivm-mark-multi-buffer{depth=3}")
@@ -349,7 +349,7 @@ def test_depth_changes_allocs_and_planned_bytes():
 
 
 def test_enable_selects_copy_by_iteration_number():
-    m, _ = run(ELEMWISE, "hivm-mark-multi-buffer,hivm-enable-multi-buffer")
+    m, _ = run(ELEMWISE, "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer")
     loop = next(op for op in m.walk() if op.name == "scf.for")
     names = [op.name for op in loop.body.ops[:6]]
     assert names == ["arith.subi", "arith.floordivsi"] + ["hivm.multi_buffer_select"] * 4
@@ -385,7 +385,7 @@ def test_plan_writes_in_place():
 
 
 def test_plan_multi_buffer_copies_get_one_offset_each():
-    m, _ = run(ELEMWISE, "hivm-mark-multi-buffer,hivm-plan-memory")
+    m, _ = run(ELEMWISE, "hivm-mark-multi-buffer{depth=2},hivm-plan-memory")
     offs = [o for a in allocs(m) for o in a.attributes["offsets"]]
     assert all(len(a.attributes["offsets"]) == 2 for a in allocs(m))
     assert len(set(offs)) == 8  # copies are live together
@@ -394,7 +394,7 @@ def test_plan_multi_buffer_copies_get_one_offset_each():
 def test_overflow_is_a_one_line_summary():
     big = ELEMWISE.replace("8192xf16, ub", "32768xf16, ub")
     with pytest.raises(MemoryPlanOverflow) as info:
-        run(big, "hivm-mark-multi-buffer,hivm-plan-memory")
+        run(big, "hivm-mark-multi-buffer{depth=2},hivm-plan-memory")
     e = info.value
     assert isinstance(e, PassError)
     assert (e.kernel, e.scope, e.needed, e.available, e.multi_buffered) == ("main_fused_0", "ub", 524288, 196608, 4)
@@ -489,7 +489,7 @@ def test_too_many_event_ids_fall_back_race_free():
     m, ctx = run(text, "hivm-mark-multi-buffer{depth=1},hivm-inject-sync")  # 8 single MTE2→V ids: at the limit
     assert check_sync(m) == [] and ctx.counter("hivm-inject-sync", "event-ids-used") >= 8
     assert ctx.counter("hivm-inject-sync", "syncs-merged-for-ids") == 0
-    m, ctx = run(text, "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-inject-sync")  # 8 rotating pairs
+    m, ctx = run(text, "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer,hivm-inject-sync")  # 8 rotating pairs
     assert ctx.counter("hivm-inject-sync", "syncs-merged-for-ids") > 0
     assert check_sync(m) == [] and check_sync(m, 1) == []
     ids = [i for op in m.walk() if op.name in ("hivm.set_flag", "hivm.wait_flag") for i in op.attributes["event_ids"]]
@@ -503,7 +503,7 @@ def test_oracle_on_convert_to_hivm_output(name):
 
     m = getattr(vk, name)()
     run_pipeline = ("hfusion-auto-schedule,convert-to-hivm,hivm-infer-core-type,hivm-infer-mem-scope,"
-                    "hivm-mark-multi-buffer,hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync")  # fmt: skip
+                    "hivm-mark-multi-buffer{depth=2},hivm-enable-multi-buffer,hivm-plan-memory,hivm-inject-sync")  # fmt: skip
     ctx = PassManager.from_pipeline(run_pipeline).run(m)
     assert ctx.counter("hivm-inject-sync", "set-flags") > 0
     k = m.lookup("main_fused_0")
