@@ -48,10 +48,10 @@ def index_select(ctx, x, dim, index):
 
 @register_lowering(aten.index.Tensor)
 def index(ctx, x, indices):
-    """``x[..., idx, ...]`` with one integer index tensor, the other dims whole (``qkv[..., [-2], :]``: the keys
-    of a fused q/k/v projection): an index_select of the flattened index along its dim, negative indices counting
-    from the end as eager, reshaped to ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together) and boolean masks (a
-    result shape that depends on the data) are not lowered."""
+    """``x[..., idx, ...]`` with one integer index tensor, the other dims whole (``qkv[..., [-2], :]``: the keys of a
+    fused q/k/v projection): an index_select of the flattened index along its dim, negative indices counting from the
+    end as eager, reshaped to ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together)
+    and boolean masks (a result shape that depends on the data) are not lowered."""
     v = ctx.tensor(x)
     d, idx, n = _one_index(ctx, v, indices)
     known = _constant_values(idx)
@@ -66,9 +66,9 @@ def index(ctx, x, indices):
 def index_put(ctx, x, indices, values, accumulate=False):
     """``x[..., idx, ...] = values`` (``+=`` with ``accumulate``) for one known index tensor (the backward of
     ``x[..., [-2], :]``: a fused projection's q/k/v split): per position picked, the values there — summed over
-    repeats when accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a one-hot sum
-    when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is not
-    defined)."""
+    repeats when accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a
+    one-hot sum when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is
+    not defined)."""
     v = ctx.tensor(x)
     d, idx, n = _one_index(ctx, v, indices)
     vals = _values_along(ctx, v, d, idx, values)
