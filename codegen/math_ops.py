@@ -11,19 +11,18 @@ f16 ops compute in f32 (as torch does for half): the source is ``vconv``-ed into
 f32 and the result is ``vconv``-ed (rint) into the destination. For f32 the sequence reads the source directly and
 only its last instruction writes the destination, so in-place ops (dst is src) are fine.
 
-Approximations (errors measured with every step rounded to f32, as the simulator does, against float64 torch):
+Approximations (their errors, measured on the simulator against float64 torch, are in docs/codegen.md's table):
 
 - ``erf``: the rational approximation of XLA's ``ErfImpl32`` / Eigen's ``generic_fast_erf_float``: x clamped to
-  [-4, 4], erf(x) = x·P(x²)/Q(x²), P of degree 6 and Q of degree 4 in x². Max abs error 4.2e-7 over [-6, 6]
-  (4.2e-7 relative); erf(±inf) = ±1 exactly (clamped to ±4, where the ratio rounds to ±1); NaN propagates
-  (vmins/vmaxs are NaN-propagating).
-- ``gelu_erf``: 0.5·x·(1 + erf(x·√½)), erf as above (max abs error 1.4e-6 over [-10, 10]).
+  [-4, 4], erf(x) = x·P(x²)/Q(x²), P of degree 6 and Q of degree 4 in x²; erf(±inf) = ±1 exactly (clamped to
+  ±4, where the ratio rounds to ±1); NaN propagates (vmins/vmaxs are NaN-propagating).
+- ``gelu_erf``: 0.5·x·(1 + erf(x·√½)), erf as above.
 - ``sin``/``cos``: Cody–Waite range reduction as in Cephes ``sinf``/``cosf`` with π split in three parts
   (4× Cephes' DP1/DP2/DP3 for π/4; k·DP1 and k·DP2 are exact for |k| < 2^12): sin: k = rint(x/π),
   r = x − kπ ∈ [−π/2, π/2], sin x = (−1)^k·sin r; cos: m = rint(x/π − ½), r = x − (m + ½)π, cos x = (−1)^(m+1)·sin r.
   sin r = r + r·r²·S(r²) with the Taylor coefficients up to r¹³ (truncation < 6.7e-10 on [−π/2, π/2]);
-  (−1)^k = 2·(2·floor(k/2) − k) + 1 with ``vconv f32→f32 floor``. Max abs error 1.2e-7 for |x| ≤ 100
-  (grows like |x|·2^-24 with the rounding of x itself; accurate to |x| ≈ 2^12·π).
+  (−1)^k = 2·(2·floor(k/2) − k) + 1 with ``vconv f32→f32 floor``. The error grows like |x|·2^-24 with the
+  rounding of x itself; accurate to |x| ≈ 2^12·π (where k·DP1 stops being exact).
 - ``pow`` with a constant exponent e: 2 → x·x, 0.5 → vsqrt, −0.5 → vrsqrt, −1 → vrec (one rounding each, in the
   op's dtype); 0 → 1; other integers → binary exponentiation (square-and-multiply, then vrec for e < 0) in f32,
   which is exact in sign for negative bases (torch's semantics); other exponents → exp(e·ln x) in f32 (NaN for

@@ -343,9 +343,8 @@ def _reduce_outer(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> No
 
     Summation order: eager's CPU kernel adds a column's rows in row order (into cascaded partial sums); here row r
     meets row r + K first and the partials then combine pairwise, so a float sum may differ from eager's in the
-    last bits — a pairwise sum's error bound, no larger than a sequential one's (measured on column sums of
-    256×128, 4096×64 and 64×1024 f32: closer to the float64 sum than eager's). max and min are exact; prod rounds
-    once per product, in another order."""
+    last bits — a pairwise sum's error bound, no larger than a sequential one's (docs/codegen.md,
+    *Measurements*). max and min are exact; prod rounds once per product, in another order."""
     comb = "v" + REDUCE[kind][1]
     shape = src.type.static_shape()
     rank, es, cap, e = len(shape), src.es, shape[d], ext[d]

@@ -34,7 +34,7 @@ def npu_backend(gm, example_inputs, options: dict | None = None):
                             decompositions=decomposition_table())  # fmt: skip
     # Note: scaled_dot_product_attention traces as its math composition (matmuls, softmax, masks) with autograd's
     # formulas for those ops; on CPU it would otherwise pick the fused flash kernel, whose backward op has no
-    # decomposition (a Hugging Face model's default attention could run inference but not train).
+    # decomposition (a model using the default attention could run inference but not train).
     with sdpa_kernel([SDPBackend.MATH]):
         return compiler(gm, example_inputs)
 

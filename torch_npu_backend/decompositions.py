@@ -2,8 +2,8 @@
 lowering of its own (a direct lowering gives better IR: softmax stays one max/exp/sum/div sequence, silu one op),
 plus torch's decompositions of the batch norms, which core aten keeps whole (into var_mean, the normalisation and,
 in training, the running statistics' update; their backward is core-aten's ``native_batch_norm_backward``), and of
-``repeat`` (an expand of the tensor with a unit dim before each repeated dim, then a reshape: BLOOM's alibi slopes,
-GPT-J's rotary table).
+``repeat`` (an expand of the tensor with a unit dim before each repeated dim, then a reshape: alibi slopes
+repeated over the batch, a rotary table).
 """
 
 from __future__ import annotations

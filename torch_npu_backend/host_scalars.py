@@ -1,6 +1,6 @@
 """Float64 scalar arithmetic of a graph, done on the host before the graph runs.
 
-With ``dynamic=True`` dynamo passes a model's Python floats (``math.pi`` in GPT-2's tanh GELU, a rotary scaling)
+With ``dynamic=True`` dynamo passes a model's Python floats (``math.pi`` in a tanh-form GELU, a rotary scaling)
 as 0-d f64 tensors, and the graph computes with them in f64 before converting the result for its f32 tensors::
 
     convert_element_type_default: f64[] = convert_element_type(arg15_1, f64)       # pi

@@ -76,7 +76,7 @@ def below_domain(ops: list[Operation]) -> bool:
     A reduction's input is placed over the domain whole, or over it without its unit dims: the final reduction of a
     batch norm's per-(n, c) partial sums ``[N, C]`` beside its normalisation over ``[N, C, H·W]`` has no such place.
     A gather's source and result have the domain's rank: a position-embedding lookup ``[T, D]`` broadcast over the
-    batch of a ``[B, T, D]`` layer norm (GPT-2, BERT) runs as a kernel of its own."""
+    batch of a ``[B, T, D]`` layer norm (a transformer's embedding sum) runs as a kernel of its own."""
     viewed = {id(op.operand("input")) for op in ops if op.name in ("hfusion.gather", "hfusion.reshape")}
     values = [v for op in ops for v in (*op.operands, *op.results)
               if isinstance(v.type, ShapedType) and id(v) not in viewed]
@@ -217,10 +217,8 @@ class FusionGraph:
         """Would a kernel of ``ops`` that reduces leading dims (a column sum) and also stores a value of that
         reduction's domain still hold every reduced row in UB at its narrowest column strip, or have a strip for
         every core? False when neither: the schedule would tile the rows (multi-pass) over few cores, and the stored
-        value's elementwise work would run in that slow schedule; kept apart, it runs over every core (the
-        cross-entropy gradient of a GPT step beside its bias sum, 16 strips: 7.2 µs fused, two passes; apart
-        1.63 µs on 43 cores plus a 0.97 µs sum). ``x - x.mean(0)`` over 2048×768 f32 (96 strips) stays one
-        two-pass kernel on 48 cores (11.9 µs; 20.0 apart).
+        value's elementwise work would run in that slow schedule; kept apart, it runs over every core. A group
+        whose strips cover every core stays one kernel, reading its input once (measurements: docs/fusion.md).
 
         An estimate of the schedule's buffers (graph_passes/schedule/buffers.py): every value of the reduction's
         domain the group computes or reads gets a buffer of the reduced rows × one strip (32 B of the group's

@@ -11,8 +11,8 @@ def gather_scratch(index_shape, index_dtype: str, ub_align: int, es: int = 4) ->
     (``es``, the gathered element's size: i64, moved as pairs of b32 words) the offsets of each word, the table
     that duplicates each element's offset and the words' parities — 7 tables where 1 serves 4-byte data; and one
     repeat's offsets past the last row, since a ``vgather`` reads a whole repeat of offsets (64 words) whatever its
-    mask — the last row's read otherwise ran into the next buffer, which the next work item's index load was writing
-    (64 rows of 7000 f32 by an i64 index: a race the hazard checker stopped)."""
+    mask — without it the last row's read runs into the next buffer, which the next work item's index load may be
+    writing at the same time (a race)."""
     shape = index_shape
     rows = 1
     for s in shape[:-1]:

@@ -201,7 +201,7 @@ def fold_reshape(op: Operation, rw: Rewriter) -> bool:
 
 def _squeeze_broadcast(op: Operation, brc: Operation, rw: Rewriter) -> bool:
     """reshape(broadcast(x, dims)) dropping unit dims that the broadcast added -> broadcast(x, the other dims)
-    (``repeat``'s expand over unit dims, then the view that drops them: GPT-J's position ids)."""
+    (``repeat``'s expand over unit dims, then the view that drops them: position ids repeated over a batch)."""
     shape = brc.result.type.shape
     dropped = unit_dims_inserted(op.result.type.shape, shape)
     dims = set(brc.attributes["dims"])
@@ -216,9 +216,9 @@ def _squeeze_broadcast(op: Operation, brc: Operation, rw: Rewriter) -> bool:
 
 def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
     """gather(x, index, dim d) whose input and index have unit dims before d -> reshape(gather(x', index', dim 0))
-    with x', index' without them (GPT-J's rotary table ``[1, P, D]`` gathered by position along dim 1: a row gather
+    with x', index' without them (a rotary table ``[1, P, D]`` gathered by position along dim 1: a row gather
     of ``[P, D]``, which the vector kernels lower as one DMA per row). Not along the last dim: that gather is a
-    ``vgather`` of the rows as they are (BERT's token-type ids ``[1, P]`` by position)."""
+    ``vgather`` of the rows as they are (a buffer of ids ``[1, P]`` gathered by position)."""
     d = op.attributes["dim"]
     x, index = op.operand("input"), op.operand("index")
     if d == 0 or d == x.type.rank - 1 or any(str(t.shape[k]) != "1" for t in (x.type, index.type) for k in range(d)):
@@ -232,7 +232,7 @@ def gather_past_unit_dims(op: Operation, rw: Rewriter) -> bool:
 
 def _squeeze_slice(op: Operation, sl: Operation, rw: Rewriter) -> bool:
     """reshape(slice(x)) dropping unit dims that are unit in x too -> slice(reshape(x)): the slice reads x through
-    a view, and a kernel loads it (MPT's alibi ``[H, 1, L]`` sliced to the sequence, then squeezed)."""
+    a view, and a kernel loads it (a precomputed alibi bias ``[H, 1, L]`` sliced to the sequence, then squeezed)."""
     x = sl.operand("input")
     dropped = unit_dims_inserted(op.result.type.shape, sl.result.type.shape)
     if not dropped or any(str(x.type.shape[k]) != "1" for k in dropped):

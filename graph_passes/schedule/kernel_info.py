@@ -306,11 +306,10 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int, element_row_bytes
     - or one element of each row along the last dim (``x.gather(-1, t[:, None])``: a loss's target logit; the
       result has extent 1 there) from rows of at least ``element_row_bytes`` (or of a symbolic length):
       ``hivm.embedding_gather`` along the last dim, one DMA of one element per row — a row's bytes are never
-      loaded, however long (a GPT vocabulary: 196 KiB of f32 a row, more than UB). The bound is the target's
+      loaded, however long (a row of logits over a large vocabulary can exceed UB). The bound is the target's
       ``dma_half_bytes`` (PTO's transfer curve: a DMA of that size spends as long on its fixed part as on its
       bytes): a tile of k rows loaded whole costs about ``half + k·row``, k element DMAs ``k·half``, so rows
-      shorter than ``half`` are cheaper loaded whole (512 rows of 1000 f32: 4,074 cycles with vgather, 8,351
-      with one DMA per row).
+      shorter than ``half`` are cheaper loaded whole (docs/schedule.md, *Measurements*).
       Second dict: argument → the gathered dim (0, or the last)."""
     out, rows = {}, {}
     for op in ops:

@@ -10,8 +10,8 @@ step of the dim, docs/schedule.md: every work item still writes whole 32-B block
     work item F·B + u:   rows [F·T·B + g·(u·q + min(u, r)), … + g·(q + (u < r))), the last one ending at n
 
 The cores with a larger last item are the lowest block indices, whose loads also come first in the shared DDR.
-Layer norm over 256 rows of 4096 f16 on 48 cores, 2-row tiles: 32 cores of 3 tiles became 16 cores of 3 tiles
-and 32 of 2½ (10,175 → 9,791 simulated cycles). Static shapes only (the round count is a compile-time integer).
+The busiest core then ends at most ``g`` rows after the others instead of a whole tile (docs/schedule.md,
+*Measurements*). Static shapes only (the round count is a compile-time integer).
 """
 
 from __future__ import annotations

@@ -383,8 +383,8 @@ def _static_rows(info: KernelInfo) -> bool:
 def _scalar_loop_work(info: KernelInfo) -> bool:
     """Does the kernel compute i64 values other than by a cast (scalar loops on PIPE_S, synchronised with the
     vector pipe by flags: docs/codegen.md)? Its two pipeline stages would share those flags' ids, which codegen
-    refuses (an i32 row sum over 256×1000, accumulated in i64, ran in the interpreter); the scalar loops, not the
-    vector start-ups the pipeline pairs, bound such a kernel anyway."""
+    refuses (the kernel would fall back to the interpreter); the scalar loops, not the vector start-ups the
+    pipeline pairs, bound such a kernel anyway."""
     return any(op.name != "hfusion.cast" and r.type.dtype in SCALAR_LOOP_DTYPES
                for op in info.ops for r in op.results if hasattr(r.type, "dtype"))
 

@@ -48,10 +48,10 @@ def index_select(ctx, x, dim, index):
 
 @register_lowering(aten.index.Tensor)
 def index(ctx, x, indices):
-    """``x[..., idx, ...]`` with one integer index tensor, the other dims whole (Falcon's ``qkv[..., [-2], :]``): an
-    index_select of the flattened index along its dim, negative indices counting from the end as eager, reshaped to
-    ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together) and boolean masks (a
-    result shape that depends on the data) are not lowered."""
+    """``x[..., idx, ...]`` with one integer index tensor, the other dims whole (``qkv[..., [-2], :]``: the keys of a
+    fused q/k/v projection): an index_select of the flattened index along its dim, negative indices counting from the
+    end as eager, reshaped to ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together)
+    and boolean masks (a result shape that depends on the data) are not lowered."""
     v = ctx.tensor(x)
     d, idx, n = _one_index(ctx, v, indices)
     known = _constant_values(idx)
@@ -65,10 +65,10 @@ def index(ctx, x, indices):
 @register_lowering(aten.index_put.default)
 def index_put(ctx, x, indices, values, accumulate=False):
     """``x[..., idx, ...] = values`` (``+=`` with ``accumulate``) for one known index tensor (the backward of
-    ``x[..., [-2], :]``: Falcon's q/k/v split): per position picked, the values there — summed over repeats when
-    accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a one-hot sum
-    when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is not
-    defined)."""
+    ``x[..., [-2], :]``: a fused projection's q/k/v split): per position picked, the values there — summed over
+    repeats when accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a
+    one-hot sum when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is
+    not defined)."""
     v = ctx.tensor(x)
     d, idx, n = _one_index(ctx, v, indices)
     vals = _values_along(ctx, v, d, idx, values)
@@ -142,7 +142,7 @@ def _one_hot_sum(ctx, v, d, idx, vals):
     n, m = int(v.type.shape[d]), idx.type.numel()
     pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
     positions = ctx.emit(ArangeOp, [], TensorType((n,), "i32"), start=0, step=1)
-    if m == 1:  # one index (Falcon's qkv[..., [-2], :]): a rank-0 index against the positions, a select, no sum
+    if m == 1:  # one index (qkv[..., [-2], :]): a rank-0 index against the positions, a select, no sum
         one = _as_position(ctx, _from_end(ctx, idx, n, []))
         hot = compare(ctx, "eq", positions, _bcast(ctx, one, TensorType((n,), "i32"), [0]))
         mask = _bcast(ctx, hot, v.type.with_dtype("i1"), [k for k in range(v.type.rank) if k != d])

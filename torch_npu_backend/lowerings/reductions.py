@@ -110,9 +110,9 @@ def var_mean(ctx, x, dim=None, *, correction=None, keepdim=False):
 @register_lowering(aten.cumsum.default)
 def cumsum(ctx, x, dim, *, dtype=None):
     """A prefix sum as ⌈log2 n⌉ steps ``v = v + v shifted by 2^k along dim`` (zeros shifted in; Hillis and Steele's
-    scan): elementwise adds and shifts (a slice and a concatenated fill) the vector kernels run. OPT's positions are
-    the attention mask's cumsum. Integer sums are exact; a float sum adds in another order than eager's left to
-    right, in f32 for f16/bf16 (eager's accumulation type), rounded once. Over a symbolic length (the step count
+    scan): elementwise adds and shifts (a slice and a concatenated fill) the vector kernels run (position ids computed
+    as the attention mask's cumsum, for one). Integer sums are exact; a float sum adds in another order than eager's
+    left to right, in f32 for f16/bf16 (eager's accumulation type), rounded once. Over a symbolic length (the step count
     would be symbolic) along the last dim: a product with a triangle of ones, :func:`_cumsum_by_matmul`."""
     out = ctx.out_type()
     v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
@@ -132,8 +132,8 @@ def cumsum(ctx, x, dim, *, dtype=None):
 
 
 def _cumsum_by_matmul(ctx, v, n):
-    """``v @ U`` with ``U[i, j] = (i <= j)`` over the last dim of symbolic length ``n`` (with ``dynamic=True``, OPT's
-    positions: the attention mask's cumsum over the sequence): the triangle from an arange compared with itself (a
+    """``v @ U`` with ``U[i, j] = (i <= j)`` over the last dim of symbolic length ``n`` (with ``dynamic=True``,
+    position ids as the attention mask's cumsum over the sequence): the triangle from an arange compared with itself (a
     vector kernel, like a causal mask), the product a matmul (of the sum's dtype, i64 for integers: a cube kernel
     the interpreter runs, as it runs every matmul for now). Integer sums are exact; a float sum adds in the
     product's order."""

@@ -54,8 +54,8 @@ def clone(ctx, x, *, memory_format=None):
 
 @register_lowering(aten.copy.default)
 def copy(ctx, x, src, non_blocking=False):
-    """``x.copy_(src)`` functionalized (T5 shifts its labels right by assigning a slice): ``src`` cast to ``x``'s
-    dtype and broadcast to its shape; ``x``'s values are not read."""
+    """``x.copy_(src)`` functionalized (labels shifted right by assigning a slice): ``src`` cast to ``x``'s dtype
+    and broadcast to its shape; ``x``'s values are not read."""
     out = ctx.out_type()
     return ctx.broadcast_to(ctx.cast(ctx.tensor(src), out.dtype), out.shape)
 
@@ -149,9 +149,10 @@ def slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
 
 
 def _strided_scatter(ctx, v, s, dim, lo, hi, step):
-    """``x[..., lo:hi:step, ...] = s`` over every ``step``-th element of the dim (GPT-J's ``x[..., ::2]`` and
-    ``x[..., 1::2]`` in its rotary backward): ``x`` seen as ``[n / step, step]`` along the dim, ``s`` replacing
-    position ``lo`` of the inner one (a concat along it), then seen whole again. Other strided ranges are refused."""
+    """``x[..., lo:hi:step, ...] = s`` over every ``step``-th element of the dim (``x[..., ::2]`` and ``x[..., 1::2]``
+    in the backward of an interleaved rotary embedding): ``x`` seen as ``[n / step, step]`` along the dim, ``s``
+    replacing position ``lo`` of the inner one (a concat along it), then seen whole again. Other strided ranges are
+    refused."""
     n = v.type.shape[dim]
     if not (n.is_Integer and lo.is_Integer and hi.is_Integer):
         raise ctx.error(f"slice_scatter with step={step} over a symbolic range")

@@ -15,13 +15,13 @@ f32 values). Some f16 ops widen the same way, where torch's CPU kernel computes 
 vector unit would round every step in f16:
 
 - ``reduce`` of kind ``sum``: torch accumulates a half sum in float (``at::opmath_type<Half>``) and rounds the
-  total once; the vector unit's f16 ``vadd`` tree rounds at every level (a mul backward's ``sum_to_size`` over 20
-  f16 products was 0.0024 off eager);
+  total once; the vector unit's f16 ``vadd`` tree rounds at every level, an error that grows with the
+  number of terms (docs/numerics.md);
 - ``reduce`` of kind ``prod``: the vector unit's product is a tree of ``vmul``s rounding at each level (torch's CPU
   kernel reduces half in half; the f32 product rounded once is the closer of the two to the exact product);
 - ``elemwise_unary`` ``sigmoid``, ``tanh``, ``silu``, ``gelu_tanh``: torch converts half to float, evaluates the
-  formula and rounds once; the composite vector sequences (codegen ``COMPOSITE``) in f16 round every step (gelu's
-  tanh form was 0.0014 off eager);
+  formula and rounds once; the composite vector sequences (codegen ``COMPOSITE``) in f16 round every step, each
+  step adding an f16 rounding error (docs/numerics.md);
 - ``elemwise_unary`` ``floor``, ``ceil``, ``trunc``: the vconv that rounds to an integral float exists only f32 -> f32
   (CANN-INI); widening f16 to f32 and narrowing the integral result back are both exact.
 

@@ -84,9 +84,9 @@ class RematerializeLayouts(ModulePass):
 
 def _copy_arguments_per_layout(func: Operation, sizes) -> list[int] | None:
     """Give each use of an input argument its own parameter, then merge those along the same domain dims: one
-    parameter per layout, each loaded into its own buffer (GPT-2's dynamic causal mask reads a sequence's arange,
-    computed by another kernel, as a row and as a column). Returns, for each parameter added (appended after the
-    others), the index of the argument it copies; None when a layout conflict is left."""
+    parameter per layout, each loaded into its own buffer (a causal mask over a dynamic sequence reads the
+    sequence's arange, computed by another kernel, as a row and as a column). Returns, for each parameter added
+    (appended after the others), the index of the argument it copies; None when a layout conflict is left."""
     block = func.body
     outputs = set(func.attributes.get("output_args") or [])
     copies: list[tuple[Value, int]] = []

@@ -1,7 +1,7 @@
 """``hfusion-split-reductions``: a reduction that few cores would run becomes a multi-core one and a final one.
 
 A last-axis kernel gives each core whole rows (docs/schedule.md, "Work split"), so ``x.sum()`` over a million
-elements ran on one core and ``x.amax(-1)`` over 4 long rows on four; a column sum gives each core a strip of the
+elements would run on one core and ``x.amax(-1)`` over 4 long rows on four; a column sum gives each core a strip of the
 kept columns and reads every row in bursts of that strip (``g.sum(0)`` of 8192×128 f32: 16 strips of 32 B). The
 reduced dims of a static input (a block of trailing dims: rows; or of leading dims: columns), ``n`` elements, are
 split into ``P`` slices of ``n / P``::
@@ -40,16 +40,15 @@ A row kernel (the result broadcast back over its rows: softmax, norms) gives eac
 split it reads the rows once more per split reduction; it is split only when that cuts the busiest core's share
 to 40% (a pure reduction: to a third). A column reduction broadcast back (``x - x.mean(0)``, a batch norm's
 statistics) is split only when its kept columns hold fewer 32-B strips than there are cores (the strips are the
-unsplit kernel's work items): 8192×128 f32 ran on 16 cores, 65536×16 on 2 (``x - x.mean(0)``: 35.2 → 10.4 µs and
-133.3 → 10.3 µs; with the variance too, 63.7 → 14.9 µs and 359.0 → 15.1 µs), while 2048×768 has 96 strips and its one
-kernel reads x once (11.9 µs; 14.5 split). Kinds
+unsplit kernel's work items, so fewer strips leave cores idle); with a strip for every core, the one kernel reads
+x once and is faster than the split (measurements: docs/passes.md). Kinds
 ``sum``, ``prod``, ``max``, ``min``: a float sum or product is summed in another order (a tree already); an integer
 one is exact; max and min are exact. A dynamic shape has no static divisor to reshape by: a reduction over trailing
 dims of one keeps the input's own rows in the partial reduction (``x.sum()`` of ``[s0, 4096]``: ``s0`` partial
 sums), when their count may reach ``2·cores`` (:meth:`SplitReductions._own_rows`). A reduction over dims that are
 not one block but end with the last (a batch norm's ``[N, C, H·W]`` over dims 0 and 2) reduces its trailing block
 first, as rows of every kept index in between (``[N, C]`` partial sums over the cores), then the rest; no reshape
-(:meth:`SplitReductions._trailing_block`; BatchNorm2d's training step over [16, 64, 16, 16]: 58.2 → 15.6 µs).
+(:meth:`SplitReductions._trailing_block`).
 
 Counters: ``reductions-split``.
 """
@@ -79,14 +78,13 @@ MIN_COLUMN_ROWS = 512  # reduced rows below which a column reduction of rows wid
 def split_factor(k: int, n: int, cores: int, min_row: int, block_rows: int, row_kernel: bool) -> int | None:
     """The ``P`` that gives the busiest core the fewest elements as ``k·P`` rows of ``n / P``, dealt in work items
     of ``block_rows`` rows (a core writes whole 32-B blocks of partial results); None unless it cuts what the busiest
-    core reduces unsplit to a third, or to 40% for a ``row_kernel``: the final reduction is a kernel more (about
-    0.3 us), which a halving does not pay for (``sum(-1)`` of 48×2048 f32: 0.90 -> 0.99 us split in halves).
+    core reduces unsplit to a third, or to 40% for a ``row_kernel``: the final reduction is a kernel more (its
+    launch and latency), which a halving does not pay for.
 
     Unsplit, a reduction whose result only leaves the kernel is dealt in the same blocks of rows (``x.sum(-1)`` of 8
     rows of f32 runs on one core); a row kernel (the result broadcast back over its rows: softmax, norms) writes
-    whole rows, one per core, and split it reads its rows once more per split reduction. The 40% is measured: 65536
-    f32 columns, softmax split at 8 rows (15.5 -> 9.1 us) and 16 (15.7 -> 14.2), not at 24 (16.4 -> 20.8 split);
-    layer norm gains at 24 too (28.5 -> 21.6) but both are left alone there."""
+    whole rows, one per core, and split it reads its rows once more per split reduction, hence the stricter 40%
+    (the thresholds are measured: docs/passes.md, ``hfusion-split-reductions``)."""
     def busiest(p: int, block: int) -> int:
         rows = k * p
         return -(-rows // (block * cores)) * min(block, rows) * (n // p)
@@ -126,13 +124,12 @@ def column_split_factor(n: int, row_bytes: int, cores: int, min_rows: int = 16) 
     smallest divisor of ``n`` giving ``2·cores`` work items of up to 512 B of columns (``P · ceil(row_bytes / 512)``),
     at most ``n / min_rows`` (else the largest such divisor). None when the rows are wide enough (``cores`` strips of
     512 B or more), or too few for the rows' width: under 512 rows of more than 512 B, the unsplit kernel's strips are
-    wide and short enough that the final reduction's kernel costs more than the split saves (``g.sum(0)`` of
-    128×2048 f32: 1.16 -> 1.40 us split; 256×128: 0.94 -> 0.65).
+    wide and short enough that the final reduction's kernel costs more than the split saves.
 
     Unsplit, a column sum's work items are strips of the kept columns spread over the cores down to 32 B: each reads
-    every row in bursts of its strip (``g.sum(0)`` of 8192×128 f32: 16 strips of 32 B, 21.0 us). Split, a work item
-    reads whole 512-B stretches of its slice's rows (4.1 us). Measured on f32 column sums: 2·cores items beat
-    ``cores`` (4096×1024: 13.7 -> 13.1 us; unsplit 13.4), and slices under 16 rows lose to the final reduction."""
+    every row in bursts of its strip (narrow strips: short bursts, few cores). Split, a work item reads whole 512-B
+    stretches of its slice's rows. ``2·cores`` items balance better than ``cores``, and slices under 16 rows lose to
+    the final reduction (measurements: docs/passes.md, ``hfusion-split-reductions``)."""
     if row_bytes >= cores * BURST_BYTES or (n < MIN_COLUMN_ROWS and row_bytes > BURST_BYTES):
         return None
     want = -(-2 * cores // -(-row_bytes // BURST_BYTES))
