@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..dialects import hivm
 from ..ir.types import DTYPE_BYTES
-from ..schedule.kernel_info import gather_index
+from ..idioms.gathers import gather_index
 
 
 def lower_arange(kl, v) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..ir.core import Operation, Value
 from .limits import REPEAT_BYTES
 
 def gather_scratch(index_shape, index_dtype: str, ub_align: int, es: int = 4) -> int:
@@ -20,3 +21,13 @@ def gather_scratch(index_shape, index_dtype: str, ub_align: int, es: int = 4) ->
     words = rows * (-(-shape[-1] // 8) * 8)
     tables = 7 if es == 8 else 3 if index_dtype == "i64" else 1
     return tables * (-(-words * 4 // ub_align) * ub_align) + REPEAT_BYTES - ub_align
+
+
+def gather_index(op: Operation) -> Value:
+    """The index a gather's lowering reads: through a broadcast used only by this gather (``index_select``'s
+    index row), which is then not computed — ``hivm.vgather`` reads an index buffer with extent 1 in those dims."""
+    idx = op.operands[1]
+    src = getattr(idx, "op", None)
+    if src is not None and src.name == "hfusion.broadcast" and len(idx.uses) == 1:
+        return src.operands[0]
+    return idx

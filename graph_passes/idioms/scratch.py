@@ -39,7 +39,7 @@ import math
 from ..dialects.arith import BINARY_OPS
 from ..ir.core import OpResult
 from ..ir.types import DTYPE_BYTES, TensorType
-from ..schedule.kernel_info import gather_index
+from ..idioms.gathers import gather_index
 from .broadcasts import column_broadcast_rows, element_broadcast
 from .columns import column_scratch_bytes
 from .folds import block_fold_lengths, block_fold_scratch

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..analysis.union_find import UnionFind
+from ..idioms.gathers import gather_index
 from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import ScalarType, IndexType, TensorType
@@ -276,16 +277,6 @@ def _place_detached(ops, values: list, masks: dict, domain: tuple, sizes: SizeVa
 
 def _spans(v: Value, shape: list, sizes: SizeVars) -> bool:
     return v.type.rank == len(shape) and all(sizes.statically_known_equal(a, b) for a, b in zip(v.type.shape, shape))
-
-
-def gather_index(op: Operation) -> Value:
-    """The index a gather's lowering reads: through a broadcast used only by this gather (``index_select``'s
-    index row), which is then not computed — ``hivm.vgather`` reads an index buffer with extent 1 in those dims."""
-    idx = op.operands[1]
-    src = getattr(idx, "op", None)
-    if src is not None and src.name == "hfusion.broadcast" and len(idx.uses) == 1:
-        return src.operands[0]
-    return idx
 
 
 def looked_through(op: Operation) -> bool:
