@@ -440,9 +440,14 @@ def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:
 
 def _layout(ctx: ImportContext, val: torch.Tensor) -> tuple | None:
     """The strides eager gives an output (a transposed view, channels_last), or None when it is row-major: the
-    runtime hands back a tensor of these strides, as Inductor does."""
+    runtime hands back a tensor of these strides, as Inductor does. Strides the sizes cannot express (a symbolic
+    row-major stride torch writes ``Max(1, s - 1)``, for a dim that may have one element) mean row-major: the
+    compiled graph's row-major result."""
     sizes = [ctx.expr(d) for d in val.shape]
-    strides = [ctx.expr(st) for st in val.stride()]
+    try:
+        strides = [ctx.expr(st) for st in val.stride()]
+    except NpuCompileError:
+        return None
     expected = sympy.Integer(1)
     row_major = True
     for size, stride in reversed(list(zip(sizes, strides))):
