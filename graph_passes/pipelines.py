@@ -82,7 +82,9 @@ HIVM = [
     "convert-to-hivm",  # kernels → loops over tiles of explicit buffers; host calls → hivm.launch
     "hivm-infer-core-type",  # AIV / AIC / MIX per kernel
     "hivm-infer-mem-scope",  # gm / ub / l1 / l0* per buffer
-    "hivm-mark-multi-buffer",  # each buffer gets the copies its kernel's schedule decided
+    # each buffer gets the copies its kernel's schedule decided; ``depth`` serves only functions without a schedule
+    # (HIVM written by hand and lowered by the driver)
+    "hivm-mark-multi-buffer{depth=%(multi_buffer)d}",
     "hivm-enable-multi-buffer",  # split the copies, rotate them per iteration
     "hivm-plan-memory",  # offsets per buffer, reuse, in-place, capacity check
     "hivm-verify-memory-plan",  # no two live buffers share a byte of any scope (a wrong plan fails here)
