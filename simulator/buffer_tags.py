@@ -25,8 +25,9 @@ _NEVER, _UNKNOWN = -1, 0
 class BufferTags:
     def __init__(self, cores, items: list):
         self.items = items  # gid -> resolved instruction
-        self.ub = {c.index: (np.full(c.mem["UB"].size // G + 1, _NEVER, np.int32),
-                             np.full(c.mem["UB"].size // G + 1, -1, np.int32)) for c in cores if "UB" in c.mem}
+        self.ub = {c.index: np.full(c.mem["UB"].size // G + 1, _NEVER, np.int32) for c in cores if "UB" in c.mem}
+        self.tagged: set = set()  # cores that issued a tagged access (before that, untagged programs cost nothing)
+        self.untagged_writes: set = set()  # cores that wrote UB untagged before their first tagged access
         self.ids: dict[str, int] = {}
         self.names = ["<unknown>"]
         self.members: list[frozenset] = [frozenset()]
@@ -46,9 +47,18 @@ class BufferTags:
             r = self.ok[(a, b)] = bool(self.members[a] & self.members[b])
         return r
 
-    def check(self, ins, core, ub_accesses) -> None:
-        """``ub_accesses``: (granules, access) of one instruction's UB accesses; reads are checked before writes."""
-        tag, gid = self.ub[core.index]
+    def check(self, ins, core, ub_accesses, gid) -> None:
+        """``ub_accesses``: (granules, access) of one instruction's UB accesses, reads checked before writes (the
+        writes are already in ``gid``, the hazard checker's last writer per granule, which names the other writer)."""
+        if core.index not in self.tagged:
+            if all(acc.tag is None for _, acc in ub_accesses):
+                if any(acc.write for _, acc in ub_accesses):
+                    self.untagged_writes.add(core.index)
+                return
+            self.tagged.add(core.index)
+            if core.index in self.untagged_writes:
+                self.ub[core.index][:] = _UNKNOWN  # bytes untagged instructions may have written: unknown
+        tag = self.ub[core.index]
         for g, acc in ub_accesses:
             if acc.write or acc.tag is None:
                 continue
@@ -60,9 +70,9 @@ class BufferTags:
         for g, acc in ub_accesses:
             if acc.write:
                 tag[g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)
-                gid[g] = ins.gid
 
     def _bad(self, ins, core, g, have, bad, me, gid):
+        """Raise for the first granule whose tag does not match (``gid``: the previous writers, before this one)."""
         g = np.arange(g.start, g.stop) if isinstance(g, slice) else np.asarray(g)
         for k in np.flatnonzero(bad):
             t = int(have[k])

@@ -87,7 +87,7 @@ class HazardChecker:
                     ub = ub or []
                     ub.append((g, acc))
         if ub:
-            self.tags.check(ins, core, ub)
+            self.tags.check(ins, core, ub, self.local[(core.index, "UB")].w_gid)
 
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):
