@@ -25,7 +25,7 @@ from simulator.expr import Imm, as_expr
 
 from .errors import CodegenError
 from .operands import barrier, splat, ub_buf
-from .vector import Operand, ceil_expr, column_bits, flat_extent, region, static_int, vector_instr
+from .vector import SCRATCH, Operand, ceil_expr, column_bits, flat_extent, region, static_int, vector_instr
 
 LANE_OPS = {"bitwise_and": "vand", "bitwise_or": "vor", "bitwise_not": "vnot"}
 BITS = {"i1": 1, "i8": 8, "ui8": 8, "i16": 16, "i32": 32}  # bits per element of the dtypes viewed as i16 lanes
@@ -50,12 +50,12 @@ def lane_view(op, buf, ext: list, caps: list):
     shape = buf.type.static_shape()
     if bits == 1 and column_bits(shape):  # one bit string over the rows
         n, cap = flat_extent(ext, shape), buf.flat().type.shape[0]
-        return Operand(buf.addr, 2, [1]), [_lanes(n, 1)], [int(static_int(_lanes(Imm(cap), 1)))]
+        return Operand(buf.addr, 2, [1], buf.tag), [_lanes(n, 1)], [int(static_int(_lanes(Imm(cap), 1)))]
     strides = [0 if n == 1 else s * buf.es for n, s in zip(shape, buf.static_strides())]  # bytes
     if any(s % 2 for s in strides[:-1]):
         raise CodegenError(op, f"bitwise op on {buf.type}: a row is not a whole number of i16 lanes")
     lane_strides = [s // 2 for s in strides[:-1]] + [1]
-    return (Operand(buf.addr, 2, lane_strides), ext[:-1] + [_lanes(ext[-1], bits)],
+    return (Operand(buf.addr, 2, lane_strides, buf.tag), ext[:-1] + [_lanes(ext[-1], bits)],
             caps[:-1] + [int(static_int(_lanes(Imm(caps[-1]), bits)))])
 
 
@@ -77,7 +77,7 @@ def emit_binary(state, op, fun: str, a_v, b_v, dst, ext, caps) -> None:
         if fun == "bitwise_xor":
             barrier(state)  # the op writes scratch: after every earlier user of it
             nbytes = dst.es * prod(dst.type.static_shape())
-            tmp = Operand(Imm(state.scratch(nbytes, "the a & b temporary of a bitwise xor")), 2, d.strides)
+            tmp = Operand(Imm(state.scratch(nbytes, "the a & b temporary of a bitwise xor")), 2, d.strides, SCRATCH)
             state.scratch_used += state.scratch_size(nbytes)
         ins = []
         for v in (a_v, b_v):

@@ -66,7 +66,8 @@ def _transfer(state, op, gm, ub, to_ub: bool) -> None:
         gaddr = state.b.mov(state.fresh(f"{'src' if to_ub else 'dst'}_gm"), gaddr)
     dims = [d for d, e in enumerate(extents) if static_int(e) != 1]
     dims, extents, gs, us = merge_dims(dims, extents, gs, us)
-    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub)
+    tag = {"tags": {"dst" if to_ub else "src": ub.tag}} if ub.tag is not None else {}
+    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub, **tag)
 
 
 def merge_dims(dims, extents, gs, us):

@@ -39,11 +39,13 @@ RESERVED = {"block_idx", "block_num", "subblock_idx", "subblock_num", "min", "ma
 
 @dataclass
 class Buf:
-    """A buffer as the program sees it: ``scope`` ('gm' or 'ub'), byte address expression, IR type."""
+    """A buffer as the program sees it: ``scope`` ('gm' or 'ub'), byte address expression, IR type, and for a UB
+    buffer the tag of the logical buffer (the alloc) its instructions name (the simulator's buffer-tag check)."""
 
     scope: str
     addr: Expr
     type: MemRefType
+    tag: str | None = None
 
     @property
     def dtype(self) -> str:
@@ -56,7 +58,7 @@ class Buf:
     def flat(self) -> "Buf":
         """This local buffer as 1-D over its row-major elements (a buffer whose last dim is 1 is contiguous)."""
         n = prod(self.type.static_shape())
-        return Buf(self.scope, self.addr, MemRefType((n,), self.type.dtype, self.type.scope))
+        return Buf(self.scope, self.addr, MemRefType((n,), self.type.dtype, self.type.scope), self.tag)
 
     def static_strides(self) -> list[int]:
         """Row-major element strides of a local buffer (its static shape, padding included)."""
@@ -130,6 +132,7 @@ class KernelEmitter:
         self.derived: dict[str, sympy.Expr] = {}  # derived param → size expression
         self.scratch_region: tuple[int, int] | None = None  # (UB byte offset, bytes) of the scratch alloc
         self.scratch_used = 0  # bytes of it held by the op being emitted (nested uses stack)
+        self.region_tags: list = []  # buffer tags of the operands of the region being emitted (codegen.vector)
         self.b: TracingBuilder | None = None
         self.scalar_indices: set[int] = set()  # positions of index arguments passed by value (not tiling params)
         self.last_vector_op: Operation | None = None  # the vector op emitted last (the scratch's latest user)

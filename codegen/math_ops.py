@@ -41,7 +41,7 @@ from graph_passes.intmath import prod
 from simulator.expr import Imm
 
 from .errors import CodegenError
-from .vector import Operand, region, vector_instr
+from .vector import SCRATCH, Operand, region, vector_instr
 
 from graph_passes.idioms.math_funs import ONE_INSTRUCTION_POW, math_temps
 
@@ -72,7 +72,7 @@ class Seq:
         self.first = True
         if total:
             base = state.scratch(total * per, f"'{what}' ({total} f32 temporaries of {per} B)")
-            self.t = [Operand(Imm(base + i * per), 4, dst.strides) for i in range(total)]
+            self.t = [Operand(Imm(base + i * per), 4, dst.strides, SCRATCH) for i in range(total)]
         self.x, self.o = src, dst
         self.joined = False  # the next instruction joins the previous one's step (no barrier: independent of it)
         if self.f16:

@@ -10,7 +10,7 @@ from simulator.expr import Expr, Imm
 from .dtypes import sim_dtype
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import Operand, static_int
+from .vector import SCRATCH, Operand, static_int
 
 VECTOR_DTYPES = ("f16", "f32", "i16", "i32")  # element types the vector unit computes on (no bf16: CANN-INI)
 
@@ -29,7 +29,7 @@ def operand_of(buf: Buf) -> Operand:
     """``buf`` as a region operand: its element strides, 0 along its dims of size 1 (a broadcast)."""
     shape = buf.type.static_shape()
     strides = [0 if n == 1 else s for n, s in zip(shape, buf.static_strides())]
-    return Operand(buf.addr, buf.es, strides)
+    return Operand(buf.addr, buf.es, strides, buf.tag)
 
 
 def ub_buf(state, op, v) -> Buf:
@@ -59,6 +59,6 @@ def splat(state, op, value: Expr, dtype: str) -> Operand:
     """A 256-B scratch block filled with ``value`` (vdup), read by every repeat."""
     addr = state.scratch(256, f"the scalar operand of {op.name}")
     barrier(state)
-    state.b.vdup(dtype, addr, value, repeat=1)
+    state.b.vdup(dtype, addr, value, repeat=1, tags={"dst": SCRATCH})
     barrier(state)
-    return Operand(Imm(addr), 0, None)
+    return Operand(Imm(addr), 0, None, SCRATCH)

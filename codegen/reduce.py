@@ -15,7 +15,7 @@ from simulator.expr import Imm, as_expr, emax, emin
 from .errors import CodegenError
 from .lowering import Buf
 from .operands import barrier, operand_of, ub_buf, vector_dtype
-from .vector import MAX_REPEAT, Operand, counted, fold, region, static_int, valid_rows, vector_instr
+from .vector import MAX_REPEAT, SCRATCH, Operand, counted, fold, region, static_int, valid_rows, vector_instr
 
 REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
           "prod": (None, "mul")}  # no per-repeat product: _prod_rows
@@ -51,7 +51,7 @@ def emit_vreduce(state, op) -> None:
             else:
                 nbytes = state.scratch_size(prod(stage) * src.es)
                 out = Buf("ub", Imm(state.scratch(nbytes, f"stage {stage} of a reduction over dims {dims}")),
-                          src.type.with_shape(stage))
+                          src.type.with_shape(stage), SCRATCH)
                 state.scratch_used += nbytes  # the next stages must not overwrite it
                 held += nbytes
             _reduce_dim(state, op, kind, dtype, cur, out, cur_ext, d)
@@ -359,12 +359,12 @@ def _reduce_outer(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> No
         for k in reversed(range(d)):
             t_strides[k], acc = acc, acc * shape[k]
         T = Operand(Imm(state.scratch(outer_fold_bytes(K, prod(shape[:d]), row_bytes), "a reduction over a non-last "
-                                      "dim", fence=True)), es, on_kept(t_strides))
+                                      "dim", fence=True)), es, on_kept(t_strides), SCRATCH)
     else:
         T = out  # no scratch: dst accumulates (only its row 0 is addressed)
 
     def at(o: Operand, r) -> Operand:  # o from its row r on
-        return Operand(fold(o.addr + r * (o.strides[d] * es)), es, o.strides)
+        return Operand(fold(o.addr + r * (o.strides[d] * es)), es, o.strides, o.tag)
 
     # Note: a kept last dim of at most one repeat is processed whole, padding included (garbage in, garbage out
     # in padding nothing reads): its rows are then one contiguous run — whole 256-B repeats instead of one repeat

@@ -68,7 +68,9 @@ def emit_alloc(state, op) -> None:
         raise CodegenError(op, "the buffer has no 'offsets' (run hivm-plan-memory)")
     if len(offsets) != 1:
         raise CodegenError(op, f"a multi_buffer = {len(offsets)} alloc was not split (run hivm-enable-multi-buffer)")
-    state.values[op.result] = Buf("ub", Imm(int(offsets[0])), t)
+    i = op.attributes.get("buffer")
+    tag = f"buf{i}" if i is not None else (op.result.name_hint or f"alloc{len(state.values)}")
+    state.values[op.result] = Buf("ub", Imm(int(offsets[0])), t, tag)
 
 
 def emit_multi_buffer_select(state, op) -> None:
@@ -86,4 +88,5 @@ def emit_multi_buffer_select(state, op) -> None:
         for i, base in enumerate(bases[1:], 1):
             addr = addr + (k % n).eq(i) * base
     reg = state.b.mov(state.fresh(op.result.name_hint, "buf"), addr)
-    state.values[op.result] = Buf("ub", reg, op.result.type)
+    tags = sorted({c.tag for c in copies if c.tag is not None})
+    state.values[op.result] = Buf("ub", reg, op.result.type, "|".join(tags) if len(tags) == len(copies) else None)

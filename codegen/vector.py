@@ -40,6 +40,10 @@ class Operand:
     addr: Expr
     es: int
     strides: list | None  # element stride per region dim (0 = broadcast along that dim); None = a 256-B block
+    tag: str | None = None  # the logical buffer (Buf.tag; SCRATCH for the kernel's scratch); None: untagged
+
+
+SCRATCH = "scratch"  # the buffer tag of every part of the kernel's scratch buffer
 
 
 Emit = Callable[[list, Expr, Expr, list], None]  # (addresses, repeat, mask, rep strides in blocks) -> emits
@@ -57,9 +61,14 @@ def vector_instr(state, mnemonic: str, dtype: str | tuple[str, ...], operands, f
 
     def emit(addrs, repeat, mask, reps):
         kw = {"repeat": f(repeat), "mask": f(mask)}
-        for name, a, r in zip(operands, addrs, reps):
+        tags = {}
+        for name, a, r, t in zip(operands, addrs, reps, state.region_tags or [None] * len(addrs)):
             if name is not None:
                 kw[name], kw[name + "_rep"] = f(a), r
+                if t is not None:
+                    tags[name] = t
+        if tags:
+            kw["tags"] = tags
         for name, v in fields.items():
             kw[name] = v(addrs) if callable(v) else v
         getattr(state.b, mnemonic)(*dtypes, **kw)
@@ -97,8 +106,8 @@ def region(state, emit: Emit, ops: list[Operand], extents: list, caps: list[int]
         outer, dims = dims[0], dims[1:]
 
         def body(i):
-            shifted = [o if o.strides is None else Operand(o.addr + i * (o.strides[outer] * o.es), o.es, o.strides)
-                       for o in ops]
+            shifted = [o if o.strides is None else Operand(o.addr + i * (o.strides[outer] * o.es), o.es, o.strides,
+                                                           o.tag) for o in ops]
             region(state, emit, shifted, [e if d != outer else 1 for d, e in enumerate(extents)], caps)
 
         return counted(state, "d", extents[outer], body, max_unroll=1)
@@ -120,6 +129,7 @@ def region(state, emit: Emit, ops: list[Operand], extents: list, caps: list[int]
 
 
 def flat(state, emit: Emit, ops: list[Operand], n: Expr, cap: int) -> None:
+    state.region_tags = [o.tag for o in ops]  # the buffer tags vector_instr gives the operands it names
     lanes = lanes_of(ops)
     reps = [0 if o.strides is None else lanes * o.es // 32 for o in ops]
 
@@ -155,6 +165,7 @@ def flat(state, emit: Emit, ops: list[Operand], n: Expr, cap: int) -> None:
 
 
 def rows(state, emit: Emit, ops, e0: Expr, e1: Expr, cap0: int, cap1: int, d0: int, d1: int | None) -> None:
+    state.region_tags = [o.tag for o in ops]  # the buffer tags vector_instr gives the operands it names
     lanes = lanes_of(ops)
     reps = []
     for o in ops:

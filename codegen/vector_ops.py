@@ -42,7 +42,7 @@ from . import bitwise, math_ops
 from .dtypes import np_dtype, sim_dtype
 from .errors import CodegenError
 from .operands import barrier, op_region, operand_of, splat, ub_buf, vector_dtype
-from .vector import Operand, fold, region, rows, static_int, vector_instr
+from .vector import SCRATCH, Operand, fold, region, rows, static_int, vector_instr
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # on i16 lanes over the bytes: codegen.bitwise
@@ -140,12 +140,12 @@ def _column_binary(state, op, fun, dtype, ins, columns, dst: Operand, ext, caps)
         state.b.vmuls(dtype, S, S, Imm(float(scale)), repeat=fold((e0 + 7) // 8), mask=256 // col.es)
         barrier(state)
     ops = list(ins)
-    ops[i] = Operand(Imm(S), col.es, [32 // col.es, 0])
+    ops[i] = Operand(Imm(S), col.es, [32 // col.es, 0], SCRATCH)
     names = ("src0", "src1", "dst")
     emit = vector_instr(state, "v" + BINARY[fun], dtype, names, **{names[i] + "_blk": 0})  # the column: block stride 0
 
     if caps[0] == 1:  # one row: every repeat reads the same block (one instruction per 255 repeats)
-        ops[i] = Operand(Imm(S), col.es, None)
+        ops[i] = Operand(Imm(S), col.es, None, SCRATCH)
         return region(state, emit, ops + [dst], [Imm(1), e1], caps)
     rows(state, emit, ops + [dst], e0, e1, caps[0], caps[1], 0, 1)
 
@@ -194,7 +194,7 @@ def _scalar_column_binary(state, fun, dtype, x: Operand, col: Operand, dst: Oper
     state.b.wait_flag("S", "V", ids[1])
 
     def row(r):
-        ops = [Operand(fold(o.addr + r * o.strides[0] * o.es), o.es, o.strides) for o in (x, dst)]
+        ops = [Operand(fold(o.addr + r * o.strides[0] * o.es), o.es, o.strides, o.tag) for o in (x, dst)]
         region(state, vector_instr(state, "v" + form, dtype, ("src", "dst"), sreg=regs[r]), ops, [Imm(1), e1],
                [1, caps[1]])
 

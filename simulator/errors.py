@@ -27,3 +27,7 @@ class SyncError(SimulatorError):
 
 class AssemblyError(SimulatorError):
     """Text assembly that does not parse."""
+
+
+class BufferTagError(SimulatorError):
+    """An instruction reads UB bytes as one logical buffer that were last written as another (or never written)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .buffer_tags import BufferTags
 from .errors import RaceError
 
 G = 32  # granule bytes
@@ -67,6 +68,7 @@ class HazardChecker:
         self.local = {(c.index, s): _Local(m.size) for c in cores for s, m in c.mem.items()}
         self.gm = _Global(gm_size)
         self.cores = {c.index: c for c in cores}
+        self.tags = BufferTags(cores, items)  # the buffer-tag check rides on the hazard checker (buffer_tags.py)
 
     def check(self, ins, stream: int, seq: int, vc: np.ndarray, accesses) -> None:
         core = ins.core
@@ -74,12 +76,18 @@ class HazardChecker:
         lvc = np.empty(NP + 1, np.int64)
         lvc[:NP] = vc[core.index * NP: core.index * NP + NP]
         lvc[NP] = _NEVER
+        ub = None
         for acc in accesses:
             g = granules(np.asarray(acc.starts), acc.length)
             if acc.scope == "GM":
                 self._global(ins, stream, seq, vc, g, acc.write)
             else:
                 self._local(ins, core, acc.scope, stream % NP, seq, lvc, g, acc.write)
+                if acc.scope == "UB":
+                    ub = ub or []
+                    ub.append((g, acc))
+        if ub:
+            self.tags.check(ins, core, ub, self.local[(core.index, "UB")].w_gid)
 
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):

@@ -154,7 +154,7 @@ class ProgramBuilder:
         cls, fixed = MNEMONICS[mnemonic]
         names = [f.name for f in fields(cls) if f.name not in fixed]
 
-        def make(*args, **kwargs):
+        def make(*args, tags: dict | None = None, **kwargs):
             if len(args) > len(names):
                 raise ProgramError(f"{mnemonic}: too many positional operands ({len(args)} > {len(names)})")
             kw = dict(zip(names, args))
@@ -164,7 +164,10 @@ class ProgramBuilder:
             kw.update(kwargs)
             kw.update(fixed)
             try:
-                return self.emit(cls(**kw))
+                ins = cls(**kw)
             except TypeError as e:
                 raise ProgramError(f"{mnemonic}: {e}") from None
+            if tags:
+                ins.tags = dict(tags)
+            return self.emit(ins)
         return make

@@ -27,6 +27,7 @@ class Access(NamedTuple):
     write: bool
     starts: np.ndarray
     length: int
+    tag: str | None = None  # the logical buffer the program means (UB operands; the buffer-tag check)
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Instr:
     KIND: ClassVar[str] = "op"   # op | dma | sync
     OPTIONAL: ClassVar[dict] = {}  # field -> default text: the assembly omits the field at that value
     reads_dregs: ClassVar[bool] = False  # an operand is a data register read at issue (bind) in phase 2
+    tags: ClassVar[dict | None] = None  # per instance: operand field -> logical buffer tag (ProgramBuilder tags=)
 
     def __post_init__(self):
         for name in self.EXPRS:
@@ -62,6 +64,10 @@ class Instr:
     def bind(self, core) -> None:
         """Read the data-register operands (``reads_dregs``): called in phase 2 once the S data instructions issued
         before this instruction have run."""
+
+    def tag(self, field: str) -> str | None:
+        """The logical buffer operand ``field`` names (None: untagged, not checked by the buffer-tag check)."""
+        return self.tags.get(field) if self.tags else None
 
     def describe(self) -> str:
         return f"{self.mnemonic} (pc {self.pc})"

@@ -93,7 +93,7 @@ class _Copy(Instr):
 
     def accesses(self, core):
         n, L, s, d = self._geometry()
-        return [Access(self.SRC, False, s, L), Access(self.DST, True, d, L)]
+        return [Access(self.SRC, False, s, L, self.tag("src")), Access(self.DST, True, d, L, self.tag("dst"))]
 
     def gm_access(self):
         """(starts, length, is_write) on the GM side."""

@@ -111,8 +111,8 @@ class VGather(_Vec):
         ub.check(self.describe(), np.asarray([self.offset]), self._offset_bytes(), align=32)
 
     def accesses(self, core):
-        offs = Access("UB", False, self.offset + np.arange(0, self._offset_bytes(), 32), 32)
-        src = Access("UB", False, self.src + np.arange(0, self.src_len, 32), 32)
+        offs = Access("UB", False, self.offset + np.arange(0, self._offset_bytes(), 32), 32, self.tag("offset"))
+        src = Access("UB", False, self.src + np.arange(0, self.src_len, 32), 32, self.tag("src"))
         return [offs, src] + super().accesses(core)
 
     def execute(self, core):

@@ -135,7 +135,7 @@ class _UbElement(_ScalarData):
         self._index(core)
 
     def accesses(self, core):
-        return [Access("UB", self.MNEMONIC == "st_ub", np.array([self.addr]), itemsize(self.dtype))]
+        return [Access("UB", self.MNEMONIC == "st_ub", np.array([self.addr]), itemsize(self.dtype), self.tag("addr"))]
 
 
 @dataclass

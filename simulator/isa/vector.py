@@ -136,10 +136,20 @@ class _Vec(Instr):
             nbytes = self.mask * itemsize(dt)
             lo, hi, run = block_span(self.repeat, nbytes, blk, rep)
             if run:  # one run of blocks: one burst (the same 32-B granules, checked as a slice)
-                out.append(Access("UB", w, np.array([addr]), hi))
+                starts, length = np.array([addr]), hi
             else:
-                out.append(Access("UB", w, addr + block_offsets(self.repeat, nbytes, blk, rep), 32))
+                starts, length = addr + block_offsets(self.repeat, nbytes, blk, rep), 32
+            for t in self._tags_at(w, addr):
+                out.append(Access("UB", w, starts, length, t))
         return out
+
+    def _tags_at(self, w, addr):
+        """The tags of the operand fields at ``addr`` written (``w``) or read: one access per distinct tag, so two
+        operands that claim different buffers at the same bytes cannot both pass."""
+        if not self.tags:
+            return (None,)
+        ts = {t for f, t in self.tags.items() if f.startswith("dst") == w and getattr(self, f) == addr}
+        return sorted(ts) or (None,)
 
     def _idx(self, addr, dt, blk, rep):
         es = itemsize(dt)
@@ -392,7 +402,7 @@ class VBrcb(_Vec):
     def accesses(self, core):
         es = itemsize(self.dtype)
         n = self.repeat * 8 * es
-        src = Access("UB", False, self.src + np.arange(0, n, 32), 32)
+        src = Access("UB", False, self.src + np.arange(0, n, 32), 32, self.tag("src"))
         return [src] + super().accesses(core)
 
     def check(self, core):
@@ -450,7 +460,7 @@ class VReduce(_Vec):
     def accesses(self, core):
         n = self._dst_bytes()
         lo, hi = self.dst // 32, (self.dst + n - 1) // 32
-        return super().accesses(core) + [Access("UB", True, np.arange(lo, hi + 1) * 32, 32)]
+        return super().accesses(core) + [Access("UB", True, np.arange(lo, hi + 1) * 32, 32, self.tag("dst"))]
 
     def execute(self, core):
         x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep).astype(np.float32)
@@ -519,7 +529,7 @@ class VBlockReduce(_Vec):
     def accesses(self, core):
         es = itemsize(self.dtype)
         blocks = np.unique((self.dst + self._dst_offsets().reshape(-1) * es) // 32) * 32
-        return super().accesses(core) + [Access("UB", True, blocks, 32)]
+        return super().accesses(core) + [Access("UB", True, blocks, 32, self.tag("dst"))]
 
     def execute(self, core):
         x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep)
@@ -741,7 +751,8 @@ class VCmp(_Vec):
 
     def accesses(self, core):
         n = self._mask_bytes()
-        return super().accesses(core) + [Access("UB", True, self.dst + np.arange(0, n, 32), min(32, n))]
+        return super().accesses(core) + [Access("UB", True, self.dst + np.arange(0, n, 32), min(32, n),
+                                                self.tag("dst"))]
 
     def execute(self, core):
         a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
@@ -786,7 +797,7 @@ class VSel(_Vec):
 
     def accesses(self, core):
         n = self.repeat * self.lanes // 8
-        return [Access("UB", False, self.sel + np.arange(0, n, 32), min(32, n))] + super().accesses(core)
+        return [Access("UB", False, self.sel + np.arange(0, n, 32), min(32, n), self.tag("sel"))] + super().accesses(core)
 
     def execute(self, core):
         n = self.repeat * self.lanes // 8
@@ -822,7 +833,7 @@ class VTranspose(_Vec):
 
     def accesses(self, core):
         o = np.arange(0, 512, 32)
-        return [Access("UB", False, self.src + o, 32), Access("UB", True, self.dst + o, 32)]
+        return [Access("UB", False, self.src + o, 32, self.tag("src")), Access("UB", True, self.dst + o, 32, self.tag("dst"))]
 
     def execute(self, core):
         v = core.mem["UB"].view(self.dtype)

@@ -1,0 +1,89 @@
+"""Buffer-tag check: a read must find the logical buffer it names in the UB bytes it reads.
+
+An instruction may tag its UB operands with the logical buffer each means (``ProgramBuilder`` ``tags=``; the code
+generator tags the HIVM alloc or the kernel's scratch). Per core, every 32-B UB granule (the granule of the hazard
+checker; UB buffers are 32-B aligned, so two buffers never share one) holds the tag of its last write:
+
+- a tagged write sets it; an untagged write clears it to *unknown*, which any read accepts;
+- a tagged read of a granule carrying another tag, or never written since the launch, raises BufferTagError naming
+  both instructions and both tags. An untagged read is not checked.
+
+Tags ``a|b`` (a buffer chosen at run time among copies) match any tag they share a member with. Reuse the memory
+plan declares (buffers at the same bytes at different times, in-place results, the shared scratch) is legal: the
+later buffer's write re-tags the bytes before it is read.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import BufferTagError
+
+G = 32
+_NEVER, _UNKNOWN = -1, 0
+
+
+class BufferTags:
+    def __init__(self, cores, items: list):
+        self.items = items  # gid -> resolved instruction
+        self.ub = {c.index: np.full(c.mem["UB"].size // G + 1, _NEVER, np.int32) for c in cores if "UB" in c.mem}
+        self.tagged: set = set()  # cores that issued a tagged access (before that, untagged programs cost nothing)
+        self.untagged_writes: set = set()  # cores that wrote UB untagged before their first tagged access
+        self.ids: dict[str, int] = {}
+        self.names = ["<unknown>"]
+        self.members: list[frozenset] = [frozenset()]
+        self.ok: dict[tuple[int, int], bool] = {}
+
+    def _id(self, tag: str) -> int:
+        i = self.ids.get(tag)
+        if i is None:
+            i = self.ids[tag] = len(self.names)
+            self.names.append(tag)
+            self.members.append(frozenset(tag.split("|")))
+        return i
+
+    def _compatible(self, a: int, b: int) -> bool:
+        r = self.ok.get((a, b))
+        if r is None:
+            r = self.ok[(a, b)] = bool(self.members[a] & self.members[b])
+        return r
+
+    def check(self, ins, core, ub_accesses, gid) -> None:
+        """``ub_accesses``: (granules, access) of one instruction's UB accesses, reads checked before writes (the
+        writes are already in ``gid``, the hazard checker's last writer per granule, which names the other writer)."""
+        if core.index not in self.tagged:
+            if all(acc.tag is None for _, acc in ub_accesses):
+                if any(acc.write for _, acc in ub_accesses):
+                    self.untagged_writes.add(core.index)
+                return
+            self.tagged.add(core.index)
+            if core.index in self.untagged_writes:
+                self.ub[core.index][:] = _UNKNOWN  # bytes untagged instructions may have written: unknown
+        tag = self.ub[core.index]
+        for g, acc in ub_accesses:
+            if acc.write or acc.tag is None:
+                continue
+            me = self._id(acc.tag)
+            have = tag[g]
+            bad = (have != me) & (have != _UNKNOWN)
+            if bad.any():
+                self._bad(ins, core, g, have, bad, me, gid)
+        for g, acc in ub_accesses:
+            if acc.write:
+                tag[g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)
+
+    def _bad(self, ins, core, g, have, bad, me, gid):
+        """Raise for the first granule whose tag does not match (``gid``: the previous writers, before this one)."""
+        g = np.arange(g.start, g.stop) if isinstance(g, slice) else np.asarray(g)
+        for k in np.flatnonzero(bad):
+            t = int(have[k])
+            if t != _NEVER and self._compatible(t, me):
+                continue
+            sel = g[have == t]
+            lo, hi = int(sel.min()) * G, (int(sel.max()) + 1) * G
+            where = f"UB[{lo:#06x}, {hi:#06x}) of core {core.name}"
+            mine = f"{ins.mnemonic} (pc {ins.pc}) reads {where} as buffer '{self.names[me]}'"
+            if t == _NEVER:
+                raise BufferTagError(f"buffer tag: {mine}, but nothing wrote those bytes since the launch")
+            w = self.items[int(gid[int(g[k])])]
+            raise BufferTagError(f"buffer tag: {mine}, but they were last written as buffer '{self.names[t]}' by "
+                                 f"{w.mnemonic} (pc {w.pc}): two buffers share these bytes while both are live")
