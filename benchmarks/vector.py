@@ -39,9 +39,9 @@ holds the scalar unit, and the next tile's load with it, until the vector pipe c
 Layer norm f16 at 1M is the closest to its target (7,750 cycles of body; 7,832 would be 70%; 7,742 without fixed
 costs). Its roofline is its DDR bytes (5,483 cycles; its vector work averages 5.33 rows per core of ~980 repeat
 cycles), while the busiest cores have 6 rows (a row is not split across cores; measured without fixed costs, the
-cores with 5 end 250–940 cycles earlier): their vector pipe is busy 6,966 cycles between the first tile's load (~380 cycles) and the last one's store (~373) — the repeats, and 10
-dependent steps of 30 a work item (the cast, the row sum's fold, x − mean, the squares and their fold;
-rstd and the output).
+cores with 5 end 250–940 cycles earlier): their vector pipe is busy 6,966 cycles between the first tile's load
+(~380 cycles) and the last one's store (~373) — the repeats, and 10 dependent steps of 30 a work item (the cast, the
+row sum's fold, x − mean, the squares and their fold; rstd and the output).
 Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
 """
 
