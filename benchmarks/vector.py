@@ -13,18 +13,18 @@ cycles / vector cores): f16 softmax and norms compute in f32 (as eager does), so
 bounds them (or, once they read row statistics as scalars, their DDR bytes do). Columns: before µs (``fixed_costs=False``:
 the simulator without launch overhead and per-DMA fixed costs), body µs (the kernels with per-DMA fixed costs), launch
 µs (5.9 a launch), after µs (both), roofline, efficiency = roofline / body, and unfused before / after µs (launches
-included). Body figures at 1M on ascend910b1 (body µs / roofline µs / efficiency; broadcast add f16 3.2 / 3.0 93.5%
-with the fixed costs)::
+included). Body figures at 1M on ascend910b1 (body µs / roofline µs / efficiency; these streaming kernels' bodies
+move by at most 0.1 µs with the fixed costs, the launch adds 5.9 µs to each)::
 
-    elementwise chain  f16  4.5 / 4.4  98.5%     f32  8.9 / 8.9  99.0%
-    broadcast add      f16  3.1 / 3.0  94.0%     f32  6.2 / 5.9  95.6%
-    softmax            f16  3.4 / 3.0  86.3%     f32  5.9 / 5.9  99.2%     (3.7 µs 80.2% with vbrcb'd columns)
-    layer norm         f16  4.2 / 3.0  70.8%     f32  6.3 / 5.9  94.2%     (4.7 µs 68.3% with vbrcb'd columns)
-    rms norm           f16  3.1 / 3.0  94.4%     f32  6.1 / 5.9  96.6%
+    elementwise chain  f16  4.7 / 4.4  94.2%     f32  8.9 / 8.9  99.0%
+    broadcast add      f16  3.2 / 3.0  93.5%     f32  6.2 / 5.9  95.6%
+    softmax            f16  3.4 / 3.0  86.8%     f32  5.9 / 5.9  99.2%     (3.7 µs 80.2% with vbrcb'd columns)
+    layer norm         f16  4.2 / 3.0  70.7%     f32  6.3 / 5.9  94.2%     (4.7 µs 68.3% with vbrcb'd columns)
+    rms norm           f16  3.1 / 3.0  94.1%     f32  6.1 / 5.9  96.6%
 
-and at 16M f16: softmax 47.7 / 47.2 µs 99.0% (47.2 µs 100.0% with vbrcb'd columns: its work items' vector estimate,
-1,026 cycles, just exceeds their DDR share, 1,024, so it reads scalars, whose waits delay the next row's load a
-little), layer norm 51.1 / 47.2 µs 92.4% (57.5 µs 85.0%). Their row reductions fold block by block
+(the vbrcb'd-column alternatives measured without fixed costs) and at 16M f16: softmax 47.7 / 47.2 µs 99.1%
+(47.2 µs 100.0% with vbrcb'd columns: its work items' vector estimate, 1,026 cycles, just exceeds their DDR share,
+1,024, so it reads scalars, whose waits delay the next row's load a little), layer norm 51.2 / 47.2 µs 92.4% (57.5 µs 85.0%). Their row reductions fold block by block
 (vcgadd/vcgmax: 4096 → 512 → 64, then vcadd — 3 dependent steps and 73 repeat cycles a f32 row instead of 7–8 and
 133; docs/codegen.md), which lowers the roofline with the time: a reduction's repeats are part of the vector work it
 counts. f16 softmax and layer norm are software-pipelined (docs/schedule.md): stage 0 of one work item beside stage 1
@@ -36,12 +36,12 @@ columns*; layer norm's mean, a row sum times 1/N, is multiplied by the scalar un
 fewer a work item): f32 layer norm and the rms norms stream DDR longer than they compute, so they keep vbrcb (reading scalars
 holds the scalar unit, and the next tile's load with it, until the vector pipe catches up).
 
-Layer norm f16 at 1M is the closest to its target (7,742 cycles; 7,832 would be 70%). Its roofline is now its DDR
-bytes (5,483 cycles; its vector work averages 5.33 rows per core of ~980 repeat cycles), while the busiest cores have
-6 rows (a row is not split across cores; the cores with 5 end 250–940 cycles earlier): their vector pipe is busy
-6,966 cycles between the first tile's load (~380 cycles) and the last one's store (~373) — the repeats, and 10
-dependent steps of 30 a work item (the cast, the row sum's fold, x − mean, the squares and their fold;
-rstd and the output).
+Layer norm f16 at 1M is the closest to its target (7,750 cycles of body; 7,832 would be 70%; 7,742 without fixed
+costs). Its roofline is its DDR bytes (5,483 cycles; its vector work averages 5.33 rows per core of ~980 repeat
+cycles), while the busiest cores have 6 rows (a row is not split across cores; measured without fixed costs, the
+cores with 5 end 250–940 cycles earlier): their vector pipe is busy 6,966 cycles between the first tile's load
+(~380 cycles) and the last one's store (~373) — the repeats, and 10 dependent steps of 30 a work item (the cast, the
+row sum's fold, x − mean, the squares and their fold; rstd and the output).
 Rms norm f32 streams at DDR rate (its loads wait ~3,000 cycles per core).
 """
 
