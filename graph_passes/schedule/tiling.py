@@ -47,6 +47,7 @@ import math
 import sympy
 
 from ..dialects.hivm import SCALAR_LOOP_DTYPES
+from ..intmath import align_up, ceil_div, prod
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
@@ -155,7 +156,7 @@ class _Walk:
         return self.launch_steps if looped else self.strict_steps
 
     def fits(self, tile, looped: bool) -> bool:
-        if self.cap_elems is not None and _prod(tile) > self.cap_elems:
+        if self.cap_elems is not None and prod(tile) > self.cap_elems:
             return False
         if self.requested:
             return True
@@ -571,17 +572,17 @@ def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_ste
     rows_gathered = 0 in info.row_gathers.values()  # an element gather (along the last dim) is one DMA a row anyway
     across_rows = {d for d in dims if rows_gathered and d not in info.row_gathers.values()}
     for d in dims:
-        count = {p: -(-dims[p] // tile[p]) for p in dims}
-        n_work = _prod(count.values())
+        count = {p: ceil_div(dims[p], tile[p]) for p in dims}
+        n_work = prod(count.values())
         if n_work >= cores:
             return
         others = n_work // count[d]
-        want = cores // others if d in across_rows else -(-cores // others)  # tiles needed along d
+        want = cores // others if d in across_rows else ceil_div(cores, others)  # tiles needed along d
         if want <= 1:
             continue
         step = granule if d == info.rank - 1 else gm_steps.get(d, 1)
-        t = -(-dims[d] // want)
-        t = max(step, -(-t // step) * step)
+        t = ceil_div(dims[d], want)
+        t = max(step, align_up(t, step))
         tile[d] = min(tile[d], t)
 
 
@@ -647,10 +648,3 @@ def _with(tile, d, t):
     out = list(tile)
     out[d] = t
     return out
-
-
-def _prod(xs) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p

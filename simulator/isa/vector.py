@@ -22,6 +22,7 @@ import numpy as np
 from .base import Access, Instr
 from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
 from ..errors import ProgramError
+from ..intmath import ceil_div
 from .scalar_mem import check_dreg_name, read_dreg
 
 
@@ -39,7 +40,7 @@ def lane_offsets(repeat: int, mask: int, es: int, blk: int, rep: int) -> np.ndar
 @lru_cache(maxsize=8192)
 def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
     """Start offsets of the 32-B blocks touched (nbytes active bytes per repeat)."""
-    nb = -(-nbytes // 32)
+    nb = ceil_div(nbytes, 32)
     out = ((np.arange(repeat) * (rep * 32))[:, None] + (np.arange(nb) * (blk * 32))[None, :]).reshape(-1)
     out.flags.writeable = False
     return out
@@ -503,7 +504,7 @@ class VBlockReduce(_Vec):
         return 32 // itemsize(self.dtype)
 
     def _results(self) -> int:
-        return -(-self.mask // self._per_block())
+        return ceil_div(self.mask, self._per_block())
 
     def _dst_offsets(self) -> np.ndarray:
         """Element offsets from dst of every result: (repeat, results per repeat)."""

@@ -62,6 +62,7 @@ from typing import ClassVar
 
 from ...dialects.hfusion import ReduceOp, ReshapeOp
 from ...analysis.fusion_kind import OpPattern, op_pattern
+from ...intmath import ceil_div
 from ...ir.core import OP_REGISTRY, Elementwise, Operation, Value
 from ...ir.sizes import SizeVars, as_expr
 from ...ir.types import TensorType
@@ -89,7 +90,7 @@ def split_factor(k: int, n: int, cores: int, min_row: int, block_rows: int, row_
     layer norm gains at 24 too (28.5 -> 21.6) but both are left alone there."""
     def busiest(p: int, block: int) -> int:
         rows = k * p
-        return -(-rows // (block * cores)) * min(block, rows) * (n // p)
+        return ceil_div(rows, block * cores) * min(block, rows) * (n // p)
 
     unsplit = busiest(1, 1 if row_kernel else block_rows)
     best = None
@@ -135,7 +136,7 @@ def column_split_factor(n: int, row_bytes: int, cores: int, min_rows: int = 16) 
     ``cores`` (4096×1024: 13.7 -> 13.1 us; unsplit 13.4), and slices under 16 rows lose to the final reduction."""
     if row_bytes >= cores * BURST_BYTES or (n < MIN_COLUMN_ROWS and row_bytes > BURST_BYTES):
         return None
-    want = -(-2 * cores // -(-row_bytes // BURST_BYTES))
+    want = ceil_div(2 * cores, ceil_div(row_bytes, BURST_BYTES))
     divisors = _divisors(n, n // min_rows)
     if not divisors:
         return None
