@@ -1,4 +1,4 @@
-"""The work items of a software-pipelined row kernel (graph_passes/schedule/pipeline.py), prologue and epilogue
+"""The work items of a software-pipelined row kernel (graph_passes/schedule/software_pipeline.py), prologue and epilogue
 peeled so that every op of the loop runs in every iteration::
 
     stage 0 of work item bid                        (copies a: load into x_a, carried values into c_a)
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..dialects import hivm
 from ..ir.types import MemRefType
-from ..schedule.pipeline import compute_order
+from ..schedule.software_pipeline import compute_order
 
 
 class Pipelined:

@@ -20,7 +20,7 @@ from ..intmath import align_up, ceil_div
 from .buffers import BufferPlan
 from .cost import kernel_time, values_estimate
 from .kernel_info import KernelInfo
-from .pipeline import compute_order
+from .software_pipeline import compute_order
 
 MAX_ITEMS_PER_CORE = 2  # splits with more work items than this × cores are not considered
 

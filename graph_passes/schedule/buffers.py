@@ -15,7 +15,7 @@ elsewhere; its last dim is padded to the UB alignment (32 B) so that every row s
 *Scratch*: one more buffer per kernel, ``hivm.alloc {scratch = true}``, the temporary UB of the code generator's
 multi-instruction idioms (docs/codegen.md), shared by every op (they run one after the other on PIPE_V), so its
 size is the largest need of one op (:meth:`BufferPlan.scratch_bytes`, by the table of graph_passes/idioms/scratch.py;
-a software-pipelined kernel has one such part per stage, pipeline.py).
+a software-pipelined kernel has one such part per stage, software_pipeline.py).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, streams_ddr, values_estimate
 from .launch_alignment import launch_block_dim, launch_step, rows_for_whole_blocks
 from .kernel_info import KernelInfo
-from .pipeline import Stages, compute_order, pipelined_candidates
+from .software_pipeline import Stages, compute_order, pipelined_candidates
 from .tail import row_tail
 
 NON_LAST_REDUCE_INNER = 512  # last-dim tile cap (elements) when a non-last dim is reduced
@@ -75,7 +75,7 @@ class Schedule:
     block_dim_override: int = 0
     scratch_bytes: int = 0  # the kernel's scratch buffer (part of ub_bytes)
     serial_dims: list = None  # parallel dims whose tiles are looped inside a work item (not work items)
-    stages: Stages | None = None  # software-pipelined work items (pipeline.py); the scratch has a part per stage
+    stages: Stages | None = None  # software-pipelined work items (software_pipeline.py); the scratch has a part per stage
     wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
     split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
@@ -109,7 +109,7 @@ class Schedule:
         if self.plan.scalar_columns and any(self.plan.columns(op) for op in info.ops):
             attrs["scalar_columns"] = True  # column operands may be read as per-row scalars (buffers.scalar_column)
         if self.stages is not None:
-            attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (pipeline.py)
+            attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (software_pipeline.py)
             attrs["stage_split"] = self.stages.split
         return attrs
 
@@ -393,7 +393,7 @@ def _scalar_loop_work(info: KernelInfo) -> bool:
 def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer: int, cap_elems, step: int,
                          uppers) -> Schedule:
     """The lockstep schedule ``sched`` or, when the estimate (cost.py) says it is faster, the best software-
-    pipelined one (pipeline.py)."""
+    pipelined one (software_pipeline.py)."""
     plan, tile = sched.plan, sched.tile
     lockstep = kernel_time(info, plan, tile, target, values_estimate(compute_order(info, plan), plan, tile, target,
                                                                      sched.wide), tail_steps={0: step})
