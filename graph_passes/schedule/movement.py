@@ -39,7 +39,7 @@ from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
 from .launch_alignment import launch_block_dim
 from .movement_reshape import reshape_pieces
-from .movement_split import BLOCK, _with, block_step, launch_steps, launch_work_dims, spread, static_items
+from .movement_split import BLOCK, with_size, block_step, launch_steps, launch_work_dims, spread, static_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 
@@ -325,7 +325,7 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
                 raise Unsupported(info.func.sym_name, f"no tile of result {r} fits UB ({share} B)")
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                lo, hi = (mid, hi) if fits(_with(tile, d, mid)) else (lo, mid - 1)
+                lo, hi = (mid, hi) if fits(with_size(tile, d, mid)) else (lo, mid - 1)
             t = lo
             if d == rank - 1 and t < uppers[d] and rank > 1:
                 t = max(t // g * g, min(t, g))

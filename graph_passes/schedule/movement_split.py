@@ -141,18 +141,19 @@ def spread(shape: list, es: int, tile: list[int], uppers: list[int], cores: int,
         if not n.is_Integer or not slabs_whole(shape, es, d):
             continue
         n, step = int(n), steps[d]
-        others = count(_with(tile, d, n))
+        others = count(with_size(tile, d, n))
         best = tile
         for c in range(2, min(ceil_div(n, step), ceil_div(SPREAD_ITEMS * cores, others)) + 1):
             t = align_up(ceil_div(n, c), step)  # the smallest multiple of step with at most c tiles
-            trial = _with(tile, d, t)
+            trial = with_size(tile, d, t)
             if t < best[d] and fits(trial) and busiest(trial) < busiest(best):
                 best = trial
         tile = best
     return tile
 
 
-def _with(tile, d, t):
+def with_size(tile, d, t):
+    """A copy of ``tile`` with size ``t`` along dim ``d``."""
     out = list(tile)
     out[d] = t
     return out

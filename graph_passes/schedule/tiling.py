@@ -54,6 +54,7 @@ from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, streams_ddr, values_estimate
 from .launch_alignment import launch_block_dim, launch_step, rows_for_whole_blocks
+from .movement_split import with_size
 from .kernel_info import KernelInfo
 from .software_pipeline import Stages, compute_order, pipelined_candidates
 from .tail import row_tail
@@ -167,13 +168,14 @@ class _Walk:
     def grow(self, tile, d: int, limit: int, looped: bool) -> int:
         """Largest t in [1, limit] with fits(tile with t at d); binary search (fits is monotone in t)."""
         lo, hi = 1, limit
-        if self.fits(_with(tile, d, limit), looped):  # Note: covering the dim may make loads invariant (single copies)
+        # Note: covering the dim may make loads invariant (single copies)
+        if self.fits(with_size(tile, d, limit), looped):
             return limit
-        if not self.fits(_with(tile, d, 1), looped):
+        if not self.fits(with_size(tile, d, 1), looped):
             return 0
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if self.fits(_with(tile, d, mid), looped):
+            if self.fits(with_size(tile, d, mid), looped):
                 lo = mid
             else:
                 hi = mid - 1
@@ -519,13 +521,13 @@ def _whole_gm_blocks(w: _Walk, tile, d: int, t: int, step: int, looped: bool) ->
     ``step`` rows do (kept when even that does not fit)."""
     if t >= step:
         return t // step * step
-    trial = _with(tile, d, step)
+    trial = with_size(tile, d, step)
     last = len(tile) - 1
-    t_last = w.grow(_with(trial, last, 1), last, tile[last], looped)
+    t_last = w.grow(with_size(trial, last, 1), last, tile[last], looped)
     if t_last == 0:
         return t
     tile[last] = w.round_last(t_last)
-    return step if w.fits(_with(tile, d, step), looped) else t
+    return step if w.fits(with_size(tile, d, step), looped) else t
 
 
 def _serial_dims(info: KernelInfo, tile, uppers, gm_block: int, looped: bool) -> list[int]:
@@ -643,8 +645,3 @@ def _norm(e):
 def _lcm(a: int, b: int) -> int:
     return a * b // math.gcd(a, b)
 
-
-def _with(tile, d, t):
-    out = list(tile)
-    out[d] = t
-    return out
