@@ -12,7 +12,7 @@ import numpy as np
 
 from ..intmath import ceil_div
 from ..ir.core import Constant, Value
-from ..ir.types import IndexType, ScalarType, ShapedType, TensorType, dtype_of
+from ..ir.types import IndexType, ScalarType, ShapedType, dtype_of
 
 MAX_FOLD_ELEMENTS = 64  # larger constants are left alone (the IR stays small and folding cheap)
 
@@ -133,10 +133,3 @@ def evaluate(op_name: str, attrs: dict, args: list[np.ndarray], out_dtype: str) 
         else:
             return None
     return np.asarray(result).astype(out_np)
-
-
-def result_dtype(v: Value) -> str | None:
-    t = v.type
-    if isinstance(t, (TensorType, ScalarType, IndexType)):
-        return dtype_of(t)
-    return None

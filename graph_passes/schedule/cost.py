@@ -37,7 +37,6 @@ from .buffers import BufferPlan
 from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
-SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
 COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor": 1, "ceil": 1,
                    "trunc": 1}
 # codegen.math_ops' f32 sequences: instructions by class, dependent steps (f16 adds a cast in and out)

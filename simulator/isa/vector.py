@@ -109,9 +109,6 @@ class VectorInstr(Instr):
     def operands_spec(self):  # -> list of (is_write, addr, dtype, blk, rep)
         raise NotImplementedError
 
-    def _mask(self):
-        return self.lanes if self.mask == 0 else self.mask
-
     def check(self, core) -> None:
         if self.mask == 0:
             self.mask = self.lanes
