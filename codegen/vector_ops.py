@@ -279,13 +279,13 @@ def emit_vcast(state, op) -> None:
     if sd == dd:
         copy = vector_instr(state, "vcopy", sd, ("src", "dst"))
         return region(state, copy, [operand_of(src), operand_of(dst)], ext, caps)
-    from simulator.isa.vector import _CASTS, _OVERFLOW_MODES
+    from simulator.isa.vector import CASTS, OVERFLOW_MODES
 
-    if (sd, dd) not in _CASTS or mode not in _CASTS[(sd, dd)]:
+    if (sd, dd) not in CASTS or mode not in CASTS[(sd, dd)]:
         raise CodegenError(op, f"cast {src.dtype} -> {dst.dtype} with round mode '{mode}' is not a vconv "
                                f"(CANN-INI vconv list; hfusion-legalize-casts composes the exact ones)")
     # an integer narrowing keeps the low bits (torch's cast), the CTRL setting vconv_s642s32 offers
-    kw = {"overflow": "wrap"} if (sd, dd) in _OVERFLOW_MODES else {}
+    kw = {"overflow": "wrap"} if (sd, dd) in OVERFLOW_MODES else {}
     emit = vector_instr(state, "vconv", (sd, dd), ("src", "dst"), round_mode=mode, **kw)
     region(state, emit, [operand_of(src), operand_of(dst)], ext, caps)
 

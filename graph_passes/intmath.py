@@ -1,4 +1,7 @@
-"""Integer helpers shared by the passes and codegen: ceiling division, rounding up to a multiple, products."""
+"""Integer helpers shared by the passes and codegen: ceiling division, rounding up to a multiple, products.
+
+Each works on ints and on sympy size expressions alike (``//`` on sympy is floor division).
+"""
 
 from __future__ import annotations
 

@@ -58,10 +58,6 @@ class Rewriter:
         if op is not None and op.parent is not None:
             self._on_touch(op)
 
-    def _touch_operand_defs(self, op: Operation) -> None:
-        for v in op.operands:
-            self._touch(getattr(v, "op", None))
-
     def _touch_users(self, v: Value) -> None:
         for user in v.users:
             self._touch(user)

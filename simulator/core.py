@@ -5,7 +5,7 @@ expressions, and issues every non-scalar instruction into its pipe's in-order qu
 `scalar_op_cycles` per `mov`, `issue_cycles` per issued instruction and `loop_iter_cycles` per loop
 iteration. Issue times are recorded relative to the last scalar-blocking instruction (pipe_barrier(ALL),
 cross_wait, set_flag/wait_flag with the S pipe, or an S data instruction such as ld_ub/st_ub), whose
-completion time is only known during timing (phase 2, schedule.py):
+completion time is only known during timing (phase 2, timing.py):
 
     issue_time(x) = end(S item number x.seg - 1) + x.sofs       (or x.sofs when x.seg == 0)
 

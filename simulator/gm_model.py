@@ -22,7 +22,7 @@ DDR ledger: HARDWARE.md ("treat GM bandwidth as a chip-level resource shared by 
 chip's DDR bandwidth is CANN-INI `ddr_rate` x AI cores (768 B/cycle on 910B1, 1.42 TB/s). Time is cut into
 slots of `SLOT` cycles, each holding at most 768 x SLOT DDR bytes; a transfer takes what is left in each
 slot from its port start on, up to its own port rate, until its DDR bytes are served. Transfers reserve in
-global start order (schedule.py), so earlier requests are served first (first come, first served); the
+global start order (timing.py), so earlier requests are served first (first come, first served); the
 chip never exceeds its DDR bandwidth, and a core gets more than 1/24 of it when other cores are not
 transferring (dynamic sharing; the previous model split it evenly over the launch's cores).
 

@@ -1,5 +1,5 @@
 """Multi-core launch: build the cores, issue each core's program (phase 1), time everything together
-(phase 2, schedule.py), and return stats, trace and functional results (in `gm`).
+(phase 2, timing.py), and return stats, trace and functional results (in `gm`).
 
     res = launch(prog, chip="ascend910b1", block_dim=48, args={"x": x, "n": n}, gm=gm)
     res.stats.cycles, res.stats.us, res.stats.efficiency
@@ -19,7 +19,7 @@ from .memory import GlobalMemory
 from .presets import get_chip
 from .program import MixProgram, Program
 from .report import LaunchResult, collect_stats
-from .schedule import Scheduler
+from .timing import Scheduler
 
 
 def _cores(program, chip, block_dim, gm):

@@ -11,6 +11,7 @@ import numpy as np
 
 from .dtypes import np_dtype
 from .errors import MemoryAccessError
+from .intmath import align_up
 
 
 def check_bursts(what: str, scope: str, size: int, starts, length: int, align: int = 1,
@@ -61,7 +62,7 @@ class GlobalMemory:
     def alloc(self, nbytes: int, align: int | None = None) -> int:
         """Reserve `nbytes` (aligned to 512 B by default, the fastest GM alignment) and return the address."""
         align = align or self.default_align
-        addr = -(-self.top // align) * align
+        addr = align_up(self.top, align)
         end = addr + int(nbytes)
         if end > self.capacity:
             raise MemoryAccessError(f"gm.alloc: {nbytes} bytes at {addr:#x} exceed GM capacity {self.capacity}")

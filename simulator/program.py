@@ -22,7 +22,6 @@ from .expr import Expr, Reg, as_expr
 from .errors import ProgramError
 from .isa import MNEMONICS, Instr
 
-PREDEFINED = ("block_idx", "block_num", "subblock_idx", "subblock_num")
 CORE_TYPES = ("aiv", "aic")
 
 

@@ -14,7 +14,6 @@ import warnings
 from .options import NpuOptions
 from .stats import COUNTERS
 
-BACKEND_NAMES = ("npu", "npu_sim")
 _ENTRY_POINT_GROUP = "torch_dynamo_backends"
 
 

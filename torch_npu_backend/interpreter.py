@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from graph_passes.dialects.hfusion import DIVMOD_FUNS
+from graph_passes.intmath import ceil_div
 from graph_passes.ir.core import Block, Operation, Terminator
 from graph_passes.ir.sizes import evaluate
 from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
@@ -225,7 +226,7 @@ _INDEX_BINARY = {
     "arith.subi": operator.sub,
     "arith.muli": operator.mul,
     "arith.floordivsi": operator.floordiv,
-    "arith.ceildivsi": lambda a, b: -(-a // b),
+    "arith.ceildivsi": lambda a, b: ceil_div(a, b),
     "arith.remsi": lambda a, b: a - b * int(a / b),  # remainder with the sign of the dividend (C semantics)
     "arith.minsi": min,
     "arith.maxsi": max,

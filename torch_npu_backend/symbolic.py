@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy
 import torch
 
+from graph_passes.intmath import align_up
 from graph_passes.ir.sizes import INF, sym
 
 from .errors import NpuCompileError
@@ -82,7 +83,7 @@ def symbol_range(shape_env, name: str) -> tuple[int, int]:
             lo, hi = _bound(vr.lower), _bound(vr.upper)
             for n, d in guarded_divisors(shape_env):
                 if n == sym(name) and lo >= 1:
-                    lo, hi = -(-lo // d) * d, (hi if hi >= INF else hi // d * d)
+                    lo, hi = align_up(lo, d), (hi if hi >= INF else hi // d * d)
             return lo, hi
     raise NpuCompileError(f"shape symbol {name} has no range in the ShapeEnv")
 

@@ -31,7 +31,7 @@ from ..ir.sizes import as_expr
 from ..ir.types import INT_LIMITS, IndexType, MemRefType, TensorType, is_float_dtype
 from ..dialects.schedule_attrs import VectorSchedule
 from ..schedule.buffers import BufferPlan, scalar_column
-from ..schedule.pipeline import compute_order
+from ..schedule.software_pipeline import compute_order
 from ..schedule.kernel_info import KernelInfo
 from .index_ops import lower_arange, lower_gather
 from .pipelined_rows import Pipelined

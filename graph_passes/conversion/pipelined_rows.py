@@ -1,4 +1,4 @@
-"""The work items of a software-pipelined row kernel (graph_passes/schedule/pipeline.py), prologue and epilogue
+"""The work items of a software-pipelined row kernel (graph_passes/schedule/software_pipeline.py), prologue and epilogue
 peeled so that every op of the loop runs in every iteration::
 
     stage 0 of work item bid                        (copies a: load into x_a, carried values into c_a)
@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from ..dialects import hivm
 from ..ir.types import MemRefType
-from ..schedule.pipeline import compute_order
+from ..schedule.software_pipeline import compute_order
 
 
 class Pipelined:
     def __init__(self, lowering, copies: dict):
-        L = self.L = lowering
-        self.order = compute_order(L.info, L.plan)
-        self.split = L.stage_split
+        self.lowering = lowering
+        self.order = compute_order(lowering.info, lowering.plan)
+        self.split = lowering.stage_split
         self.doubled = {i for i, n in copies.items() if n == 2}  # the schedule's two copies: rotated here
         self.copies: dict = {}  # buffer index -> (copy a, copy b)
 
@@ -36,7 +36,7 @@ class Pipelined:
         """The two copies of a buffer the schedule doubles (two allocs, so not multi-buffered again)."""
         pair = []
         for tag in ("a", "b"):
-            alloc = self.L.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
+            alloc = self.lowering.op(hivm.AllocOp, [], [MemRefType(tuple(shape), buf.dtype)])
             alloc.result.name_hint = f"ub{buf.index}_{tag}"
             pair.append(alloc.result)
         self.copies[buf.index] = tuple(pair)
@@ -45,67 +45,68 @@ class Pipelined:
         """``multi_buffer_select counter`` over each pair, copy ``first`` at counter 0."""
         out = {}
         for i, pair in self.copies.items():
-            sel = self.L.op(hivm.MultiBufferSelectOp, [counter, pair[first], pair[1 - first]], [pair[0].type])
+            sel = self.lowering.op(hivm.MultiBufferSelectOp, [counter, pair[first], pair[1 - first]], [pair[0].type])
             sel.result.name_hint = f"ub{i}_{hint}"
             out[i] = sel.result
         return out
 
     def _stage(self, s: int, tile, bufs: dict) -> None:
         """Stage ``s`` of work item ``tile`` with the copies ``bufs``."""
-        L, info = self.L, self.L.info
-        L.dims = {0: L.tile_of(0, tile), 1: (L.const(0), L.params["n1"])}
-        L.stage_bufs = bufs
+        lowering, info = self.lowering, self.lowering.info
+        lowering.dims = {0: lowering.tile_of(0, tile), 1: (lowering.const(0), lowering.params["n1"])}
+        lowering.stage_bufs = bufs
         if s == 0:
-            L.ready = set(L.hoisted)
-            L.load_stage(self.order[: self.split])  # stage 1 reads no per-tile load (none is carried)
+            lowering.ready = set(lowering.hoisted)
+            lowering.load_stage(self.order[: self.split])  # stage 1 reads no per-tile load (none is carried)
             for v in self.order[: self.split]:
-                L.emit(v)
-            self.done = set(L.ready)
+                lowering.emit(v)
+            self.done = set(lowering.ready)
             return
-        L.ready = self.done | L.hoisted
+        lowering.ready = self.done | lowering.hoisted
         for out, res in zip(info.outputs, info.results):
-            L.emit(res)
-            L.store(res, out)
+            lowering.emit(res)
+            lowering.store(res, out)
 
     def _first_stage_reads_invariants(self) -> bool:
         """Whether stage 0 reads a loop-invariant load or a hoisted value (through an inlined broadcast too)."""
-        L, info = self.L, self.L.info
-        early = set(map(id, L.plan.hoisted)) | {id(v) for v in list(info.inputs) + list(info.views)
-                                                if v in info.masks and L.invariant(v)}
+        lowering, info = self.lowering, self.lowering.info
+        early = set(map(id, lowering.plan.hoisted)) | {id(v) for v in list(info.inputs) + list(info.views)
+                                                       if v in info.masks and lowering.invariant(v)}
         for v in self.order[: self.split]:
-            for x in map(L.plan.source, v.op.operands):
+            for x in map(lowering.plan.source, v.op.operands):
                 if id(x) in early:
                     return True
         return False
 
     def loop(self, bid) -> None:
-        L = self.L
-        n_tiles, step = L.params["n_tiles"], L.params["block_dim"]
+        lowering = self.lowering
+        n_tiles, step = lowering.params["n_tiles"], lowering.params["block_dim"]
         first = {i: pair[0] for i, pair in self.copies.items()}
         # Note: the loop-invariant loads (a norm's weight) go after the first work item's stage 0 when it does not
         # read them: its load is then the core's first DMA and its compute does not wait for theirs.
         late = not self._first_stage_reads_invariants()
         if not late:
-            L.hoist_invariant_loads()
+            lowering.hoist_invariant_loads()
         self._stage(0, bid, first)
         if late:
-            saved = L.dims
-            L.hoist_invariant_loads()
-            L.dims = saved
+            saved = lowering.dims
+            lowering.hoist_invariant_loads()
+            lowering.dims = saved
 
-        start = L.arith("addi", bid, step, "t_start")
-        loop = L.open_loop(start, n_tiles, step, "t")
+        start = lowering.arith("addi", bid, step, "t_start")
+        loop = lowering.open_loop(start, n_tiles, step, "t")
         t = loop.body.args[0]
-        k = L.arith("floordivsi", L.arith("subi", t, start), step, "k")
+        k = lowering.arith("floordivsi", lowering.arith("subi", t, start), step, "k")
         new, old = self._selects(k, 1, "new"), self._selects(k, 0, "old")
-        L.stage_tag = 0
+        lowering.stage_tag = 0
         self._stage(0, t, new)
-        L.stage_tag = 1
-        self._stage(1, L.arith("subi", t, step, "t_prev"), old)
-        L.stage_tag = None
-        L.close_loop(loop)
+        lowering.stage_tag = 1
+        self._stage(1, lowering.arith("subi", t, step, "t_prev"), old)
+        lowering.stage_tag = None
+        lowering.close_loop(loop)
 
-        m = L.arith("floordivsi", L.arith("subi", L.arith("subi", n_tiles, L.const(1)), bid), step, "m")
-        last = L.arith("addi", bid, L.arith("muli", m, step), "t_last")
+        last_tile = lowering.arith("subi", n_tiles, lowering.const(1))
+        m = lowering.arith("floordivsi", lowering.arith("subi", last_tile, bid), step, "m")
+        last = lowering.arith("addi", bid, lowering.arith("muli", m, step), "t_last")
         self._stage(1, last, self._selects(m, 0, "last"))
-        L.stage_bufs = {}
+        lowering.stage_bufs = {}

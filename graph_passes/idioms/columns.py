@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..intmath import align_up, ceil_div
 from ..ir.types import DTYPE_BYTES
 from .limits import REPEAT_BYTES
 
@@ -24,9 +25,9 @@ def scalar_column(fun: str, column_first: bool, dtype: str, rows: int, cols: int
     if fun not in SCALAR_COLUMN_FUNS or (fun == "sub" and column_first) or dtype not in ("f16", "f32"):
         return False
     lanes = REPEAT_BYTES // DTYPE_BYTES[dtype]
-    return rows <= SCALAR_COLUMN_MAX_ROWS and -(-cols // lanes) >= SCALAR_COLUMN_MIN_REPEATS
+    return rows <= SCALAR_COLUMN_MAX_ROWS and ceil_div(cols, lanes) >= SCALAR_COLUMN_MIN_REPEATS
 
 
 def column_scratch_bytes(rows: int) -> int:
     """Scratch of a binary op with an inlined column operand: one 32-B block per row (vbrcb writes 8 per repeat)."""
-    return -(-rows // 8) * 8 * 32
+    return align_up(rows, 8) * 32

@@ -3,6 +3,7 @@ source's buffer), or, rows of whole repeats, block by block (each level reduces 
 
 from __future__ import annotations
 
+from ..intmath import align_up, ceil_div
 from .limits import MAX_REPEAT, REPEAT_BYTES
 
 SCRATCH_ROWS = 16  # rows folded at once by a long-row reduction
@@ -52,7 +53,7 @@ def block_fold_levels(lengths: list[int], es: int) -> int:
     """Dependent steps of a block fold through ``lengths`` (:func:`block_fold_lengths`) of one group of rows: one
     per level, then one per-repeat reduction, or the pairwise fold in place of a last length longer than a repeat
     (:func:`in_place_fold_levels`)."""
-    left = -(-lengths[-1] // (REPEAT_BYTES // es))
+    left = ceil_div(lengths[-1], REPEAT_BYTES // es)
     return len(lengths) - 1 + (1 if left == 1 else in_place_fold_levels(1, left))
 
 
@@ -60,7 +61,7 @@ def block_fold_bytes(rows: int, lengths: list[int], es: int, in_place: bool) -> 
     """Scratch of a block fold (:func:`block_fold_lengths`) of ``rows`` rows at a time: the first level's results
     and, unless the source dies at the reduction (``in_place``: the second level writes into it), the second's —
     the levels alternate between the two, so no level overwrites what it reads."""
-    align = lambda n: -(-n // 32) * 32  # noqa: E731
+    align = lambda n: align_up(n, 32)  # noqa: E731
     second = align(rows * lengths[2] * es) if len(lengths) > 2 and not in_place else 0
     return align(rows * lengths[1] * es) + second
 
@@ -79,7 +80,7 @@ def in_place_fold_levels(rows: int, chunks: int) -> int:
     of ``chunks`` 256-B column chunks (> 1): per group of MAX_REPEAT rows, chunk k ⊕= chunk k + H for the
     largest power of two H < chunks, then the H chunks halve to one, then one per-repeat reduce —
     ceil(log2(chunks)) + 1 (a scratch fold into K partials takes ceil((chunks − 2K) / K) more)."""
-    return ((chunks - 1).bit_length() + 1) * -(-rows // MAX_REPEAT)
+    return ((chunks - 1).bit_length() + 1) * ceil_div(rows, MAX_REPEAT)
 
 
 def block_fold_scratch(rows: int, lengths: list[int], es: int, in_place: bool) -> int:

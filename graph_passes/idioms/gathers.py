@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..intmath import align_up
 from ..ir.core import Operation, Value
 from .limits import REPEAT_BYTES
 
@@ -18,9 +19,9 @@ def gather_scratch(index_shape, index_dtype: str, ub_align: int, es: int = 4) ->
     rows = 1
     for s in shape[:-1]:
         rows *= s
-    words = rows * (-(-shape[-1] // 8) * 8)
+    words = rows * align_up(shape[-1], 8)
     tables = 7 if es == 8 else 3 if index_dtype == "i64" else 1
-    return tables * (-(-words * 4 // ub_align) * ub_align) + REPEAT_BYTES - ub_align
+    return tables * align_up(words * 4, ub_align) + REPEAT_BYTES - ub_align
 
 
 def gather_index(op: Operation) -> Value:

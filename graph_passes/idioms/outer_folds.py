@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..intmath import align_up, ceil_div
 from .folds import FOLD_REPEATS
 from .limits import REPEAT_BYTES
 
@@ -27,10 +28,10 @@ def outer_fold_rows(rows: int, lead: int, row_bytes: int, budget: int | None = N
 def outer_fold_levels(rows: int, k: int) -> int:
     """Dependent steps of an outer fold of ``rows`` rows into ``k`` (:func:`outer_fold_rows`): the first pairs, one
     per further K rows, the halvings."""
-    return 1 + max(0, -(-rows // k) - 2) + (k.bit_length() - 1)
+    return 1 + max(0, ceil_div(rows, k) - 2) + (k.bit_length() - 1)
 
 
 def outer_fold_bytes(k: int, lead: int, row_bytes: int, ub_align: int = 32) -> int:
     """Scratch of an outer fold into ``k`` rows (:func:`outer_fold_rows`): per index of the dims outside the reduced
     one, ``k`` rows padded to whole ``ub_align`` blocks (so that every slab starts aligned); none for k = 1."""
-    return 0 if k <= 1 else lead * (-(-k * row_bytes // ub_align) * ub_align)
+    return 0 if k <= 1 else lead * align_up(k * row_bytes, ub_align)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..intmath import align_up, ceil_div, prod
 from .folds import SCRATCH_ROWS, block_fold_lengths, block_fold_scratch, row_fold_shape
 from .limits import REPEAT_BYTES
 from .outer_folds import OUTER_FOLD_BYTES, outer_fold_bytes, outer_fold_rows
@@ -32,10 +33,10 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum",
     contiguous vector (a 1-D buffer, or a non-last dim with every other dim 1) longer than one repeat keeps the
     per-repeat partials of every level; a product over the last dim (no per-repeat product instruction) folds
     ``min(rows, SCRATCH_ROWS)`` rows of 256 B plus a 32-B block each, whatever the row's length."""
-    align = lambda n: -(-n // ub_align) * ub_align  # noqa: E731
+    align = lambda n: align_up(n, ub_align)  # noqa: E731
     dims = [d for d in dims if shape[d] > 1] or list(dims)[:1]
     stages = reduce_stages(shape, dims)
-    total = sum(align(_prod(s) * es) for s in stages[:-1])
+    total = sum(align(prod(s) * es) for s in stages[:-1])
     lanes = REPEAT_BYTES // es
     need, cur = 0, list(shape)
     for stage in stages:
@@ -43,31 +44,24 @@ def reduce_scratch_bytes(shape, dims, es: int, ub_align: int, kind: str = "sum",
         vector = d is not None and kind != "prod" and (d != len(cur) - 1 or len(cur) == 1) and \
             all(n == 1 for k, n in enumerate(cur) if k != d)  # a contiguous vector
         if d == len(cur) - 1 and kind == "prod":
-            need = max(need, min(_prod(cur[:-1]), SCRATCH_ROWS) * (REPEAT_BYTES + 32))
+            need = max(need, min(prod(cur[:-1]), SCRATCH_ROWS) * (REPEAT_BYTES + 32))
         elif vector:
             n, levels = cur[d], 0  # per-repeat partials, level by level (none within one repeat)
             while n > lanes:
-                n = -(-n // lanes)
+                n = ceil_div(n, lanes)
                 levels += align(n * es)
             need = max(need, levels)
         elif d == len(cur) - 1 and cur[d] > lanes:
-            g, k = row_fold_shape(_prod(cur[:-1]), -(-cur[d] // lanes), wide)
+            g, k = row_fold_shape(prod(cur[:-1]), ceil_div(cur[d], lanes), wide)
             fold = g * k * REPEAT_BYTES
             lengths = block_fold_lengths(cur[d], es) if blocks and kind != "prod" else []
             if lengths:  # Note: at most the pairwise fold's (rows fold pairwise when a block level does not fit),
                 # so a tile's scratch never grows as its rows shorten to whole repeats
-                fold = min(fold, block_fold_scratch(_prod(cur[:-1]), lengths, es, False))
+                fold = min(fold, block_fold_scratch(prod(cur[:-1]), lengths, es, False))
             need = max(need, fold)
         elif d is not None and d != len(cur) - 1:  # an outer fold (two rows fold straight into the result)
-            lead, row_bytes = _prod(cur[:d]), _prod(cur[d + 1:]) * es
+            lead, row_bytes = prod(cur[:d]), prod(cur[d + 1:]) * es
             k = outer_fold_rows(cur[d], lead, row_bytes, None if wide else OUTER_FOLD_BYTES, ub_align)
             need = max(need, outer_fold_bytes(k, lead, row_bytes, ub_align))
         cur = stage
     return total + need
-
-
-def _prod(xs) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p

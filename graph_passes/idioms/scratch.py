@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 
 from ..dialects.arith import BINARY_OPS
+from ..intmath import align_up
 from ..ir.core import OpResult
 from ..ir.types import DTYPE_BYTES, TensorType
 from ..idioms.gathers import gather_index
@@ -50,10 +51,6 @@ from .reductions import reduce_scratch_bytes
 from .transpose import transpose_scratch_bytes
 
 SCALAR_FORMS = ("add", "mul", "max", "min", "sub")  # binary funs a scalar operand never needs scratch for
-
-
-def _align(n: int, ub_align: int) -> int:
-    return -(-n // ub_align) * ub_align
 
 
 def _math_scratch(plan, op, tile, ub_align: int) -> int:
@@ -70,7 +67,7 @@ def _math_scratch(plan, op, tile, ub_align: int) -> int:
     n = 1
     for s in plan.of_value[op.result].shape(tile, ub_align):
         n *= s
-    return k * _align(n * 4, ub_align)
+    return k * align_up(n * 4, ub_align)
 
 
 def unary_scratch(plan, op, tile, ub_align: int, wide: bool = False) -> int:
@@ -88,7 +85,7 @@ def binary_scratch(plan, op, tile, ub_align: int, wide: bool = False) -> int:
         return column_scratch_bytes(rows)
     scalars = sum(not isinstance(v.type, TensorType) for v in op.operands)
     if fun == "bitwise_xor":  # the a & b temporary (+ the scalar)
-        return _align(plan.of_value[op.result].nbytes(tile, ub_align), ub_align) + scalars * REPEAT_BYTES
+        return align_up(plan.of_value[op.result].nbytes(tile, ub_align), ub_align) + scalars * REPEAT_BYTES
     if fun not in SCALAR_FORMS:
         return REPEAT_BYTES if scalars else 0
     return 0

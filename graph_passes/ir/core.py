@@ -91,9 +91,6 @@ class Value:
                 out.append(u.op)
         return out
 
-    def has_uses(self) -> bool:
-        return bool(self.uses)
-
     def replace_all_uses_with(self, new: "Value") -> None:
         if new is self:
             return

@@ -173,15 +173,6 @@ class SizeVars:
             return int(diff) >= 0
         return self._bounds(diff)[0] >= 0
 
-    def statically_known_multiple_of(self, a, m) -> bool:
-        m = as_expr(m)
-        a = sympy.expand(as_expr(a))
-        if m == 0:
-            return False
-        return sympy.simplify(a / m).is_integer is True or all(
-            sympy.simplify(t / m).is_integer is True for t in sympy.Add.make_args(a)
-        )
-
     def upper_bound(self, e) -> int | None:
         hi = self._bounds(e)[1]
         return None if hi == float("inf") else int(hi)

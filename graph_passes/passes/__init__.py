@@ -7,7 +7,7 @@
 
 from .base import ModulePass, PassContext, PassError, PipelineError
 from .manager import PassManager, PassVerifyError
-from .pipeline import build_pipeline, parse_pipeline_text, pipeline_text
+from .pipeline_syntax import build_pipeline, parse_pipeline_text, pipeline_text
 from .registry import PASS_REGISTRY, load_all_passes, register_pass
 
 load_all_passes()

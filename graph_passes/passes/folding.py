@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
+from ..intmath import ceil_div
 from ..ir.core import Constant, Value
-from ..ir.types import IndexType, ScalarType, ShapedType, TensorType, dtype_of
+from ..ir.types import IndexType, ScalarType, ShapedType, dtype_of
 
 MAX_FOLD_ELEMENTS = 64  # larger constants are left alone (the IR stays small and folding cheap)
 
@@ -92,7 +93,7 @@ NUMPY_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.les
             "ge": np.greater_equal}  # fmt: skip
 _INDEX = {
     "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
-    "arith.floordivsi": lambda a, b: a // b if b else None, "arith.ceildivsi": lambda a, b: -(-a // b) if b else None,
+    "arith.floordivsi": lambda a, b: a // b if b else None, "arith.ceildivsi": lambda a, b: ceil_div(a, b) if b else None,
     "arith.remsi": lambda a, b: a - b * int(a / b) if b else None, "arith.minsi": min, "arith.maxsi": max,
 }  # fmt: skip
 INT_FUNS_THAT_NEED_FLOATS = ("div", "pow", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "sin",
@@ -132,10 +133,3 @@ def evaluate(op_name: str, attrs: dict, args: list[np.ndarray], out_dtype: str) 
         else:
             return None
     return np.asarray(result).astype(out_np)
-
-
-def result_dtype(v: Value) -> str | None:
-    t = v.type
-    if isinstance(t, (TensorType, ScalarType, IndexType)):
-        return dtype_of(t)
-    return None

@@ -10,7 +10,7 @@ from ..ir.core import Operation, VerifyError
 from ..ir.verifier import verify as verify_ir
 from .base import ModulePass, PassContext, PipelineError
 from .dumps import dump_text, resolve_debug_dir, write_dump
-from .pipeline import build_pipeline, pipeline_text
+from .pipeline_syntax import build_pipeline, pipeline_text
 
 
 class PassVerifyError(VerifyError):

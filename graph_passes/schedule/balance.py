@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import itertools
 
+from ..intmath import align_up, ceil_div
 from .buffers import BufferPlan
 from .cost import kernel_time, values_estimate
 from .kernel_info import KernelInfo
-from .pipeline import compute_order
+from .software_pipeline import compute_order
 
 MAX_ITEMS_PER_CORE = 2  # splits with more work items than this × cores are not considered
 
@@ -29,8 +30,8 @@ def _choices(n: int, cap: int, step: int, max_tiles: int) -> list[int]:
     ``max_tiles`` tiles."""
     out = set()
     for k in range(1, max_tiles + 1):
-        per_tile = -(-n // k)
-        r = min(n, -(-per_tile // step) * step)
+        per_tile = ceil_div(n, k)
+        r = min(n, align_up(per_tile, step))
         if r <= cap:
             out.add(r)
     return sorted(out, reverse=True)
@@ -61,7 +62,7 @@ def fastest_split(info: KernelInfo, plan: BufferPlan, cap, tile, target, multi_b
         items = 1
         for d, size in zip(dims, combo):
             t[d] = size
-            items *= -(-int(info.domain[d]) // size)
+            items *= ceil_div(int(info.domain[d]), size)
         if items > limit or t == best:
             continue
         if plan.ub_bytes(t, target.ub_align, multi_buffer, whole_dims(t)) > target.ub_bytes:

@@ -15,7 +15,7 @@ elsewhere; its last dim is padded to the UB alignment (32 B) so that every row s
 *Scratch*: one more buffer per kernel, ``hivm.alloc {scratch = true}``, the temporary UB of the code generator's
 multi-instruction idioms (docs/codegen.md), shared by every op (they run one after the other on PIPE_V), so its
 size is the largest need of one op (:meth:`BufferPlan.scratch_bytes`, by the table of graph_passes/idioms/scratch.py;
-a software-pipelined kernel has one such part per stage, pipeline.py).
+a software-pipelined kernel has one such part per stage, software_pipeline.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..idioms.broadcasts import INLINE_BROADCAST_DTYPES, INLINE_BROADCAST_FUNS
 from ..idioms.columns import scalar_column  # noqa: F401  (convert-to-hivm reads it with the plan)
 from ..idioms.limits import REPEAT_BYTES, mask_op_lanes
 from ..idioms.scratch import op_scratch
+from ..intmath import align_up
 from ..ir.core import OpResult, Value
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
@@ -61,23 +62,23 @@ class Buffer:
         shape = [self.fixed.get(d, int(tile[d])) if d in self.mask else 1 for d in range(rank)]
         if rank and (rank - 1) in self.mask:
             granule = max(1, ub_align // DTYPE_BYTES[self.dtype])
-            shape[-1] = -(-shape[-1] // granule) * granule
+            shape[-1] = align_up(shape[-1], granule)
             for lanes in sorted(self.lanes):
                 if shape[-1] > lanes:
-                    shape[-1] = -(-shape[-1] // lanes) * lanes
+                    shape[-1] = align_up(shape[-1], lanes)
         elif self.whole_repeats and self.mask:  # a column: pad its run of rows to whole repeats of any dtype (256
             # elements), the same shape for the mask and every operand; the innermost spanned dim holding more than
             # one element is padded, so that spanned dims of one element (a [R, 1] value in an [R, 1, C] domain)
             # leave the run contiguous instead of spacing its rows 256 elements apart
             d = max((k for k in self.mask if shape[k] > 1), default=max(self.mask))
-            shape[d] = -(-shape[d] // REPEAT_BYTES) * REPEAT_BYTES
+            shape[d] = align_up(shape[d], REPEAT_BYTES)
         return shape
 
     def nbytes(self, tile, ub_align: int) -> int:
         n = DTYPE_BYTES[self.dtype]
         for s in self.shape(tile, ub_align):
             n *= s
-        return -(-n // ub_align) * ub_align
+        return align_up(n, ub_align)
 
 
 def block_folds(info: KernelInfo, reduce_looped: bool) -> set:

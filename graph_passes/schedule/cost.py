@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from ..idioms.columns import scalar_column
 from ..idioms.folds import block_fold_levels, block_fold_lengths, block_fold_rows, in_place_fold_levels, row_fold_shape
 from ..idioms.limits import REPEAT_BYTES
+from ..intmath import ceil_div
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .buffers import BufferPlan
 from .tail import row_tail
 
 TRANSCENDENTAL = ("exp", "log", "sqrt", "rsqrt", "reciprocal")
-SCALAR_CLASS_UNARY = ("abs", "relu", "neg")
 COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor": 1, "ceil": 1,
                    "trunc": 1}
 # codegen.math_ops' f32 sequences: instructions by class, dependent steps (f16 adds a cast in and out)
@@ -78,7 +78,7 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
     if name == "hfusion.reduce":
         src = plan.of_value[op.operands[0]]
         rows, cols = _rows_cols(src.shape(tile, align))
-        chunks = -(-cols // (REPEAT_BYTES // DTYPE_BYTES[src.dtype]))
+        chunks = ceil_div(cols, REPEAT_BYTES // DTYPE_BYTES[src.dtype])
         dims = [src.mask[i] for i in op.attributes["dims"]]
         if dims != [len(tile) - 1] or chunks <= 1:
             return Estimate(rows * chunks * cyc("binary"), 2)
@@ -89,10 +89,10 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
         if op in plan.in_place:
             return Estimate(work, in_place_fold_levels(rows, chunks))
         g, k = row_fold_shape(rows, chunks, wide)
-        levels = 1 + -(-max(0, chunks - 2 * k) // k) + int(math.log2(k)) + 1
-        return Estimate(work, levels * -(-rows // g))
+        levels = 1 + ceil_div(max(0, chunks - 2 * k), k) + int(math.log2(k)) + 1
+        return Estimate(work, levels * ceil_div(rows, g))
     rows, cols = _rows_cols(buf.shape(tile, align))
-    reps = rows * -(-cols // lanes)
+    reps = rows * ceil_div(cols, lanes)
     if name == "hfusion.elemwise_unary":
         if fun in TRANSCENDENTAL:
             return Estimate(reps * cyc("transcendental"), 1)
@@ -112,7 +112,7 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
                                                             cols):
             return Estimate(reps * cyc("scalar"), 1)  # one scalar per row: the vector-scalar instruction
         if column:  # vbrcb the column into scratch (8 rows per repeat), then the op reads it in place
-            return Estimate(reps * cyc(cls) + -(-rows // 8) * cyc("scalar"), 2)
+            return Estimate(reps * cyc(cls) + ceil_div(rows, 8) * cyc("scalar"), 2)
         return Estimate(reps * cyc(cls), 1)
     if name == "hfusion.elemwise_ternary":
         return Estimate(2 * reps * cyc("binary"), 2)
@@ -128,9 +128,9 @@ def _block_fold_estimate(rows: int, lengths: list, es: int, in_place: bool, cyc)
     repeat per 256 B of every level, then a per-repeat reduction per row or the pairwise fold of what is left."""
     lanes = REPEAT_BYTES // es
     work = rows * sum(m // lanes for m in lengths[:-1]) * cyc("block_reduce")
-    left = -(-lengths[-1] // lanes)
+    left = ceil_div(lengths[-1], lanes)
     work += rows * ((left - 1) * cyc("binary") + cyc("reduce"))
-    groups = -(-rows // max(1, block_fold_rows(rows, lengths, es, in_place)))
+    groups = ceil_div(rows, max(1, block_fold_rows(rows, lengths, es, in_place)))
     return Estimate(work, block_fold_levels(lengths, es) * groups)
 
 
@@ -157,7 +157,7 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
     every core's first load, so the later of the two kinds of core."""
     n_tiles = 1
     for d in info.parallel_dims:
-        n_tiles *= -(-int(info.domain[d]) // int(tile[d]))
+        n_tiles *= ceil_div(int(info.domain[d]), int(tile[d]))
     cores = min(target.vector_cores, n_tiles)
     whole = _whole(info, tile)
     align = target.ub_align
@@ -179,7 +179,7 @@ def kernel_time(info, plan: BufferPlan, tile, target, work: Estimate, stages=Non
 
     tail = row_tail(info, tile, cores, tail_steps) if tail_steps is not None else None
     if tail is None:
-        per_core = -(-n_tiles // cores)
+        per_core = ceil_div(n_tiles, cores)
         return core_time(per_core, n_tiles - (per_core - 1) * cores, 1.0)
     rounds = tail.full_items // cores
     times = [core_time(rounds + 1, tail.heavy_cores, tail.heavy_rows / tail.tile)]
@@ -208,7 +208,7 @@ def streams_ddr(info, plan: BufferPlan, tile, target, work: Estimate) -> bool:
     n_tiles = 1
     for d in info.parallel_dims:
         n = as_expr(info.domain[d])
-        n_tiles = n_tiles * -(-int(n) // int(tile[d])) if n.is_Integer and n_tiles else 0
+        n_tiles = n_tiles * ceil_div(int(n), int(tile[d])) if n.is_Integer and n_tiles else 0
     cores = min(target.vector_cores, n_tiles) if n_tiles else target.vector_cores
     bytes_in, bytes_out = _item_bytes(plan, tile, target.ub_align, _whole(info, tile))
     return (bytes_in + bytes_out) * cores / target.ddr_bytes_per_cycle > work.time(target)

@@ -32,13 +32,14 @@ from dataclasses import dataclass, field, replace
 import sympy
 
 from ..idioms.transpose import TRANSPOSE_BLOCK, transpose_scratch_bytes
+from ..intmath import align_up, ceil_div
 from ..ir.core import BlockArgument, Operation, Value
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
 from .kernel_info import Unsupported
 from .launch_alignment import launch_block_dim
 from .movement_reshape import reshape_pieces
-from .movement_split import BLOCK, _with, block_step, launch_steps, launch_work_dims, spread, static_items
+from .movement_split import BLOCK, with_size, block_step, launch_steps, launch_work_dims, spread, static_items
 
 MOVEMENT_OPS = ("hfusion.transpose", "hfusion.slice", "hfusion.concat", "hfusion.reshape", "hfusion.fill")
 
@@ -246,7 +247,7 @@ def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
     one copy) and
     ``scratch`` (``[bytes]``: the blocks vtranspose writes before they are copied into ``tdst``'s rows)."""
     g = max(1, BLOCK // DTYPE_BYTES[info.results[r].type.dtype])
-    pad = lambda n: -(-n // g) * g  # noqa: E731
+    pad = lambda n: align_up(n, g)  # noqa: E731
     kinds = {piece_kind(p, tile) for p in info.pieces[r]}
     out, scratch = {}, 0
     if kinds & {"rows", "permute"}:
@@ -255,7 +256,7 @@ def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
         out["gather"] = list(tile) + [g]
     if "blocks" in kinds:
         n = TRANSPOSE_BLOCK
-        cols = -(-tile[-1] // n) * n
+        cols = align_up(tile[-1], n)
         out["tsrc"] = list(tile[:-2]) + [cols, n]
         out["tdst"] = list(tile[:-2]) + [n, cols]
         scratch = transpose_scratch_bytes(cols)
@@ -265,7 +266,7 @@ def buffer_shapes(info: MovementInfo, r: int, tile: list[int]) -> dict:
             out[f"psrc{i}"] = [tile[k] for k in order[:-1]] + [pad(tile[order[-1]])]
             m = batch_dims(p)  # the table: the dims after them, + rows covering one more gather repeat
             inner = math.prod(out["rows"][m + 1:])
-            out[f"ptable{i}"] = [out["rows"][m] + -(-GATHER_LANES // inner)] + out["rows"][m + 1:]
+            out[f"ptable{i}"] = [out["rows"][m] + ceil_div(GATHER_LANES, inner)] + out["rows"][m + 1:]
     if scratch:
         out["scratch"] = [scratch]
     return out
@@ -277,7 +278,7 @@ def result_bytes(info: MovementInfo, r: int, tile: list[int], multi_buffer: int)
     total = 0
     for kind, shape in buffer_shapes(info, r, tile).items():
         nbytes = math.prod(shape) * DTYPE_BYTES[buffer_dtype(info, r, kind)]
-        total += -(-nbytes // BLOCK) * BLOCK * (1 if kind == "scratch" or kind.startswith("ptable") else multi_buffer)
+        total += align_up(nbytes, BLOCK) * (1 if kind == "scratch" or kind.startswith("ptable") else multi_buffer)
     return total
 
 
@@ -324,7 +325,7 @@ def choose_tiles(info: MovementInfo, sizes: SizeVars, ub_capacity: int, cores: i
                 raise Unsupported(info.func.sym_name, f"no tile of result {r} fits UB ({share} B)")
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                lo, hi = (mid, hi) if fits(_with(tile, d, mid)) else (lo, mid - 1)
+                lo, hi = (mid, hi) if fits(with_size(tile, d, mid)) else (lo, mid - 1)
             t = lo
             if d == rank - 1 and t < uppers[d] and rank > 1:
                 t = max(t // g * g, min(t, g))

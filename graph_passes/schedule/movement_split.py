@@ -35,6 +35,7 @@ from typing import Callable
 
 import sympy
 
+from ..intmath import align_up, ceil_div
 from ..ir.sizes import as_expr
 from .launch_alignment import launch_step
 
@@ -116,7 +117,7 @@ def launch_steps(shape: list, es: int, tile: list[int], uppers: list[int], dims:
 
 def static_items(shape: list, es: int, tile: list[int], uppers: list[int]) -> int:
     """The work items, counting one tile per symbolic work dim."""
-    return math.prod(-(-int(shape[d]) // tile[d]) for d in work_dims(shape, es, tile, uppers)
+    return math.prod(ceil_div(int(shape[d]), tile[d]) for d in work_dims(shape, es, tile, uppers)
                      if as_expr(shape[d]).is_Integer)
 
 
@@ -131,7 +132,7 @@ def spread(shape: list, es: int, tile: list[int], uppers: list[int], cores: int,
     count = lambda t: static_items(shape, es, t, uppers)  # noqa: E731
 
     def busiest(t) -> int:
-        return -(-count(t) // cores) * math.prod(t)
+        return ceil_div(count(t), cores) * math.prod(t)
 
     for d in range(len(shape)):
         if count(tile) >= cores:
@@ -140,18 +141,19 @@ def spread(shape: list, es: int, tile: list[int], uppers: list[int], cores: int,
         if not n.is_Integer or not slabs_whole(shape, es, d):
             continue
         n, step = int(n), steps[d]
-        others = count(_with(tile, d, n))
+        others = count(with_size(tile, d, n))
         best = tile
-        for c in range(2, min(-(-n // step), -(-SPREAD_ITEMS * cores // others)) + 1):
-            t = -(-(-(-n // c)) // step) * step  # the smallest multiple of step with at most c tiles
-            trial = _with(tile, d, t)
+        for c in range(2, min(ceil_div(n, step), ceil_div(SPREAD_ITEMS * cores, others)) + 1):
+            t = align_up(ceil_div(n, c), step)  # the smallest multiple of step with at most c tiles
+            trial = with_size(tile, d, t)
             if t < best[d] and fits(trial) and busiest(trial) < busiest(best):
                 best = trial
         tile = best
     return tile
 
 
-def _with(tile, d, t):
+def with_size(tile, d, t):
+    """A copy of ``tile`` with size ``t`` along dim ``d``."""
     out = list(tile)
     out[d] = t
     return out

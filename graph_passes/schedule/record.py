@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..dialects.schedule_attrs import BufferDecl, VectorSchedule, resolve_ref, value_ref
 from .buffers import Buffer, BufferPlan
 from .kernel_info import KernelInfo, looked_through
-from .pipeline import carried_buffers, compute_order
+from .software_pipeline import carried_buffers, compute_order
 
 
 class StaleSchedule(Exception):

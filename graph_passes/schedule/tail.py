@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..intmath import ceil_div
 from ..ir.sizes import as_expr
 from .kernel_info import KernelInfo
 
@@ -78,7 +79,7 @@ def balanced_tail(dim: int, n: int, tile: int, cores: int, unit: int) -> Balance
     rest = n - rounds * tile * cores
     if rounds == 0 or rest == 0:
         return None
-    units = -(-rest // unit)
+    units = ceil_div(rest, unit)
     items = min(cores, units)
     q, r = divmod(units, items)
     tail = BalancedTail(dim, n, tile, cores, unit, rounds * cores, q, r, items)

@@ -47,14 +47,16 @@ import math
 import sympy
 
 from ..dialects.hivm import SCALAR_LOOP_DTYPES
+from ..intmath import align_up, ceil_div, prod
 from ..ir.sizes import SizeVars, as_expr
 from ..ir.types import DTYPE_BYTES
 from .balance import fastest_split
 from .buffers import BufferPlan, plan_buffers
 from .cost import kernel_time, streams_ddr, values_estimate
 from .launch_alignment import launch_block_dim, launch_step, rows_for_whole_blocks
+from .movement_split import with_size
 from .kernel_info import KernelInfo
-from .pipeline import Stages, compute_order, pipelined_candidates
+from .software_pipeline import Stages, compute_order, pipelined_candidates
 from .tail import row_tail
 
 NON_LAST_REDUCE_INNER = 512  # last-dim tile cap (elements) when a non-last dim is reduced
@@ -74,7 +76,7 @@ class Schedule:
     block_dim_override: int = 0
     scratch_bytes: int = 0  # the kernel's scratch buffer (part of ub_bytes)
     serial_dims: list = None  # parallel dims whose tiles are looped inside a work item (not work items)
-    stages: Stages | None = None  # software-pipelined work items (pipeline.py); the scratch has a part per stage
+    stages: Stages | None = None  # software-pipelined work items (software_pipeline.py); the scratch has a part per stage
     wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
     split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
@@ -108,7 +110,7 @@ class Schedule:
         if self.plan.scalar_columns and any(self.plan.columns(op) for op in info.ops):
             attrs["scalar_columns"] = True  # column operands may be read as per-row scalars (buffers.scalar_column)
         if self.stages is not None:
-            attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (pipeline.py)
+            attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (software_pipeline.py)
             attrs["stage_split"] = self.stages.split
         return attrs
 
@@ -155,7 +157,7 @@ class _Walk:
         return self.launch_steps if looped else self.strict_steps
 
     def fits(self, tile, looped: bool) -> bool:
-        if self.cap_elems is not None and _prod(tile) > self.cap_elems:
+        if self.cap_elems is not None and prod(tile) > self.cap_elems:
             return False
         if self.requested:
             return True
@@ -166,13 +168,14 @@ class _Walk:
     def grow(self, tile, d: int, limit: int, looped: bool) -> int:
         """Largest t in [1, limit] with fits(tile with t at d); binary search (fits is monotone in t)."""
         lo, hi = 1, limit
-        if self.fits(_with(tile, d, limit), looped):  # Note: covering the dim may make loads invariant (single copies)
+        # Note: covering the dim may make loads invariant (single copies)
+        if self.fits(with_size(tile, d, limit), looped):
             return limit
-        if not self.fits(_with(tile, d, 1), looped):
+        if not self.fits(with_size(tile, d, 1), looped):
             return 0
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if self.fits(_with(tile, d, mid), looped):
+            if self.fits(with_size(tile, d, mid), looped):
                 lo = mid
             else:
                 hi = mid - 1
@@ -392,7 +395,7 @@ def _scalar_loop_work(info: KernelInfo) -> bool:
 def _consider_pipelining(info: KernelInfo, sched: Schedule, target, multi_buffer: int, cap_elems, step: int,
                          uppers) -> Schedule:
     """The lockstep schedule ``sched`` or, when the estimate (cost.py) says it is faster, the best software-
-    pipelined one (pipeline.py)."""
+    pipelined one (software_pipeline.py)."""
     plan, tile = sched.plan, sched.tile
     lockstep = kernel_time(info, plan, tile, target, values_estimate(compute_order(info, plan), plan, tile, target,
                                                                      sched.wide), tail_steps={0: step})
@@ -518,13 +521,13 @@ def _whole_gm_blocks(w: _Walk, tile, d: int, t: int, step: int, looped: bool) ->
     ``step`` rows do (kept when even that does not fit)."""
     if t >= step:
         return t // step * step
-    trial = _with(tile, d, step)
+    trial = with_size(tile, d, step)
     last = len(tile) - 1
-    t_last = w.grow(_with(trial, last, 1), last, tile[last], looped)
+    t_last = w.grow(with_size(trial, last, 1), last, tile[last], looped)
     if t_last == 0:
         return t
     tile[last] = w.round_last(t_last)
-    return step if w.fits(_with(tile, d, step), looped) else t
+    return step if w.fits(with_size(tile, d, step), looped) else t
 
 
 def _serial_dims(info: KernelInfo, tile, uppers, gm_block: int, looped: bool) -> list[int]:
@@ -571,17 +574,17 @@ def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_ste
     rows_gathered = 0 in info.row_gathers.values()  # an element gather (along the last dim) is one DMA a row anyway
     across_rows = {d for d in dims if rows_gathered and d not in info.row_gathers.values()}
     for d in dims:
-        count = {p: -(-dims[p] // tile[p]) for p in dims}
-        n_work = _prod(count.values())
+        count = {p: ceil_div(dims[p], tile[p]) for p in dims}
+        n_work = prod(count.values())
         if n_work >= cores:
             return
         others = n_work // count[d]
-        want = cores // others if d in across_rows else -(-cores // others)  # tiles needed along d
+        want = cores // others if d in across_rows else ceil_div(cores, others)  # tiles needed along d
         if want <= 1:
             continue
         step = granule if d == info.rank - 1 else gm_steps.get(d, 1)
-        t = -(-dims[d] // want)
-        t = max(step, -(-t // step) * step)
+        t = ceil_div(dims[d], want)
+        t = max(step, align_up(t, step))
         tile[d] = min(tile[d], t)
 
 
@@ -642,15 +645,3 @@ def _norm(e):
 def _lcm(a: int, b: int) -> int:
     return a * b // math.gcd(a, b)
 
-
-def _with(tile, d, t):
-    out = list(tile)
-    out[d] = t
-    return out
-
-
-def _prod(xs) -> int:
-    p = 1
-    for x in xs:
-        p *= x
-    return p

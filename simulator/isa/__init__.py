@@ -6,8 +6,9 @@ from .index import VCi, VGather
 from .scalar import SMov
 from .scalar_mem import SALU_OPS, SAlu, SDataMov, SLoadUb, SStoreUb
 from .sync import CrossCoreSet, CrossCoreWait, PipeBarrier, SetFlag, WaitFlag
-from .vector import (VBinary, VBlockReduce, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel, VTranspose, VUnary,
-                     _BIN, _BLOCK_RED, _CMP, _RED, _UN, _VS)
+from .vector import (BINARY_FUNS, BLOCK_REDUCE_MNEMONICS, COMPARE_FUNS, REDUCE_MNEMONICS, UNARY_FUNS,
+                     VECTOR_SCALAR_FUNS, VBinary, VBlockReduce, VBrcb, VCast, VCmp, VDup, VReduce, VScalar, VSel,
+                     VTranspose, VUnary)
 
 # mnemonic -> (class, fixed fields). One table; test_isa checks every entry round-trips through assembly.
 MNEMONICS: dict[str, tuple[type, dict]] = {}
@@ -17,18 +18,18 @@ for _c in (CopyGmToUb, CopyGmToL1, CopyUbToGm, LoadL1ToL0A, LoadL1ToL0B, Mmad, F
     MNEMONICS[_c.MNEMONIC] = (_c, {})
 for _op in SALU_OPS:
     MNEMONICS["s" + _op] = (SAlu, {"op": _op})
-for _op in _BIN:
+for _op in BINARY_FUNS:
     MNEMONICS["v" + _op] = (VBinary, {"op": _op})
-for _op in _UN:
+for _op in UNARY_FUNS:
     MNEMONICS["v" + _op] = (VUnary, {"op": _op})
-for _op in _VS:
+for _op in VECTOR_SCALAR_FUNS:
     MNEMONICS["v" + _op] = (VScalar, {"op": _op})
-for _op, _m in _RED.items():
+for _op, _m in REDUCE_MNEMONICS.items():
     MNEMONICS[_m] = (VReduce, {"op": _op, "whole": 0})
     MNEMONICS["vred" + _op.lstrip("r")] = (VReduce, {"op": _op, "whole": 1})
-for _op, _m in _BLOCK_RED.items():
+for _op, _m in BLOCK_REDUCE_MNEMONICS.items():
     MNEMONICS[_m] = (VBlockReduce, {"op": _op})
-for _op in _CMP:
+for _op in COMPARE_FUNS:
     MNEMONICS["vcmp_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 0})
     MNEMONICS["vcmps_" + _op] = (VCmp, {"op": _op, "scalar_rhs": 1})
 

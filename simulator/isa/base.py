@@ -12,8 +12,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ..expr import Expr, Imm, as_expr, compile_expr
-from ..errors import ProgramError
+from ..expr import Imm, as_expr, compile_expr
 
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX")
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
@@ -114,11 +113,3 @@ class Instr:
     def operands(self) -> list[tuple[str, object]]:
         """(name, value) pairs printed as name=value, in declaration order."""
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
-
-
-def as_int(v, what: str) -> int:
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    raise ProgramError(f"{what}: expected an integer, got {v!r}")

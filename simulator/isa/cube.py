@@ -20,12 +20,9 @@ import numpy as np
 from .base import Access, Instr
 from ..dtypes import itemsize, np_dtype
 from ..errors import ProgramError
+from ..intmath import ceil_div
 
 CUBE_IN = {"f16": "f32", "bf16": "f32", "i8": "i32", "f32": "f32"}  # input dtype -> L0C accumulator
-
-
-def ceil_div(a, b):
-    return -(-a // b)
 
 
 def k0_of(dtype: str) -> int:

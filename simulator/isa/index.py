@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Access
-from .vector import _Vec
+from .vector import VectorInstr
 from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
 from ..errors import ProgramError
 
@@ -21,7 +21,7 @@ GATHER_DTYPES = ("i16", "u16", "i32", "f16", "bf16", "f32")  # ASCENDC Gather, A
 
 
 @dataclass
-class VCi(_Vec):
+class VCi(VectorInstr):
     """CreateVecIndex: element e of repeat r (active, e < mask) gets ``first + r*lanes + e``.
 
     for r in range(repeat): for e in range(mask): dst[r][e] = first + r*lanes + e
@@ -65,7 +65,7 @@ class VCi(_Vec):
 
 
 @dataclass
-class VGather(_Vec):
+class VGather(VectorInstr):
     """Gather: element e of repeat r = the element at byte ``src + offsets[r*lanes + e]``.
 
     for r in range(repeat): for e in range(mask):

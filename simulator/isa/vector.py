@@ -22,6 +22,7 @@ import numpy as np
 from .base import Access, Instr
 from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
 from ..errors import ProgramError
+from ..intmath import ceil_div
 from .scalar_mem import check_dreg_name, read_dreg
 
 
@@ -39,7 +40,7 @@ def lane_offsets(repeat: int, mask: int, es: int, blk: int, rep: int) -> np.ndar
 @lru_cache(maxsize=8192)
 def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
     """Start offsets of the 32-B blocks touched (nbytes active bytes per repeat)."""
-    nb = -(-nbytes // 32)
+    nb = ceil_div(nbytes, 32)
     out = ((np.arange(repeat) * (rep * 32))[:, None] + (np.arange(nb) * (blk * 32))[None, :]).reshape(-1)
     out.flags.writeable = False
     return out
@@ -89,7 +90,7 @@ def _no_b64(ins, dtype):
 
 
 @dataclass
-class _Vec(Instr):
+class VectorInstr(Instr):
     """Shared machinery: `ops` lists (role, addr field, dtype, blk field, rep field) per operand."""
     PIPE = "V"
     COST = "binary"
@@ -107,9 +108,6 @@ class _Vec(Instr):
 
     def operands_spec(self):  # -> list of (is_write, addr, dtype, blk, rep)
         raise NotImplementedError
-
-    def _mask(self):
-        return self.lanes if self.mask == 0 else self.mask
 
     def check(self, core) -> None:
         if self.mask == 0:
@@ -174,12 +172,12 @@ class _Vec(Instr):
         return self.repeat * self.mask
 
 
-_BIN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-        "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or}
+BINARY_FUNS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+               "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or}
 
 
 @dataclass
-class VBinary(_Vec):
+class VBinary(VectorInstr):
     """dst[e] = src0[e] (op) src1[e] for every active element of every repeat."""
     op: str
     dtype: str
@@ -202,8 +200,8 @@ class VBinary(_Vec):
         return "v" + self.op
 
     def validate(self):
-        if self.op not in _BIN:
-            raise ProgramError(f"vbinary: unknown op {self.op!r}; known {sorted(_BIN)}")
+        if self.op not in BINARY_FUNS:
+            raise ProgramError(f"vbinary: unknown op {self.op!r}; known {sorted(BINARY_FUNS)}")
         _allowed(self, self.op, self.dtype)
 
     def cost_class(self):
@@ -218,7 +216,7 @@ class VBinary(_Vec):
         a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
         b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
         with np.errstate(all="ignore"):
-            r = _BIN[self.op](a, b)
+            r = BINARY_FUNS[self.op](a, b)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, r.astype(np_dtype(self.dtype)))
 
 
@@ -226,7 +224,7 @@ def _f32(x):
     return x.astype(np.float32)
 
 
-_UN = {
+UNARY_FUNS = {
     "exp": (lambda x: np.exp(_f32(x)), "transcendental"), "ln": (lambda x: np.log(_f32(x)), "transcendental"),
     "sqrt": (lambda x: np.sqrt(_f32(x)), "transcendental"),
     "rsqrt": (lambda x: np.float32(1) / np.sqrt(_f32(x)), "transcendental"),
@@ -237,7 +235,7 @@ _UN = {
 
 
 @dataclass
-class VUnary(_Vec):
+class VUnary(VectorInstr):
     """dst[e] = op(src[e]). exp/ln/sqrt/rsqrt/rec in fp32 then rounded; abs/relu/neg/not/copy exact."""
     op: str
     dtype: str
@@ -256,12 +254,12 @@ class VUnary(_Vec):
         return "v" + self.op
 
     def validate(self):
-        if self.op not in _UN:
-            raise ProgramError(f"vunary: unknown op {self.op!r}; known {sorted(_UN)}")
+        if self.op not in UNARY_FUNS:
+            raise ProgramError(f"vunary: unknown op {self.op!r}; known {sorted(UNARY_FUNS)}")
         _allowed(self, self.op, self.dtype)
 
     def cost_class(self):
-        return _UN[self.op][1]
+        return UNARY_FUNS[self.op][1]
 
     def flops(self):
         return 0 if self.op == "copy" else self.repeat * self.mask
@@ -273,16 +271,16 @@ class VUnary(_Vec):
     def execute(self, core):
         x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep)
         with np.errstate(all="ignore"):
-            r = _UN[self.op][0](x)
+            r = UNARY_FUNS[self.op][0](x)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(np_dtype(self.dtype)))
 
 
-_VS = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
-       "lrelu": lambda x, s: np.where(x >= 0, x, x * s)}
+VECTOR_SCALAR_FUNS = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
+                      "lrelu": lambda x, s: np.where(x >= 0, x, x * s)}
 
 
 @dataclass
-class VScalar(_Vec):
+class VScalar(VectorInstr):
     """dst[e] = src[e] (op) scalar; the scalar is first rounded to the dtype (as the hardware register).
 
     With ``sreg`` the scalar is that data register (a value the scalar unit loaded from UB with ``ld_ub``,
@@ -316,8 +314,8 @@ class VScalar(_Vec):
         self.scalar = read_dreg(core, self, self.sreg)
 
     def validate(self):
-        if self.op not in _VS:
-            raise ProgramError(f"vscalar: unknown op {self.op!r}; known {sorted(_VS)}")
+        if self.op not in VECTOR_SCALAR_FUNS:
+            raise ProgramError(f"vscalar: unknown op {self.op!r}; known {sorted(VECTOR_SCALAR_FUNS)}")
         _allowed(self, self.op, self.dtype)
         if self.sreg != "-":
             check_dreg_name(self.sreg, self.mnemonic)
@@ -331,12 +329,12 @@ class VScalar(_Vec):
         x = self.load(core, self.src, self.dtype, self.src_blk, self.src_rep)
         s = np.asarray(self.scalar).astype(dt)
         with np.errstate(all="ignore"):
-            r = _VS[self.op](x, s)
+            r = VECTOR_SCALAR_FUNS[self.op](x, s)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(dt))
 
 
 @dataclass
-class VDup(_Vec):
+class VDup(VectorInstr):
     """dst[e] = scalar (rounded to dtype)."""
     dtype: str
     dst: object
@@ -365,7 +363,7 @@ class VDup(_Vec):
 
 
 @dataclass
-class VBrcb(_Vec):
+class VBrcb(VectorInstr):
     """Broadcast per block: for r, i in 8 blocks: dst block i of repeat r = src[r*8 + i] repeated.
 
     Used to broadcast a column (one value per row) across rows. src is read contiguously (8 per repeat).
@@ -417,11 +415,11 @@ class VBrcb(_Vec):
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, vals)
 
 
-_RED = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}
+REDUCE_MNEMONICS = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}
 
 
 @dataclass
-class VReduce(_Vec):
+class VReduce(VectorInstr):
     """Reduction. Per repeat (`whole`=0, vcadd/vcmax/vcmin): dst[r] = reduce(src repeat r active elems);
     whole (vredsum/vredmax/vredmin): dst[0] = reduce over all repeats. Sums accumulate in fp32 (numpy
     pairwise order; the hardware's adder-tree order is not published) and round once to the dtype."""
@@ -439,11 +437,11 @@ class VReduce(_Vec):
 
     @property
     def mnemonic(self):
-        return ("vred" + self.op.lstrip("r")) if self.whole else _RED[self.op]
+        return ("vred" + self.op.lstrip("r")) if self.whole else REDUCE_MNEMONICS[self.op]
 
     def validate(self):
-        if self.op not in _RED:
-            raise ProgramError(f"vreduce: unknown op {self.op!r}; known {sorted(_RED)}")
+        if self.op not in REDUCE_MNEMONICS:
+            raise ProgramError(f"vreduce: unknown op {self.op!r}; known {sorted(REDUCE_MNEMONICS)}")
         _allowed(self, self.op, self.dtype)
 
     def operands_spec(self):
@@ -472,12 +470,12 @@ class VReduce(_Vec):
         v[self.dst // es: self.dst // es + out.size] = out
 
 
-_BLOCK_RED = {"sum": "vcgadd", "rmax": "vcgmax", "rmin": "vcgmin"}
+BLOCK_REDUCE_MNEMONICS = {"sum": "vcgadd", "rmax": "vcgmax", "rmin": "vcgmin"}
 F16_MAX = 65504.0
 
 
 @dataclass
-class VBlockReduce(_Vec):
+class VBlockReduce(VectorInstr):
     """Block reduction (vcgadd/vcgmax/vcgmin; Ascend C BlockReduceSum/Max/Min): each 32-B block of a repeat
     reduces to one element, dst[(r·dst_rep)·8 + b] = reduce(the active elements of block b of repeat r) — up to 8
     results per repeat, one per block holding an active element (blocks past the mask are not written); dst_rep
@@ -499,11 +497,11 @@ class VBlockReduce(_Vec):
 
     @property
     def mnemonic(self):
-        return _BLOCK_RED[self.op]
+        return BLOCK_REDUCE_MNEMONICS[self.op]
 
     def validate(self):
-        if self.op not in _BLOCK_RED:
-            raise ProgramError(f"vblockreduce: unknown op {self.op!r}; known {sorted(_BLOCK_RED)}")
+        if self.op not in BLOCK_REDUCE_MNEMONICS:
+            raise ProgramError(f"vblockreduce: unknown op {self.op!r}; known {sorted(BLOCK_REDUCE_MNEMONICS)}")
         _allowed(self, self.op, self.dtype)
 
     def operands_spec(self):
@@ -513,7 +511,7 @@ class VBlockReduce(_Vec):
         return 32 // itemsize(self.dtype)
 
     def _results(self) -> int:
-        return -(-self.mask // self._per_block())
+        return ceil_div(self.mask, self._per_block())
 
     def _dst_offsets(self) -> np.ndarray:
         """Element offsets from dst of every result: (repeat, results per repeat)."""
@@ -553,7 +551,7 @@ class VBlockReduce(_Vec):
 
 
 ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc")
-_CASTS = {  # CANN-INI vconv list (src, dst) -> allowed round modes
+CASTS = {  # CANN-INI vconv list (src, dst) -> allowed round modes
     ("f16", "f32"): ("rint",), ("f32", "f16"): ("rint",), ("bf16", "f32"): ("rint",),
     ("f16", "i32"): ROUND_MODES, ("f32", "i32"): ROUND_MODES, ("bf16", "i32"): ROUND_MODES,
     ("i32", "f16"): ("rint",), ("f16", "i8"): ROUND_MODES, ("i8", "f16"): ("rint",),
@@ -569,7 +567,7 @@ _CASTS = {  # CANN-INI vconv list (src, dst) -> allowed round modes
 # Integer narrowings whose overflow behaviour the CTRL register's bit 59 selects (AscendNPU-IR's CastUtils.h
 # set_saturation_ctrl: set around vconv_s642s32 for a truncating cast): "saturate" (bit clear, the default) or
 # "wrap" (bit set: the low bits are kept, two's complement). The field stands for that CTRL setting.
-_OVERFLOW_MODES = {("i64", "i32"): ("saturate", "wrap")}
+OVERFLOW_MODES = {("i64", "i32"): ("saturate", "wrap")}
 _ROUND = {"rint": np.rint, "round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), "floor": np.floor,
           "ceil": np.ceil, "trunc": np.trunc}
 _SIG_BITS = {"f16": 11, "bf16": 8, "f32": 24}  # significand bits of each float type (with the hidden bit)
@@ -645,7 +643,7 @@ def _float_to_int(x: np.ndarray, dst: str, mode: str) -> np.ndarray:
 
 
 @dataclass
-class VCast(_Vec):
+class VCast(VectorInstr):
     """dst[e] = convert(src[e]) with a round mode (CANN-INI vconv suffixes r/a/f/c/z = rint/round/floor/
     ceil/trunc), rounded once from the exact source value. Float->int saturates to the integer range
     (NaN -> 0); i64->i32 saturates or, with ``overflow="wrap"`` (the CTRL bit AscendNPU-IR sets for a
@@ -671,14 +669,14 @@ class VCast(_Vec):
 
     def validate(self):
         key = (self.src_dtype, self.dst_dtype)
-        if key not in _CASTS:
+        if key not in CASTS:
             raise ProgramError(f"vconv: cast {key[0]}->{key[1]} not supported (CANN-INI vconv list)")
-        if self.round_mode not in _CASTS[key]:
+        if self.round_mode not in CASTS[key]:
             raise ProgramError(f"vconv {key[0]}->{key[1]}: round mode {self.round_mode!r} not supported; "
-                               f"allowed {_CASTS[key]}")
-        if self.overflow not in _OVERFLOW_MODES.get(key, ("saturate",)):
+                               f"allowed {CASTS[key]}")
+        if self.overflow not in OVERFLOW_MODES.get(key, ("saturate",)):
             raise ProgramError(f"vconv {key[0]}->{key[1]}: overflow {self.overflow!r} not supported; "
-                               f"allowed {_OVERFLOW_MODES.get(key, ('saturate',))}")
+                               f"allowed {OVERFLOW_MODES.get(key, ('saturate',))}")
 
     def operands_spec(self):
         return [(False, self.src, self.src_dtype, self.src_blk, self.src_rep),
@@ -703,12 +701,12 @@ class VCast(_Vec):
         self.store(core, self.dst, self.dst_dtype, self.dst_blk, self.dst_rep, r)
 
 
-_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-        "ge": np.greater_equal}
+COMPARE_FUNS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+                "ge": np.greater_equal}
 
 
 @dataclass
-class VCmp(_Vec):
+class VCmp(VectorInstr):
     """Bit mask: bit e of repeat r (at dst + r*lanes/8, little-endian bit order) = src0[e] (op) src1[e];
     inactive lanes give 0. With `scalar_rhs`=1 (vcmps_*) the right operand is `scalar` instead of src1."""
     op: str
@@ -731,8 +729,8 @@ class VCmp(_Vec):
         return ("vcmps_" if self.scalar_rhs else "vcmp_") + self.op
 
     def validate(self):
-        if self.op not in _CMP:
-            raise ProgramError(f"vcmp: unknown op {self.op!r}; known {sorted(_CMP)}")
+        if self.op not in COMPARE_FUNS:
+            raise ProgramError(f"vcmp: unknown op {self.op!r}; known {sorted(COMPARE_FUNS)}")
         if self.dtype not in ("f16", "f32", "i32"):
             raise ProgramError(f"{self.mnemonic}: dtype {self.dtype} not supported (CANN-INI: f16, f32, i32)")
 
@@ -761,13 +759,13 @@ class VCmp(_Vec):
         else:
             b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
         bits = np.zeros((self.repeat, self.lanes), dtype=bool)
-        bits[:, : self.mask] = _CMP[self.op](a, b)
+        bits[:, : self.mask] = COMPARE_FUNS[self.op](a, b)
         packed = np.packbits(bits, axis=1, bitorder="little").reshape(-1)
         core.mem["UB"].data[self.dst: self.dst + packed.size] = packed
 
 
 @dataclass
-class VSel(_Vec):
+class VSel(VectorInstr):
     """dst[e] = src0[e] if bit e of repeat r of the mask at `sel` (+ r*lanes/8) else src1[e]."""
     dtype: str
     dst: object
@@ -809,7 +807,7 @@ class VSel(_Vec):
 
 
 @dataclass
-class VTranspose(_Vec):
+class VTranspose(VectorInstr):
     """One 16x16 block of 2-byte elements (512 B): dst[j][i] = src[i][j]. Costs 2 repeats (512 B)."""
     dtype: str
     dst: object

@@ -13,7 +13,7 @@ from graph_passes.passes import (
     PASS_REGISTRY, ModulePass, PassContext, PassManager, PassVerifyError, PipelineError, parse_pipeline_text,
     register_pass,
 )  # fmt: skip
-from graph_passes.passes.pipeline import build_pipeline, pipeline_text
+from graph_passes.passes.pipeline_syntax import build_pipeline, pipeline_text
 
 TEXT = """
 module {

@@ -13,7 +13,7 @@ from graph_passes.passes import PassManager
 from graph_passes.schedule.buffers import plan_buffers
 from graph_passes.schedule.kernel_info import analyze_kernel
 from graph_passes.schedule.launch_alignment import rows_for_whole_blocks
-from graph_passes.schedule.pipeline import split_stages
+from graph_passes.schedule.software_pipeline import split_stages
 from graph_passes.target import target_spec
 from tests.passes import vector_kernels as vk
 

@@ -92,16 +92,6 @@ def numel(shape, dims) -> sympy.Expr:
     return n
 
 
-def torch_dtype_arg(ctx, dtype) -> str | None:
-    return None if dtype is None else ir_dtype(dtype, ctx.node_name())
-
-
-def expect_default(ctx, name: str, value, default) -> None:
-    """Arguments that only take their default value here raise (never silently ignored)."""
-    if value != default:
-        raise ctx.error(f"{name}={value!r} (only {default!r} is supported)")
-
-
 def fill_value(ctx, value, dtype: str):
     """A fill's number as the attribute of an ``hfusion.fill`` of ``dtype`` (float, bool for i1, else int)."""
     if is_symbolic(value) or not isinstance(value, (int, float, bool)):

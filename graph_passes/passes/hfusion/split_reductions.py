@@ -61,6 +61,7 @@ from typing import ClassVar
 
 from ...dialects.hfusion import ReduceOp, ReshapeOp
 from ...analysis.fusion_kind import OpPattern, op_pattern
+from ...intmath import ceil_div
 from ...ir.core import OP_REGISTRY, Elementwise, Operation, Value
 from ...ir.sizes import SizeVars, as_expr
 from ...ir.types import TensorType
@@ -87,7 +88,7 @@ def split_factor(k: int, n: int, cores: int, min_row: int, block_rows: int, row_
     (the thresholds are measured: docs/passes.md, ``hfusion-split-reductions``)."""
     def busiest(p: int, block: int) -> int:
         rows = k * p
-        return -(-rows // (block * cores)) * min(block, rows) * (n // p)
+        return ceil_div(rows, block * cores) * min(block, rows) * (n // p)
 
     unsplit = busiest(1, 1 if row_kernel else block_rows)
     best = None
@@ -132,7 +133,7 @@ def column_split_factor(n: int, row_bytes: int, cores: int, min_rows: int = 16) 
     the final reduction (measurements: docs/passes.md, ``hfusion-split-reductions``)."""
     if row_bytes >= cores * BURST_BYTES or (n < MIN_COLUMN_ROWS and row_bytes > BURST_BYTES):
         return None
-    want = -(-2 * cores // -(-row_bytes // BURST_BYTES))
+    want = ceil_div(2 * cores, ceil_div(row_bytes, BURST_BYTES))
     divisors = _divisors(n, n // min_rows)
     if not divisors:
         return None

@@ -15,11 +15,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ...analysis.liveness import ProgramOrder, buffer_lifetime
 from ...dialects.hfusion import NOT_IN_PLACE_FUNS
+from ...intmath import align_up
 from ...ir.core import Operation
 from ...ir.types import MemRefType
 from ...target import module_target
@@ -64,10 +65,6 @@ class _Slot:
     size: int
     live: tuple[int, int]
     offset: int = -1
-
-
-def _align(n: int, a: int) -> int:
-    return (n + a - 1) // a * a
 
 
 def _name(alloc: Operation, i: int) -> str:
@@ -144,7 +141,7 @@ def _first_fit(slots: list[_Slot], align: int) -> int:
         for lo, hi in busy:
             if off + s.size <= lo:
                 break
-            off = max(off, _align(hi, align))
+            off = max(off, align_up(hi, align))
         s.offset = off
         placed.append(s)
     return max((s.offset + s.size for s in slots), default=0)
@@ -183,7 +180,7 @@ class PlanMemory(ModulePass):
                 raise PassError(f"{self.name}: {alloc.loc}: buffer %{_name(alloc, i)} has no memory scope "
                                 f"(run hivm-infer-mem-scope first)")  # fmt: skip
             live = buffer_lifetime(alloc, order)  # scratch (the code generator's temporary UB): the whole kernel
-            size = _align(int(t.nbytes), target.alignment(t.scope))
+            size = align_up(int(t.nbytes), target.alignment(t.scope))
             n = alloc.attributes.get("multi_buffer", 1)
             by_scope.setdefault(t.scope, []).extend(_Slot(alloc, c, size, live) for c in range(n))
         peaks = {}
