@@ -448,6 +448,8 @@ def _layout(ctx: ImportContext, val: torch.Tensor) -> tuple | None:
         strides = [ctx.expr(st) for st in val.stride()]
     except NpuCompileError:
         return None
+    if any(stride == 0 and size != 1 for size, stride in zip(sizes, strides)):
+        return None  # an expanded output (a broadcast view): returned materialised, as one dense tensor
     expected = sympy.Integer(1)
     row_major = True
     for size, stride in reversed(list(zip(sizes, strides))):

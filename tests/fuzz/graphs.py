@@ -82,6 +82,8 @@ class _Builder:
 
     def reduce(self, v: Value) -> Value:
         rank = len(v.shape)
+        if rank == 0:  # nothing left to reduce over
+            return v
         k = self.rng.randint(1, max(1, rank - 1))
         dims = sorted(self.rng.sample(range(rank), k))
         keep = self.rng.random() < 0.5

@@ -14,3 +14,18 @@ from tests.helpers import check_model
                                        "input (the rewrite does not converge); fuzz seed 18")
 def test_cast_and_unsqueezed_relu_of_one_input():
     check_model(lambda x: (x.to(torch.bfloat16), torch.relu(x).unsqueeze(0)), [torch.randn(24, 16)])
+
+
+@pytest.mark.xfail(strict=True, reason="hfusion-flatten-ops leaves an invalid hfusion.reduce (result shape [1] "
+                                       "must be the input without dims [0]) for a reduction over dims on both "
+                                       "sides of a unit dim; fuzz seeds 60, 95, 252, 256")
+def test_sum_over_dims_around_a_unit_dim():
+    check_model(lambda x: x.sum(dim=[0, 2]), [torch.randn(8, 1, 8)])
+
+
+@pytest.mark.xfail(strict=True, reason="codegen: a product with an unsqueezed operand, flattened over the "
+                                       "unsqueezed dim, is refused with an internal ValueError (the source's dims "
+                                       "are not one run of rows in the destination); fuzz seed 147")
+def test_flattened_product_with_an_unsqueezed_operand():
+    check_model(lambda x, y: (x.unsqueeze(1).abs(), (x.unsqueeze(1).abs() * y).flatten(1, 2).sigmoid()),
+                [torch.randn(24, 24, 1), torch.randn(24, 24, 8)])
