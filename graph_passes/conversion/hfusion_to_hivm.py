@@ -69,10 +69,9 @@ def gm_types(info: KernelInfo) -> dict:
 class KernelLowering:
     stage_tag: int | None = None  # ``stage`` attribute of the ops built (the body of a pipelined loop)
 
-    def __init__(self, info: KernelInfo, schedule: VectorSchedule, plan: BufferPlan, copies: dict, tiling: dict,
-                 ub_align: int):
+    def __init__(self, info: KernelInfo, schedule: VectorSchedule, plan: BufferPlan, tiling: dict, ub_align: int):
         """Lower ``info``'s kernel as ``schedule`` says, allocating ``plan``'s buffers (read from the schedule:
-        schedule/record.py); ``copies``: buffer index -> copies, ``tiling``: the host tiling function."""
+        schedule/record.py); ``tiling``: the host tiling function."""
         self.info = info
         self.ub_align = ub_align
         self.tile = list(schedule.tile)
@@ -80,7 +79,7 @@ class KernelLowering:
         self.serial = list(schedule.serial_dims)
         self.tiling = tiling
         self.plan = plan
-        self.copies = copies
+        self.copies = {i: b.copies for i, b in enumerate(schedule.buffers)}  # buffer index -> copies
         self.stage_split = schedule.stage_split if schedule.pipelined else None
         self.scaled = self._scaled_columns()
         self.counts = {"loads": 0, "stores": 0, "vector-ops": 0}

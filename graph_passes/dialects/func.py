@@ -7,14 +7,13 @@ parameters. Device kernels outlined by fusion are functions with ``hacc.entry``-
 
 from __future__ import annotations
 
+from ..analysis.fusion_kind import FusionKind
 from ..ir.attrs import BoolAttr, IntListAttr, SizeDictAttr, StrAttr, TypeAttr
 from ..ir.core import Attr, Block, IsolatedFromAbove, Operation, Region, Terminator, register_op
 from ..ir.types import FunctionType, TensorType
 from .schedule_attrs import MovementSchedule, VectorSchedule, resolve_ref
 
-# AscendNPU-IR's FusionKind (HFusionEnums.td), the kinds an outlined kernel is classified as
-FUSION_KINDS = ("PURE_ELEMWISE", "ANY_PB", "LAST_AXIS_PBR", "ANY_PBR", "SINGLE_CUBE", "SHALLOW_CV", "SHALLOW_VV",
-                "MIX_CV", "MIX_C2", "UNKNOWN")
+FUSION_KINDS = tuple(k.name for k in FusionKind)  # the kinds an outlined kernel is classified as
 
 
 @register_op
@@ -81,8 +80,9 @@ class FuncOp(Operation):
     def _verify_schedule_refs(self, schedule: VectorSchedule) -> None:
         """Every value the schedule names is a tensor of the body, of its buffer's dtype (a schedule of another
         body — ops added or removed since hfusion-auto-schedule — is caught here, not in convert-to-hivm)."""
+        values = {}
         for ref in schedule.refs():
-            v = resolve_ref(ref, self)
+            v = values[ref] = resolve_ref(ref, self)
             if v is None or not isinstance(v.type, TensorType):
                 raise self.error(f"schedule names '{ref}', which is not a tensor value of @{self.sym_name}'s body")
         for i, buf in enumerate(schedule.buffers):
@@ -90,7 +90,7 @@ class FuncOp(Operation):
                 raise self.error(f"schedule buffer {i} spans dims {list(buf.dims)} of a rank-{len(schedule.tile)} "
                                  f"tile")
             for ref in buf.values:
-                dtype = resolve_ref(ref, self).type.dtype
+                dtype = values[ref].type.dtype
                 if dtype != buf.dtype:
                     raise self.error(f"schedule buffer {i} is {buf.dtype} but holds '{ref}' of {dtype}")
 

@@ -11,6 +11,7 @@ from ..dialects.schedule_attrs import BufferDecl, VectorSchedule, resolve_ref, v
 from .buffers import Buffer, BufferPlan
 from .kernel_info import KernelInfo, looked_through
 from .software_pipeline import carried_buffers, compute_order
+from .tiling import Schedule, passes_over_gm
 
 
 class StaleSchedule(Exception):
@@ -43,8 +44,8 @@ def _hoisted_load(info: KernelInfo, b, whole: set) -> bool:
         and set(b.mask) <= whole
 
 
-def vector_schedule(info: KernelInfo, sched, attrs: dict, multi_buffer: int, tiling: dict) -> VectorSchedule:
-    """The typed attribute of schedule ``sched`` (tiling.Schedule) of kernel ``info``; ``attrs``: its summary."""
+def vector_schedule(info: KernelInfo, sched: Schedule, multi_buffer: int, tiling: dict) -> VectorSchedule:
+    """The typed attribute of schedule ``sched`` of kernel ``info`` (``tiling``: its host tiling function)."""
     func, plan = info.func, sched.plan
     ref = lambda v: value_ref(v, func)  # noqa: E731
     copies = buffer_copies(info, plan, sched, multi_buffer, tiling)
@@ -60,16 +61,26 @@ def vector_schedule(info: KernelInfo, sched, attrs: dict, multi_buffer: int, til
     order = {id(op): i for i, op in enumerate(info.ops)}
     by_order = lambda ops: sorted(ops, key=lambda op: order[id(op)])  # noqa: E731
     return VectorSchedule(
-        kind=attrs["kind"], tile=tuple(attrs["tile"]), ub_bytes=attrs["ub_bytes"], buffers=tuple(buffers),
-        reduce_dims=tuple(attrs["reduce_dims"]), reduce_looped=attrs["reduce_looped"], passes=attrs["passes"],
-        distribution=attrs["distribution"], block_dim=attrs.get("block_dim", 0),
-        serial_dims=tuple(attrs.get("serial_dims", ())), split_dims=tuple(attrs.get("split_dims", ())),
-        scratch_bytes=attrs.get("scratch_bytes", 0), stage_split=attrs.get("stage_split", -1),
-        scalar_columns=attrs.get("scalar_columns", False),
+        kind=func.attributes.get("fusion_kind", ""), tile=tuple(int(t) for t in sched.tile), ub_bytes=sched.ub_bytes,
+        buffers=tuple(buffers), reduce_dims=tuple(info.reduce_dims), reduce_looped=sched.reduce_looped,
+        passes=passes_over_gm(info) if sched.reduce_looped else 1, distribution=_distribution(sched, tiling),
+        block_dim=sched.block_dim_override, serial_dims=tuple(sched.serial_dims or ()),
+        split_dims=tuple(sched.split_dims or ()), scratch_bytes=sched.scratch_bytes,
+        stage_split=sched.stages.split if sched.stages is not None else -1,
+        # column operands may be read as per-row scalars (idioms.columns.scalar_column)
+        scalar_columns=plan.scalar_columns and any(plan.columns(op) for op in info.ops),
         inlined=tuple(ref(v) for v in info_order(info, plan.inlined)),
         hoisted=tuple(ref(v) for v in plan.hoisted),
         in_place_folds=tuple(ref(op.result) for op in by_order(plan.in_place)),
         block_folds=tuple(ref(op.result) for op in by_order(plan.blocks)))
+
+
+def _distribution(sched: Schedule, tiling: dict) -> str:
+    """How work items go to cores: the last round spread over every core (tail.py), one core unless the launch's
+    slabs are whole GM blocks (launch_alignment.py), or cyclic."""
+    if "tail_full" in tiling:
+        return "cyclic-balanced-tail"
+    return "cyclic-if-aligned" if sched.launch_checks else "cyclic"
 
 
 def info_order(info: KernelInfo, values) -> list:
@@ -78,8 +89,8 @@ def info_order(info: KernelInfo, values) -> list:
     return [op.result for op in info.ops if op.results and op.result in values]
 
 
-def plan_from_schedule(info: KernelInfo, schedule: VectorSchedule) -> tuple[BufferPlan, dict]:
-    """The buffer plan ``schedule`` records, over the values of ``info``'s body, and buffer index -> copies."""
+def plan_from_schedule(info: KernelInfo, schedule: VectorSchedule) -> BufferPlan:
+    """The buffer plan ``schedule`` records, over the values of ``info``'s body."""
     func = info.func
 
     def value(ref: str):
@@ -88,13 +99,12 @@ def plan_from_schedule(info: KernelInfo, schedule: VectorSchedule) -> tuple[Buff
             raise StaleSchedule(f"the schedule names '{ref}', which @{func.sym_name}'s body does not have")
         return v
 
-    buffers, of_value, partial, copies = [], {}, {}, {}
+    buffers, of_value, partial = [], {}, {}
     for i, decl in enumerate(schedule.buffers):
         b = Buffer(i, decl.dtype, tuple(decl.dims), loaded=decl.loaded, stored=decl.stored,
                    values=[value(r) for r in decl.values], role=decl.role, fixed=dict(decl.fixed),
                    whole_repeats=decl.whole_repeats, lanes=tuple(decl.lanes))
         buffers.append(b)
-        copies[i] = decl.copies
         for v in b.values:
             of_value[v] = b
         if decl.role == "partial":
@@ -106,4 +116,4 @@ def plan_from_schedule(info: KernelInfo, schedule: VectorSchedule) -> tuple[Buff
                       dict(info.row_gathers), {value(r).op for r in schedule.in_place_folds},
                       {value(r).op for r in schedule.block_folds})
     plan.scalar_columns = schedule.scalar_columns
-    return plan, copies
+    return plan

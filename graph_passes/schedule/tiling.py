@@ -84,36 +84,6 @@ class Schedule:
     # or the dim has one tile, one core otherwise (:func:`_shared_blocks`, launch_alignment.py)
     launch_checks: list = None
 
-    def attrs(self, info: KernelInfo, multi_buffer: int) -> dict:
-        kind = info.func.attributes.get("fusion_kind", "")
-        attrs = {
-            "kind": kind,
-            "tile": [int(t) for t in self.tile],
-            "reduce_dims": list(info.reduce_dims),
-            "reduce_looped": self.reduce_looped,
-            "passes": _passes_over_gm(info) if self.reduce_looped else 1,
-            "multi_buffer": multi_buffer if self.io_copies is None else self.io_copies,
-            "buffers": len(self.plan.buffers),
-            "ub_bytes": self.ub_bytes,
-            "distribution": "cyclic",
-        }
-        if self.serial_dims:
-            attrs["serial_dims"] = list(self.serial_dims)
-        if self.block_dim_override:
-            attrs["block_dim"] = self.block_dim_override  # one core: work items would share GM blocks
-        if self.launch_checks:
-            attrs["distribution"] = "cyclic-if-aligned"  # one core when a slab is not whole GM blocks
-        if self.scratch_bytes:
-            attrs["scratch_bytes"] = self.scratch_bytes  # included in ub_bytes
-        if self.split_dims:
-            attrs["split_dims"] = list(self.split_dims)
-        if self.plan.scalar_columns and any(self.plan.columns(op) for op in info.ops):
-            attrs["scalar_columns"] = True  # column operands may be read as per-row scalars (buffers.scalar_column)
-        if self.stages is not None:
-            attrs["pipelined"] = True  # stage 0: the first stage_split values of the work item (software_pipeline.py)
-            attrs["stage_split"] = self.stages.split
-        return attrs
-
 
 def _granule(info: KernelInfo, ub_align: int) -> int:
     """Elements per 32 B for the narrowest dtype of the kernel: the last-dim tile is a multiple of it."""
@@ -298,7 +268,7 @@ def _balance_static(w: _Walk, plan: BufferPlan, tile: list, looped: bool, serial
         steps = {d: gm_steps.get(d, 1) for d in info.parallel_dims}
         tile = fastest_split(info, plan, cap, tile, w.target, w.multi_buffer, steps, w.repeat,
                              keep, lambda t: _whole_dims(t, w.uppers))
-    if looped and tile[-1] < cap[-1] and info.rank - 1 in info.parallel_dims and _passes_over_gm(info) > 1:
+    if looped and tile[-1] < cap[-1] and info.rank - 1 in info.parallel_dims and passes_over_gm(info) > 1:
         return _regrow_narrowed(w, tile, serial, keep)
     return tile, serial
 
@@ -360,7 +330,7 @@ def _split_dims(info: KernelInfo, requested: bool, gm_block: int) -> list[int]:
     return []
 
 
-def _passes_over_gm(info: KernelInfo) -> int:
+def passes_over_gm(info: KernelInfo) -> int:
     """Passes of a multi-pass kernel over the reduced tiles: one per reduction, one more for the results spanning
     the reduced dims (hfusion_to_hivm.KernelLowering.work_item)."""
     n_reduces = sum(1 for op in info.ops if op.name == "hfusion.reduce")

@@ -88,10 +88,7 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     func.attributes.pop("schedule_unsupported", None)
     func.attributes.pop("schedule_unsupported_reason", None)
     tiling = tiling_params(info, sched, sizes, target.vector_cores, options.block_dim, target.ub_align)
-    attrs = sched.attrs(info, options.multi_buffer)
-    if "tail_full" in tiling:  # the last round spread over every core (schedule/tail.py)
-        attrs["distribution"] = "cyclic-balanced-tail"
-    func.attributes["schedule"] = vector_schedule(info, sched, attrs, options.multi_buffer, tiling)
+    func.attributes["schedule"] = vector_schedule(info, sched, options.multi_buffer, tiling)
     func.attributes["tiling"] = tiling
     ctx.count("kernels-scheduled")
     if sched.reduce_looped:

@@ -65,8 +65,8 @@ class ConvertToHIVM(ModulePass):
                     lowering = MovementLowering(analyze_movement(func, sizes), schedule, tiling)
                 else:
                     info = analyze_kernel(func, sizes, target)
-                    plan, copies = plan_from_schedule(info, schedule)
-                    lowering = KernelLowering(info, schedule, plan, copies, tiling, target.ub_align)
+                    lowering = KernelLowering(info, schedule, plan_from_schedule(info, schedule), tiling,
+                                              target.ub_align)
                 new = lowering.build()
             except (LoweringError, StaleSchedule, Unsupported) as e:
                 raise PassError(f"{self.name}: kernel @{func.sym_name}: {e}") from None

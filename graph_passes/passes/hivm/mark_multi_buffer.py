@@ -28,9 +28,7 @@ from .. import ModulePass, PassContext, PassError, register_pass
 
 def _is_dma_end(alloc, user) -> bool:
     """``user`` loads into or stores from ``alloc``'s buffer (directly or through a view)."""
-    if user.name == "hivm.load":
-        return user.operand("dst") in _values_of(alloc)
-    if user.name == "hivm.embedding_gather":
+    if user.name in ("hivm.load", "hivm.embedding_gather"):
         return user.operand("dst") in _values_of(alloc)
     if user.name == "hivm.store":
         return user.operand("src") in _values_of(alloc)
