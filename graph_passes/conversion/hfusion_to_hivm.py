@@ -30,7 +30,8 @@ from ..ir.core import Block, OpResult, Operation, Region, Value
 from ..ir.sizes import as_expr
 from ..ir.types import INT_LIMITS, IndexType, MemRefType, TensorType, is_float_dtype
 from ..dialects.schedule_attrs import VectorSchedule
-from ..schedule.buffers import BufferPlan, scalar_column
+from ..idioms.columns import scalar_column
+from ..schedule.buffers import BufferPlan
 from ..schedule.software_pipeline import compute_order
 from ..schedule.kernel_info import KernelInfo
 from .index_ops import lower_arange, lower_gather
@@ -453,7 +454,7 @@ class KernelLowering:
         """Column sources ``v = r × c`` (``c`` a scalar constant) read only as per-row scalars: ``v → (r, c)``. No
         op computes them: each binary reading ``v`` reads ``r`` with ``column_scale = c`` and codegen's scalar unit
         multiplies each row's value as it loads it (a layer norm's mean: one vector step fewer a work item). Only
-        when every use is such a binary (``buffers.scalar_column`` on the tile) and, in a pipelined kernel, ``r``,
+        when every use is such a binary (``idioms.columns.scalar_column`` on the tile) and, in a pipelined kernel, ``r``,
         ``v`` and those binaries are computed in the same stage (``r`` is not carried for them)."""
         info, plan = self.info, self.plan
         if not plan.scalar_columns or info.rank != 2:

@@ -316,7 +316,7 @@ class VUnaryOp(VectorOp):
 @register_op
 class VBinaryOp(VectorOp):
     """``scalar_column``: codegen may read a column operand (``[rows, 1]``) as one scalar per row where
-    ``buffers.scalar_column`` allows (the schedule's ``BufferPlan.scalar_columns``). ``column_scale = c``: the
+    ``idioms.columns.scalar_column`` allows (the schedule's ``BufferPlan.scalar_columns``). ``column_scale = c``: the
     column operand is read multiplied by ``c`` (rounded to its dtype) — a row sum standing for its mean, the
     multiply done by the scalar unit on each row's value (convert-to-hivm's scaled columns)."""
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 from ..dialects.hfusion import NOT_IN_PLACE_FUNS
 from ..idioms.broadcasts import INLINE_BROADCAST_DTYPES, INLINE_BROADCAST_FUNS
-from ..idioms.columns import scalar_column  # noqa: F401  (convert-to-hivm reads it with the plan)
 from ..idioms.limits import REPEAT_BYTES, mask_op_lanes
 from ..idioms.scratch import op_scratch
 from ..intmath import align_up

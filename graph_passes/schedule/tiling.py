@@ -77,7 +77,7 @@ class Schedule:
     scratch_bytes: int = 0  # the kernel's scratch buffer (part of ub_bytes)
     serial_dims: list = None  # parallel dims whose tiles are looped inside a work item (not work items)
     stages: Stages | None = None  # software-pipelined work items (software_pipeline.py); the scratch has a part per stage
-    wide: bool = False  # the scratch is sized for wide row folds (buffers.row_fold_shape)
+    wide: bool = False  # the scratch is sized for wide row folds (idioms.folds.row_fold_shape)
     io_copies: int | None = None  # copies of the loaded/stored buffers when not the multi-buffer option's
     split_dims: list = None  # symbolic parallel dims whose work-item step is chosen per launch (step{d} <= tile)
     # (bytes, dim) whose alignment to whole blocks only the launch knows: every core when they are whole blocks
