@@ -10,7 +10,7 @@ import pytest
 from graph_passes.dialects.schedule_attrs import BufferDecl, MovementSchedule, VectorSchedule
 from graph_passes.ir.core import VerifyError
 from graph_passes.ir.parser import ParseError, parse_attr, parse_module
-from graph_passes.ir.printer import format_attr
+from graph_passes.ir.printer import format_attr, print_module
 from graph_passes.ir.verifier import verify
 from graph_passes.passes import PassManager
 
@@ -63,7 +63,9 @@ def test_bad_typed_attribute_is_a_parse_error(text, message):
 def test_kernel_with_schedule_verifies_and_round_trips():
     module = parse_module(KERNEL.replace("SCHEDULE", GOOD))
     verify(module)
-    assert isinstance(module.lookup("k").attributes["schedule"], VectorSchedule)
+    schedule = module.lookup("k").attributes["schedule"]
+    assert isinstance(schedule, VectorSchedule) and format_attr(schedule) == GOOD
+    assert parse_module(print_module(module)).lookup("k").attributes["schedule"] == schedule
 
 
 @pytest.mark.parametrize("edit, message", [
