@@ -36,7 +36,8 @@ def gm_strides(state, buf) -> list[Expr]:
 
 
 def emit_load(state, op) -> None:
-    _transfer(state, op, gm=state.buf(op.gm), ub=state.buf(op.local), to_ub=True)
+    local = state.buf(op.local)
+    _transfer(state, op, gm=state.buf(op.gm), ub=local, to_ub="l1" if local.scope == "l1" else True)
 
 
 def emit_store(state, op) -> None:
@@ -44,8 +45,8 @@ def emit_store(state, op) -> None:
 
 
 def _transfer(state, op, gm, ub, to_ub: bool) -> None:
-    if gm.scope != "gm" or ub.scope != "ub":
-        raise CodegenError(op, f"moves between GM and UB only, got {gm.type} and {ub.type}")
+    if gm.scope != "gm" or ub.scope != ("l1" if to_ub == "l1" else "ub"):
+        raise CodegenError(op, f"moves between GM and UB (or GM into L1), got {gm.type} and {ub.type}")
     if ub.dtype == "i1":
         raise CodegenError(op, "i1 buffers are packed bit masks in UB (vcmp/vsel) while GM bools are bytes; "
                                "hfusion-legalize-bool moves GM bools as i8 (a bitcast at the kernel boundary)")
@@ -129,7 +130,9 @@ def bursts(state, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> 
 
 
 def _copy(state, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride, **reg) -> None:
-    if to_ub:
+    if to_ub == "l1":  # a cube operand's box (MTE2 into L1)
+        state.b.copy_gm_to_l1(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
+    elif to_ub:
         state.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
     else:
         state.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride, **reg)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph_passes.dialects.arith import BINARY_OPS
 
-from . import (broadcast, dma, embedding_gather, index_ops, mask_ops, permute, reduce, scalar_ops, sync, transpose,
+from . import (broadcast, cube, dma, embedding_gather, index_ops, mask_ops, permute, reduce, scalar_ops, sync, transpose,
                vector_ops)
 from .scalar_loops import on_scalar_pipe
 
@@ -41,6 +41,11 @@ EMITTERS = {
     "hivm.varange": on_scalar_pipe(index_ops.emit_varange),
     "hivm.vgather": index_ops.emit_vgather,
     "hivm.vgather_offsets": index_ops.emit_vgather_offsets,
+    # cube: MTE1, M, FIX
+    "hivm.load_l0a": cube.emit_load_l0a,
+    "hivm.load_l0b": cube.emit_load_l0b,
+    "hivm.mmad": cube.emit_mmad,
+    "hivm.fixpipe": cube.emit_fixpipe,
     # sync
     "hivm.set_flag": sync.emit_set_flag,
     "hivm.wait_flag": sync.emit_wait_flag,

@@ -161,12 +161,13 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
     if "tiling" not in kernel.attributes or "block_dim" not in kernel.attributes["tiling"]:
         raise CodegenError(kernel, "kernel has no 'tiling' with a block_dim")
     core = kernel.attributes.get("core_type", "AIV")
-    if core != "AIV":
-        raise CodegenError(kernel, f"core_type {core}: only vector (AIV) kernels have an emitter")
+    if core not in ("AIV", "AIC"):
+        raise CodegenError(kernel, f"core_type {core}: vector (AIV) and cube (AIC) kernels have an emitter, mix "
+                                   "kernels not yet")
     name = kernel.sym_name
     state = KernelEmitter(kernel, module, EMITTERS)
     state.scratch_region = _scratch_region(kernel)
-    state.b = TracingBuilder(name, "aiv")
+    state.b = TracingBuilder(name, core.lower())
     try:
         state.bind_args()
         state.block(kernel.body)

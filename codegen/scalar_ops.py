@@ -14,6 +14,8 @@ from simulator.expr import Expr, Imm, emax, emin
 from .errors import CodegenError
 from .lowering import Buf
 
+LOCAL_SCOPES = ("ub", "l1", "l0a", "l0b", "l0c")
+
 _ARITH = {
     "arith.addi": lambda a, b: a + b,
     "arith.subi": lambda a, b: a - b,
@@ -62,15 +64,16 @@ def emit_block_idx(state, op) -> None:
 def emit_alloc(state, op) -> None:
     t = op.result.type
     offsets = op.attributes.get("offsets")
-    if not isinstance(t, MemRefType) or t.scope != "ub":
-        raise CodegenError(op, f"only UB buffers are emitted (vector kernels), got {t}")
+    if not isinstance(t, MemRefType) or t.scope not in LOCAL_SCOPES:
+        raise CodegenError(op, f"allocates a local buffer ({', '.join(LOCAL_SCOPES)}), got {t}")
     if offsets is None:
         raise CodegenError(op, "the buffer has no 'offsets' (run hivm-plan-memory)")
     if len(offsets) != 1:
         raise CodegenError(op, f"a multi_buffer = {len(offsets)} alloc was not split (run hivm-enable-multi-buffer)")
     i = op.attributes.get("buffer")
     tag = f"buf{i}" if i is not None else (op.result.name_hint or f"alloc{len(state.values)}")
-    state.values[op.result] = Buf("ub", Imm(int(offsets[0])), t, tag)
+    # the simulator checks buffer tags in UB only
+    state.values[op.result] = Buf(t.scope, Imm(int(offsets[0])), t, tag if t.scope == "ub" else None)
 
 
 def emit_multi_buffer_select(state, op) -> None:
@@ -89,4 +92,6 @@ def emit_multi_buffer_select(state, op) -> None:
             addr = addr + (k % n).eq(i) * base
     reg = state.b.mov(state.fresh(op.result.name_hint, "buf"), addr)
     tags = sorted({c.tag for c in copies if c.tag is not None})
-    state.values[op.result] = Buf("ub", reg, op.result.type, "|".join(tags) if len(tags) == len(copies) else None)
+    scope = copies[0].scope
+    state.values[op.result] = Buf(scope, reg, op.result.type,
+                                  "|".join(tags) if scope == "ub" and len(tags) == len(copies) else None)

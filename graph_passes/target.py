@@ -44,6 +44,17 @@ class TargetSpec:
     dma_peak_gib_s: float = 247.0  # [PTO]
     dma_half_bytes: int = int(30.6 * KIB)  # [PTO]
     clock_mhz: int = 1850  # [CANN-INI cube_freq]
+    # The cube schedule's estimates (graph_passes/schedule/cube.py), the simulator presets' cited figures: cycles per
+    # 16 x k0 x 16 fractal by input dtype, the MTE1 and FixPipe rates, the per-DMA fixed costs of GM->L1 and L0C->GM.
+    cube_fractal_cycles: tuple = (("f16", 1), ("bf16", 1), ("f32", 2))  # [HC31, CANN-INI DtypeMKN, PTO]
+    l1_to_l0a_bytes_per_cycle: int = 512  # [CANN-INI l1_to_l0_a_rate]
+    l1_to_l0b_bytes_per_cycle: int = 256  # [CANN-INI l1_to_l0_b_rate]
+    l0c_to_gm_bytes_per_cycle: int = 40  # [CANN-INI, PTO]
+    dma_fixed_gm_to_l1_cycles: int = 67  # [PTO arch_config.hpp fit]
+    dma_fixed_l0c_to_gm_cycles: int = 1216  # [PTO arch_config.hpp fit]
+
+    def cube_cycles_per_fractal(self, dtype: str) -> int:
+        return dict(self.cube_fractal_cycles)[dtype]
 
     @property
     def vector_cores(self) -> int:

@@ -11,7 +11,7 @@ from ..analysis.fusion_kind import FusionKind
 from ..ir.attrs import BoolAttr, IntListAttr, SizeDictAttr, StrAttr, TypeAttr
 from ..ir.core import Attr, Block, IsolatedFromAbove, Operation, Region, Terminator, register_op
 from ..ir.types import FunctionType, TensorType
-from .schedule_attrs import MovementSchedule, VectorSchedule, resolve_ref
+from .schedule_attrs import CubeSchedule, MovementSchedule, VectorSchedule, resolve_ref
 
 FUSION_KINDS = tuple(k.name for k in FusionKind)  # the kinds an outlined kernel is classified as
 
@@ -29,8 +29,8 @@ class FuncOp(Operation):
         "fusion_kind": StrAttr(FUSION_KINDS, optional=True),
         "output_args": IntListAttr(optional=True),  # the arguments that are the kernel's out-parameters
         # hfusion-auto-schedule's decisions (dialects/schedule_attrs.py) and the host tiling function: name -> size
-        "schedule": Attr("a #hfusion.schedule or #hfusion.movement_schedule",
-                         lambda v: isinstance(v, (VectorSchedule, MovementSchedule)), optional=True),
+        "schedule": Attr("a #hfusion.schedule, #hfusion.movement_schedule or #hfusion.cube_schedule",
+                         lambda v: isinstance(v, (VectorSchedule, MovementSchedule, CubeSchedule)), optional=True),
         "tiling": SizeDictAttr(optional=True),
     }
 

@@ -142,3 +142,60 @@ def resolve_ref(ref: str, func):
     if j >= len(body.ops) or k >= len(body.ops[j].results):
         return None
     return body.ops[j].results[k]
+
+
+CUBE_SCOPES = ("l1", "l0a", "l0b", "l0c")
+CUBE_WORK_ITEMS = ("tile", "band", "batch")
+
+
+@dataclass(frozen=True)
+class CubeBufferDecl(Record):
+    """One buffer of a cube kernel: its role (``a_l1``, ``b_l1``, ``a_l0``, ``b_l0``, ``c_l0``), scope, static
+    shape and element type, and its rotating copies (ping-pong)."""
+
+    role: str
+    scope: str
+    dtype: str
+    shape: tuple[int, ...]
+    copies: int = 1
+
+    def __post_init__(self):
+        if self.scope not in CUBE_SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(CUBE_SCOPES)}, got {self.scope!r}")
+        if self.copies < 1:
+            raise ValueError(f"copies must be >= 1, got {self.copies}")
+
+
+@register_attr
+@dataclass(frozen=True)
+class CubeSchedule(TypedAttr):
+    """The schedule of a cube kernel (schedule/cube.py, docs/cube.md): the output tile ``base_m`` × ``base_n`` (one
+    L0C accumulator), the K step of an L1 box (``l1_k``) and of one mmad (``base_k``), the buffers with their
+    copies (ping-pong at L1 and L0), what a core's work item is (``work_item``: one tile; a band of ``base_m``
+    rows, every tile of it, when output rows are not whole 32-B blocks, so no two cores write one block; a whole
+    batch when batches are not either), and the estimate it was chosen by (``waves`` of work items over the cube
+    cores; 0 when the shape is known only at launch)."""
+
+    mnemonic = "hfusion.cube_schedule"
+    kind: str
+    base_m: int
+    base_n: int
+    base_k: int
+    l1_k: int
+    work_item: str = "tile"
+    waves: int = 0
+    buffers: tuple[CubeBufferDecl, ...] = ()
+
+    def __post_init__(self):
+        if self.work_item not in CUBE_WORK_ITEMS:
+            raise ValueError(f"work_item must be one of {', '.join(CUBE_WORK_ITEMS)}, got {self.work_item!r}")
+        if min(self.base_m, self.base_n, self.base_k, self.l1_k) < 1:
+            raise ValueError("tile sizes must be >= 1")
+        if self.l1_k % self.base_k:
+            raise ValueError(f"l1_k = {self.l1_k} must be a multiple of base_k = {self.base_k}")
+
+    def buffer(self, role: str) -> int:
+        for i, b in enumerate(self.buffers):
+            if b.role == role:
+                return i
+        raise ValueError(f"the cube schedule has no buffer {role!r}")

@@ -28,3 +28,15 @@ def test_target_spec_restates_the_preset(name):
     assert target.dma_peak_gib_s == chip.dma_peak_gib_s
     assert target.dma_half_bytes == chip.dma_half_bytes
     assert target.clock_mhz == chip.clock_mhz
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_cube_figures_restate_the_preset(name):
+    target, chip = TARGETS[name], PRESETS[name]
+    for dtype, cycles in target.cube_fractal_cycles:
+        assert chip.cube_fractal[dtype][3] == cycles, dtype
+    assert target.l1_to_l0a_bytes_per_cycle == chip.l1_to_l0a_bpc
+    assert target.l1_to_l0b_bytes_per_cycle == chip.l1_to_l0b_bpc
+    assert target.l0c_to_gm_bytes_per_cycle == chip.l0c_to_gm_bpc
+    assert target.dma_fixed_gm_to_l1_cycles == chip.dma_fixed_cycles["GM->L1"]
+    assert target.dma_fixed_l0c_to_gm_cycles == chip.dma_fixed_cycles["L0C->GM"]

@@ -16,14 +16,16 @@ The ``schedule`` is a typed attribute (graph_passes/dialects/schedule_attrs.py):
 distribution, the buffer plan with each buffer's copies (the multi-buffer depth is decided here, once), the
 scratch, pipelining and the idioms chosen. ``convert-to-hivm`` and ``hivm-mark-multi-buffer`` read it.
 
-Kernels of other fusion kinds (cube kinds) are left alone; a vector kernel without a vector lowering (an
+A SINGLE_CUBE kernel gets the cube schedule (``#hfusion.cube_schedule``: its tile by estimated time and wave
+count, its K steps and ping-pong buffers; graph_passes/schedule/cube.py). Kernels of other fusion kinds are left
+alone; a vector kernel without a vector lowering (an
 embedding-row gather, concat …) is left unscheduled and counted (``kernels-unschedulable``); ``convert-to-hivm`` marks it.
 Option ``tile-elems=N`` (N > 0) requests tiles of N elements (rounded to the alignment) and honours the request
 even when the buffers × multi-buffer depth exceed UB: ``hivm-plan-memory`` then overflows and the compile driver's
 retry ladder takes over (fewer multi-buffers, then halved requests).
 A kernel that only moves data (transposes, strided slices, concats of its arguments) gets the movement schedule
 (``#hfusion.movement_schedule``, one tile per result; graph_passes/schedule/movement.py).
-Counters: ``kernels-scheduled``, ``kernels-unschedulable``, ``kernels-movement``, ``reductions-multipass``.
+Counters: ``kernels-scheduled``, ``kernels-cube``, ``kernels-unschedulable``, ``kernels-movement``, ``reductions-multipass``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...ir.core import Operation
+from ...schedule.cube import analyze_cube_kernel, choose_cube_tile, cube_schedule, cube_tiling, is_static_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
 from ...dialects.schedule_attrs import MovementSchedule
 from ...schedule.movement import analyze_movement, choose_tiles
@@ -62,10 +65,31 @@ class AutoSchedule(ModulePass):
         target = module_target(module)
         sizes = module.size_vars()
         ctx.count("kernels-scheduled", 0)
+        ctx.count("kernels-cube", 0)
         for func in module.functions:
-            if not func.attributes.get("kernel") or func.attributes.get("fusion_kind") not in VECTOR_KINDS:
+            if not func.attributes.get("kernel"):
                 continue
-            schedule_kernel(func, sizes, target, self, ctx)
+            if func.attributes.get("fusion_kind") == "SINGLE_CUBE":
+                schedule_cube_kernel(func, sizes, target, self, ctx)
+            elif func.attributes.get("fusion_kind") in VECTOR_KINDS:
+                schedule_kernel(func, sizes, target, self, ctx)
+
+
+def schedule_cube_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
+    """A SINGLE_CUBE kernel: its tile by wave count and estimated time (graph_passes/schedule/cube.py)."""
+    try:
+        ck = analyze_cube_kernel(func)
+        tile = choose_cube_tile(ck, sizes, target)
+    except Unsupported as e:
+        return _unschedulable(func, ctx, e.op_name, e.reason)
+    cores = options.block_dim if options.block_dim > 0 else target.aic_cores
+    func.attributes.pop("schedule_unsupported", None)
+    func.attributes.pop("schedule_unsupported_reason", None)
+    func.attributes["schedule"] = cube_schedule(ck, tile, is_static_kernel(ck))
+    func.attributes["tiling"] = cube_tiling(ck, func.attributes["schedule"], cores)
+    ctx.count("kernels-scheduled")
+    ctx.count("kernels-cube")
+    return True
 
 
 def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:

@@ -6,7 +6,8 @@ shows: ``memref<…, gm>`` arguments, trailing ``index``
 tiling parameters (one per ``tiling`` entry, sorted by name), ``hivm.get_block_idx``, a loop over the work items
 cyclic over the cores, ``hivm.alloc`` buffers without scope (each tagged with its ``buffer`` index in the schedule), loads/stores and vector ops over valid extents
 (:mod:`graph_passes.conversion.hfusion_to_hivm`; a data-movement kernel — a ``#hfusion.movement_schedule`` — by
-:mod:`graph_passes.conversion.movement_to_hivm`). The host's ``func.call`` of a converted kernel becomes
+:mod:`graph_passes.conversion.movement_to_hivm`; a cube kernel — a ``#hfusion.cube_schedule`` — by
+:mod:`graph_passes.conversion.cube_to_hivm`). The host's ``func.call`` of a converted kernel becomes
 ``hivm.launch`` on the same tensors, whose results are the out-parameters.
 
 A kernel with no vector lowering (gathers along a dim that is not the last, concat, transpose, matmul …; see
@@ -22,11 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ...conversion.cube_to_hivm import CubeLowering
 from ...conversion.hfusion_to_hivm import KernelLowering, LoweringError
 from ...conversion.movement_to_hivm import MovementLowering
 from ...dialects.hivm import LaunchOp
-from ...dialects.schedule_attrs import MovementSchedule
+from ...dialects.schedule_attrs import CubeSchedule, MovementSchedule
 from ...ir.core import Cube, Operation
+from ...schedule.cube import analyze_cube_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
 from ...schedule.movement import analyze_movement
 from ...schedule.record import StaleSchedule, plan_from_schedule
@@ -44,7 +47,8 @@ class ConvertToHIVM(ModulePass):
     def run(self, module: Operation, ctx: PassContext) -> None:
         target = module_target(module)
         sizes = module.size_vars()
-        for counter in ("kernels-converted", "kernels-unsupported", "loads", "stores", "vector-ops"):
+        for counter in ("kernels-converted", "kernels-unsupported", "loads", "stores", "vector-ops", "cube-ops",
+                        "fixpipes"):
             ctx.count(counter, 0)
         converted = set()
         for func in list(module.functions):
@@ -61,7 +65,9 @@ class ConvertToHIVM(ModulePass):
                 raise PassError(f"{self.name}: kernel @{func.sym_name} has no schedule (run hfusion-auto-schedule)")
             schedule, tiling = func.attributes["schedule"], func.attributes["tiling"]
             try:
-                if isinstance(schedule, MovementSchedule):
+                if isinstance(schedule, CubeSchedule):
+                    lowering = CubeLowering(analyze_cube_kernel(func), schedule, tiling)
+                elif isinstance(schedule, MovementSchedule):
                     lowering = MovementLowering(analyze_movement(func, sizes), schedule, tiling)
                 else:
                     info = analyze_kernel(func, sizes, target)
@@ -90,13 +96,16 @@ def _is_hivm(func: Operation) -> bool:
 def _unsupported_op(func: Operation) -> tuple[str, str] | None:
     """The op that keeps ``func`` at tensor level and why (empty when the op says it all: a cube op), or None when
     it has a schedule to lower."""
+    if "schedule_unsupported" in func.attributes:  # hfusion-auto-schedule found no schedule
+        return func.attributes["schedule_unsupported"], func.attributes.get("schedule_unsupported_reason", "")
+    if func.attributes.get("fusion_kind") == "SINGLE_CUBE" and isinstance(func.attributes.get("schedule"),
+                                                                          CubeSchedule):
+        return None
     if func.attributes.get("fusion_kind") not in VECTOR_KINDS:
         for op in func.walk():
             if op.has_trait(Cube):
                 return op.name, ""
         return f"fusion_kind {func.attributes.get('fusion_kind')}", ""
-    if "schedule_unsupported" in func.attributes:  # hfusion-auto-schedule found no vector schedule
-        return func.attributes["schedule_unsupported"], func.attributes.get("schedule_unsupported_reason", "")
     return None
 
 

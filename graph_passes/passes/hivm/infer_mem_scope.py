@@ -2,8 +2,8 @@
 
 After AscendNPU-IR's ``InferHIVMMemScope``. Kernel arguments live in GM. A local buffer (``hivm.alloc``) gets the
 scope its uses require (:data:`OPERAND_SCOPES`: operand positions of each op → scope): operands of vector ops and
-the local side of loads/stores live in UB; cube operands would live in L1 / L0A / L0B / L0C (the table has rows
-for them once the cube ops exist). A buffer whose uses require two different scopes is an error naming the op;
+the local side of loads/stores live in UB; cube operands live in L1 / L0A / L0B / L0C, and a load's local side
+is in L1 when the MTE1 loads read it (else UB). A buffer whose uses require two different scopes is an error naming the op;
 a buffer no op constrains stays in UB (vector kernels) — counted as ``buffers-defaulted``. Views of a buffer
 (``ViewLike`` ops: ``hivm.multi_buffer_select``) take their source's scope. Counter ``buffers-scoped``.
 """
@@ -17,17 +17,18 @@ from ...ir.core import Operation, Value, Vector, ViewLike
 from ...ir.types import MemRefType
 from .. import ModulePass, PassContext, PassError, register_pass
 
+LOCAL = "local"  # a DMA's local side: UB, unless the buffer's other uses put it in L1 (a cube operand's box)
+
 OPERAND_SCOPES: dict[str, dict[int, str]] = {
-    "hivm.load": {0: "gm", 1: "ub"},
+    "hivm.load": {0: "gm", 1: LOCAL},
     "hivm.store": {0: "ub", 1: "gm"},
     "hivm.copy": {0: "ub", 1: "ub"},
     "hivm.embedding_gather": {0: "gm", 1: "ub", 2: "ub"},
-    # cube side (rows for ops of the cube pipeline; operands by position)
-    "hivm.nd2nz": {0: "gm", 1: "l1"},
+    # cube side (operands by position): GM boxes land in L1 (a hivm.load whose buffer the MTE1 loads read)
     "hivm.load_l0a": {0: "l1", 1: "l0a"},
     "hivm.load_l0b": {0: "l1", 1: "l0b"},
     "hivm.mmad": {0: "l0a", 1: "l0b", 2: "l0c"},
-    "hivm.fixpipe": {0: "l0c"},
+    "hivm.fixpipe": {0: "l0c", 1: "gm"},
 }
 """Op → {operand position: required scope}. Every buffer operand of a ``Vector`` op is in UB."""
 
@@ -80,9 +81,12 @@ class InferMemScope(ModulePass):
             ctx.count("buffers-scoped")
 
     def scope_of(self, buf: Value, alloc: Operation) -> str:
-        scope, first = None, None
+        scope, first, local = None, None, False
         for user, index in _uses(buf):
             want = required_scope(user, index)
+            if want == LOCAL and user.name == "hivm.load":
+                local = True
+                continue
             if want is None:
                 continue
             if want == "gm":
@@ -94,6 +98,9 @@ class InferMemScope(ModulePass):
                     f"allocated at {alloc.loc} is used in {scope} by '{first.name}'"
                 )
             scope, first = want, user
+        if local and scope not in (None, "ub", "l1"):
+            raise PassError(f"{self.name}: {alloc.loc}: a GM load fills the buffer, which '{first.name}' needs in "
+                            f"{scope}: loads fill UB or L1")
         return scope or "ub"
 
 

@@ -3,7 +3,7 @@ the next tile's load overlaps this tile's compute (after AscendNPU-IR's MarkMult
 
 The depth is decided once, by ``hfusion-auto-schedule``, and read here:
 
-- in a kernel with a vector schedule (``#hfusion.schedule``), a ``hivm.alloc {buffer = i}`` gets ``multi_buffer
+- in a kernel with a vector or cube schedule (``#hfusion.schedule``, ``#hfusion.cube_schedule``), a ``hivm.alloc {buffer = i}`` gets ``multi_buffer
   = copies`` of the schedule's buffer i when that is more than one (``convert-to-hivm`` tags each alloc with the
   buffer it allocates; a software-pipelined kernel's doubled buffers are already two allocs, untagged);
 - in a kernel with a movement schedule (``#hfusion.movement_schedule``), or in hand-written HIVM given ``depth``, a
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...analysis.loops import buffer_users, multi_buffer_loop
-from ...dialects.schedule_attrs import MovementSchedule, VectorSchedule
+from ...dialects.schedule_attrs import CubeSchedule, MovementSchedule, VectorSchedule
 from .. import ModulePass, PassContext, PassError, register_pass
 
 
@@ -70,7 +70,7 @@ class MarkMultiBuffer(ModulePass):
     def _mark(self, func, allocs: list, ctx: PassContext) -> None:
         schedule = func.attributes.get("schedule")
         for alloc in allocs:
-            if isinstance(schedule, VectorSchedule):
+            if isinstance(schedule, (VectorSchedule, CubeSchedule)):
                 i = alloc.attributes.get("buffer")
                 n = schedule.buffers[i].copies if i is not None and i < len(schedule.buffers) else 1
             elif not dma_fed_in_loop(alloc):

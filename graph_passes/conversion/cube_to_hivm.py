@@ -1,0 +1,149 @@
+"""Lower one scheduled cube kernel (``#hfusion.cube_schedule``) to a HIVM function (after AscendNPU-IR's
+HFusionToHIVM ``Matmul.cpp``, at the level of one L0 step; docs/cube.md)::
+
+    for t in range(block_idx, items, block_dim):                 # work items, cyclic over the cube cores
+      for (b, mi, ni) in the tiles of work item t:               # one tile, a band of tiles or a batch
+        m0 = mi·BM; n0 = ni·BN
+        em = min(BM, m - m0); en = min(BN, n - n0)
+        for kk in range(0, k, L1K):                               # a_l1, b_l1 rotate (ping-pong)
+            ek = min(L1K, k - kk)
+            hivm.load A box → a_l1;  hivm.load B box → b_l1      # MTE2, GM orientation (transposed in place)
+            for k0 in range(0, ek, BK):                           # a_l0, b_l0 rotate (ping-pong)
+                ek0 = min(BK, ek - k0)
+                hivm.load_l0a a_l1 → a_l0 (k0, em, ek0);  hivm.load_l0b b_l1 → b_l0 (k0, 0, ek0, en)   # MTE1
+                hivm.mmad a_l0, b_l0 → c_l0 (init = kk + k0 == 0, em, ek0, en)                           # M
+        hivm.fixpipe c_l0 → out[b, m0:+em, n0:+en]                                                      # FIX
+
+Every alloc is tagged with its buffer in the schedule (``hivm-mark-multi-buffer`` gives it its copies); the
+memories (L1, L0A, L0B, L0C) come from ``hivm-infer-mem-scope``, the flags from ``hivm-inject-sync``.
+"""
+
+from __future__ import annotations
+
+from ..dialects import hivm, hivm_cube
+from ..dialects.func import ReturnOp
+from ..dialects.schedule_attrs import CubeSchedule
+from ..ir.sizes import as_expr
+from ..ir.types import IndexType, MemRefType, TensorType
+from ..schedule.cube import CubeKernel
+from .hfusion_to_hivm import KernelLowering
+
+
+class CubeLowering(KernelLowering):
+    """Builds the HIVM function of a cube kernel (shares the index and loop helpers of the vector lowering)."""
+
+    stage_tag = None
+
+    def __init__(self, ck: CubeKernel, schedule: CubeSchedule, tiling: dict):
+        self.ck, self.schedule, self.tiling = ck, schedule, tiling
+        self.info = _Info(ck.func, [ck.op])
+        self.counts = {"loads": 0, "cube-ops": 0, "fixpipes": 0}
+
+    def build(self):
+        ck, s = self.ck, self.schedule
+        old_args = list(ck.func.body.args)
+        arg_types = [MemRefType(tuple(a.type.shape), a.type.dtype, "gm") if isinstance(a.type, TensorType) else a.type
+                     for a in old_args]  # fmt: skip
+        new = self.begin_function(old_args, arg_types)
+        self.loc = ck.op.loc or self.kernel_loc
+        bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
+        bid.name_hint = "bid"
+        bufs = {}
+        for i, decl in enumerate(s.buffers):
+            alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(decl.shape), decl.dtype)], buffer=i)
+            alloc.result.name_hint = decl.role
+            bufs[decl.role] = alloc.result
+        loop = self.open_loop(bid, self.param("items"), self.params["block_dim"], "t")
+        self.work_item(loop.body.args[0], bufs)
+        self.close_loop(loop)
+        self.create(ReturnOp, [], [])
+        new.set_function_type()
+        return new
+
+    def param(self, name: str):
+        """A tiling parameter (a constant when the host tiling function gives an int)."""
+        value = self.tiling[name]
+        return self.const(int(value)) if as_expr(value).is_Integer else self.params[name]
+
+    def extent(self, lo, tile: int, size_name: str, hint: str):
+        """min(tile, size - lo): a constant when every tile of the dim is whole."""
+        size = as_expr(self.tiling[size_name])
+        if size.is_Integer and int(size) % tile == 0:
+            return self.const(tile)
+        rest = self.arith("subi", self.param(size_name), lo)
+        return self.arith("minsi", rest, self.const(tile), hint)
+
+    def work_item(self, t, bufs) -> None:
+        """Work item ``t``: a tile (b, mi, ni), a band (b, mi) of every ni, or a batch b of every (mi, ni)."""
+        ck, s = self.ck, self.schedule
+        batched = self.args[ck.func.body.args[ck.out]].type.rank == 3
+        item = s.work_item
+        per_batch = {"tile": lambda: self.arith("muli", self.param("m_tiles"), self.param("n_tiles"), "per_batch"),
+                     "band": lambda: self.param("m_tiles"), "batch": lambda: self.const(1)}[item]()
+        b = (t if item == "batch" else self.arith("floordivsi", t, per_batch, "b")) if batched else None
+        r = self.arith("remsi", t, per_batch, "r") if batched and item != "batch" else t
+        loops = []
+        if item == "batch":
+            loops.append(self.open_loop(self.const(0), self.param("m_tiles"), self.const(1), "mi"))
+            mi = loops[-1].body.args[0]
+        else:
+            mi = r if item == "band" else self.arith("floordivsi", r, self.param("n_tiles"), "mi")
+        if item == "tile":
+            ni = self.arith("remsi", r, self.param("n_tiles"), "ni")
+        else:
+            loops.append(self.open_loop(self.const(0), self.param("n_tiles"), self.const(1), "ni"))
+            ni = loops[-1].body.args[0]
+        self.tile(b, mi, ni, bufs)
+        for loop in reversed(loops):
+            self.close_loop(loop)
+
+    def tile(self, b, mi, ni, bufs) -> None:
+        """One output tile: the K loops into the accumulator, then the fixpipe."""
+        ck, s = self.ck, self.schedule
+        m0 = self.arith("muli", mi, self.const(s.base_m), "m0")
+        n0 = self.arith("muli", ni, self.const(s.base_n), "n0")
+        em = self.extent(m0, s.base_m, "m", "em")
+        en = self.extent(n0, s.base_n, "n", "en")
+        c0, c1 = self.const(0), self.const(1)
+        kloop = self.open_loop(c0, self.param("k"), self.const(s.l1_k), "kk")
+        kk = kloop.body.args[0]
+        ek = self.extent(kk, s.l1_k, "k", "ek")
+        a_box = ([kk, m0], [ek, em]) if ck.transpose_a else ([m0, kk], [em, ek])
+        b_box = ([n0, kk], [en, ek]) if ck.transpose_b else ([kk, n0], [ek, en])
+        self.load(ck.a, ck.batched_a, b, a_box, bufs["a_l1"])
+        self.load(ck.b, ck.batched_b, b, b_box, bufs["b_l1"])
+        inner = self.open_loop(c0, ek, self.const(s.base_k), "k0")
+        k0 = inner.body.args[0]
+        whole_k = as_expr(self.tiling["k"]).is_Integer and int(self.tiling["k"]) % s.l1_k == 0
+        ek0 = self.const(s.base_k) if whole_k else self.arith(
+            "minsi", self.arith("subi", ek, k0), self.const(s.base_k), "ek0")
+        self.create(hivm_cube.LoadL0AOp, [bufs["a_l1"], bufs["a_l0"], k0, em, ek0], [], transpose=ck.transpose_a)
+        self.create(hivm_cube.LoadL0BOp, [bufs["b_l1"], bufs["b_l0"], k0, c0, ek0, en], [], transpose=ck.transpose_b)
+        started = self.arith("minsi", self.arith("addi", kk, k0), c1)
+        init = self.arith("subi", c1, started, "init")
+        self.create(hivm_cube.MmadOp, [bufs["a_l0"], bufs["b_l0"], bufs["c_l0"], init, em, ek0, en], [])
+        self.counts["cube-ops"] += 1
+        self.close_loop(inner)
+        self.close_loop(kloop)
+        out = self.args[ck.func.body.args[ck.out]]
+        offsets = ([b] if out.type.rank == 3 else []) + [m0, n0]
+        self.create(hivm_cube.FixpipeOp, [bufs["c_l0"], out, *offsets, em, en], [])
+        self.counts["fixpipes"] += 1
+
+    def load(self, arg: int, batched: bool, b, box, buf) -> None:
+        """GM → L1: the operand's box, in its GM orientation (the batch dim selected when it has one)."""
+        gm = self.args[self.ck.func.body.args[arg]]
+        offsets, extents = box
+        attrs = {}
+        if batched:
+            offsets = [b] + offsets
+            attrs["dims"] = [1, 2]
+        self.create(hivm.LoadOp, [gm, buf, *offsets, *extents], [], **attrs)
+        self.counts["loads"] += 1
+
+
+class _Info:
+    """The parts of a kernel's analysis the shared lowering helpers read (its function and body ops)."""
+
+    def __init__(self, func, ops):
+        self.func, self.ops = func, ops

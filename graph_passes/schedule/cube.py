@@ -1,0 +1,225 @@
+"""The schedule of a cube kernel: which matmul it computes, its tile, K steps and buffers (docs/cube.md).
+
+A SINGLE_CUBE kernel's body is one ``hfusion.matmul`` / ``hfusion.batch_matmul`` of two kernel arguments. The
+output is cut into ``base_m`` × ``base_n`` tiles, one L0C accumulator each; a core takes tiles cyclically (tile
+``t`` = ``block_idx``, ``+ block_dim``, …). Per tile the K dim is walked in L1 steps of ``l1_k`` (one GM → L1 box
+of each operand, double-buffered so the next box loads while the cube works) and, inside, L0 steps of ``base_k``
+(MTE1 loads of L0A/L0B windows, double-buffered, and one ``mmad``); the accumulator drains through FixPipe.
+
+The tile is chosen by an estimate of the kernel's time (as tuned GEMM libraries choose tiles by wave count):
+``waves × max(cube, MTE2, MTE1, FixPipe cycles of one tile)``, with ``waves = ceil(tiles / cube cores)``, bounded
+below by the chip's DDR bandwidth over the bytes every tile reads; the capacities and alignments come from the
+target (L1, L0A, L0B, L0C; fractals of 16 × k0, k0 = 32 B / element).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from ..dialects.hivm_cube import ACCUMULATOR, CUBE_INPUT_DTYPES
+from ..dialects.schedule_attrs import CubeBufferDecl, CubeSchedule
+from ..intmath import align_up as round_up, ceil_div
+from ..ir.core import Operation
+from ..ir.sizes import SizeVars, as_expr
+from .kernel_info import Unsupported
+
+ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4}
+FRACTAL = 16  # rows of a fractal (m0 = n0 = 16)
+TILE_SIDES = (16, 32, 64, 96, 128, 192, 256)
+K_STEPS = (32, 64, 128, 256, 512)
+ASSUMED_ROWS = 4096  # rows assumed for a symbolic M with no upper bound when estimating (large: full tiles)
+
+
+@dataclass(frozen=True)
+class CubeKernel:
+    """What a cube kernel computes: ``out[b] = op(a[b]) @ op(b[b])`` over args ``a``, ``b`` → arg ``out``."""
+
+    func: Operation
+    op: Operation
+    a: int  # argument positions
+    b: int
+    out: int
+    batch: object  # size expression (1 for hfusion.matmul)
+    m: object
+    n: object
+    k: object
+    dtype: str  # operand element type
+    out_dtype: str
+    transpose_a: bool
+    transpose_b: bool
+    batched_a: bool  # the operand has a batch dim (else one matrix for every batch)
+    batched_b: bool
+
+    @property
+    def k0(self) -> int:
+        return 32 // ITEMSIZE[self.dtype]
+
+
+def analyze_cube_kernel(func: Operation) -> CubeKernel:
+    """The matmul of a SINGLE_CUBE kernel, or :class:`Unsupported` naming what else its body holds."""
+    body = func.body
+    ops = [op for op in body.ops if op.name != "func.return"]
+    if len(ops) != 1 or ops[0].name not in ("hfusion.matmul", "hfusion.batch_matmul"):
+        names = ", ".join(op.name for op in ops)
+        raise Unsupported(ops[0].name if ops else "func.func", f"a cube kernel is one matmul, this one holds {names}")
+    op = ops[0]
+    ret = body.ops[-1]
+    args = list(body.args)
+    for v in op.operands:
+        if v not in args:
+            raise Unsupported(op.name, "an operand is computed inside the kernel (a prologue): not a kernel argument")
+    if len(ret.operands) != 1 or ret.operands[0] is not op.result:
+        raise Unsupported(op.name, "the kernel must return the product itself")
+    outs = list(func.attributes.get("output_args") or [])
+    if len(outs) != 1:
+        raise Unsupported(op.name, f"a cube kernel has one output, got {len(outs)}")
+    a, b = op.operands
+    ta, tb = bool(op.attributes.get("transpose_a")), bool(op.attributes.get("transpose_b"))
+    at, bt, ot = a.type, b.type, op.result.type
+    dtype = at.dtype
+    if dtype not in CUBE_INPUT_DTYPES or bt.dtype != dtype:
+        raise Unsupported(op.name, f"cube operands are {', '.join(CUBE_INPUT_DTYPES)} of one type, got "
+                                   f"{at.dtype} @ {bt.dtype}")
+    if ot.dtype not in (dtype, ACCUMULATOR[dtype]):
+        raise Unsupported(op.name, f"a {dtype} product gives {dtype} or {ACCUMULATOR[dtype]}, not {ot.dtype}")
+    m, k = (at.shape[-1], at.shape[-2]) if ta else (at.shape[-2], at.shape[-1])
+    n = bt.shape[-2] if tb else bt.shape[-1]
+    batched = op.name == "hfusion.batch_matmul"
+    return CubeKernel(func, op, args.index(a), args.index(b), outs[0], ot.shape[0] if batched else 1,
+                      m, n, k, dtype, ot.dtype, ta, tb, batched and at.rank == 3, batched and bt.rank == 3)
+
+
+@dataclass(frozen=True)
+class CubeTile:
+    base_m: int
+    base_n: int
+    base_k: int
+    l1_k: int
+    cycles: float  # the estimate
+    waves: int
+    work_item: str
+
+
+def work_item(ck: CubeKernel) -> str:
+    """What one core takes at a time so that no two cores write one 32-B block of the output (the DMA unit the
+    hazard checker tracks): one tile when output rows are whole blocks (tile columns start on 16-element
+    boundaries), else a band of rows (band starts are ``base_m``·rows apart, whole blocks since ``base_m`` is a
+    multiple of 16), else — batches not whole blocks either — one batch."""
+    es = ITEMSIZE[ck.out_dtype]
+    if _aligned(as_expr(ck.n) * es):
+        return "tile"
+    if as_expr(ck.batch) == 1 or _aligned(as_expr(ck.m) * as_expr(ck.n) * es):
+        return "band"
+    return "batch"
+
+
+def _aligned(nbytes) -> bool:
+    nbytes = as_expr(nbytes)
+    return nbytes.is_Integer and int(nbytes) % 32 == 0
+
+
+def _static(e, sizes: SizeVars, assumed: int) -> int:
+    e = as_expr(e)
+    if e.is_Integer:
+        return int(e)
+    hi = sizes.upper_bound(e)
+    return int(hi) if hi is not None else assumed
+
+
+def choose_cube_tile(ck: CubeKernel, sizes: SizeVars, target) -> CubeTile:
+    """The tile of least estimated time that fits L1, L0A, L0B and L0C with ping-pong at L1 and L0."""
+    es, k0 = ITEMSIZE[ck.dtype], ck.k0
+    B, M = _static(ck.batch, sizes, 1), _static(ck.m, sizes, ASSUMED_ROWS)
+    N, K = _static(ck.n, sizes, ASSUMED_ROWS), _static(ck.k, sizes, ASSUMED_ROWS)
+    cores = target.aic_cores
+    frac_cycles = target.cube_cycles_per_fractal(ck.dtype)
+    port = target.gm_port_read_bytes_per_cycle
+    ddr = target.ddr_bytes_per_cycle
+    out_es = ITEMSIZE[ck.out_dtype]
+    Kp = round_up(K, k0)
+    item = work_item(ck)
+    best = None
+    for bm in _sides(M):
+        for bn in _sides(N):
+            if bm * bn * 4 > target.l0c_bytes:
+                continue
+            for base_k in K_STEPS:
+                base_k = min(base_k, Kp)
+                if 2 * bm * base_k * es > target.l0a_bytes or 2 * base_k * bn * es > target.l0b_bytes:
+                    continue
+                for l1_k in K_STEPS:
+                    l1_k = min(round_up(l1_k, base_k), round_up(Kp, base_k))
+                    if 2 * (bm + bn) * l1_k * es > target.l1_bytes:
+                        continue
+                    cand = _estimate(bm, bn, base_k, l1_k, B, M, N, K, es, k0, out_es, cores, frac_cycles,
+                                     port, ddr, target, item)
+                    if best is None or cand.cycles < best.cycles * 0.999 or (
+                            cand.cycles <= best.cycles * 1.001 and cand.base_m * cand.base_n > best.base_m * best.base_n):
+                        best = cand
+    if best is None:
+        raise Unsupported(ck.op.name, f"no cube tile fits L0A {target.l0a_bytes} B / L0B {target.l0b_bytes} B / "
+                                      f"L0C {target.l0c_bytes} B / L1 {target.l1_bytes} B for {ck.dtype}")
+    return best
+
+
+def _sides(extent: int) -> list[int]:
+    """Tile sides worth trying along a dim of ``extent``: the standard ones up to it, and the dim itself rounded up
+    to a fractal when that is smaller than the largest (one tile covers it)."""
+    whole = round_up(extent, FRACTAL)
+    return sorted({s for s in TILE_SIDES if s <= whole} | ({whole} if whole <= TILE_SIDES[-1] else set()))
+
+
+def _estimate(bm, bn, base_k, l1_k, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr, target,
+              item) -> CubeTile:
+    per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": ceil_div(M, bm) * ceil_div(N, bn)}[item]
+    items = B * ceil_div(M, bm) * ceil_div(N, bn) // per_item
+    waves = ceil_div(items, cores)
+    em, en = min(bm, M), min(bn, N)
+    steps = ceil_div(K, base_k)
+    cube = ceil_div(em, FRACTAL) * ceil_div(K, k0) * ceil_div(en, FRACTAL) * frac_cycles
+    l1_steps = ceil_div(K, l1_k)
+    mte2 = (em + en) * K * es / port + l1_steps * 2 * target.dma_fixed_gm_to_l1_cycles
+    mte1 = steps * (round_up(em, FRACTAL) * base_k * es / target.l1_to_l0a_bytes_per_cycle
+                    + base_k * round_up(en, FRACTAL) * es / target.l1_to_l0b_bytes_per_cycle)
+    fix = em * en * out_es / target.l0c_to_gm_bytes_per_cycle + target.dma_fixed_l0c_to_gm_cycles
+    per_tile = max(cube, mte2, mte1) + fix  # the accumulator drains before the next tile's first mmad
+    unique = (B * M * K + B * K * N + B * M * N) * es
+    cycles = max(waves * per_item * per_tile, unique / ddr)
+    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, item)
+
+
+def cube_buffers(ck: CubeKernel, tile: CubeTile) -> tuple[CubeBufferDecl, ...]:
+    """L1 boxes in the operands' GM orientation (a transposed operand is transposed by the MTE1 load), L0
+    windows, the accumulator; two copies of every operand buffer (ping-pong), one accumulator."""
+    bm, bn, bk, l1k, dt = tile.base_m, tile.base_n, tile.base_k, tile.l1_k, ck.dtype
+    a_l1 = (l1k, bm) if ck.transpose_a else (bm, l1k)
+    b_l1 = (bn, l1k) if ck.transpose_b else (l1k, bn)
+    return (CubeBufferDecl("a_l1", "l1", dt, a_l1, 2), CubeBufferDecl("b_l1", "l1", dt, b_l1, 2),
+            CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, bn), 2),
+            CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, bn), 1))
+
+
+def cube_schedule(ck: CubeKernel, tile: CubeTile, static_shape: bool) -> CubeSchedule:
+    return CubeSchedule("SINGLE_CUBE", tile.base_m, tile.base_n, tile.base_k, tile.l1_k, tile.work_item,
+                        tile.waves if static_shape else 0, cube_buffers(ck, tile))
+
+
+def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
+    """The host tiling function: the sizes, tile counts and the block dim, as size expressions."""
+    def norm(e):
+        e = sympy.simplify(as_expr(e))
+        return int(e) if e.is_Integer else e
+
+    m_tiles = sympy.ceiling(as_expr(ck.m) / schedule.base_m)
+    n_tiles = sympy.ceiling(as_expr(ck.n) / schedule.base_n)
+    per_batch = {"tile": m_tiles * n_tiles, "band": m_tiles, "batch": 1}[schedule.work_item]
+    items = as_expr(ck.batch) * per_batch
+    return {"m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles),
+            "n_tiles": norm(n_tiles), "items": norm(items), "block_dim": norm(sympy.Min(cores, items))}
+
+
+def is_static_kernel(ck: CubeKernel) -> bool:
+    return all(as_expr(e).is_Integer for e in (ck.batch, ck.m, ck.n, ck.k))
+
