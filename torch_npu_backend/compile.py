@@ -82,7 +82,7 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
             continue
         name = f.sym_name
         info = KernelInfo(name, f.attributes.get("fusion_kind"), f.attributes.get("core_type"),
-                          _source(module.lookup(name) or f))  # fmt: skip
+                          _source(module.lookup(name) or f), schedule=f.attributes.get("schedule"))  # fmt: skip
         unsupported = f.attributes.get("hivm.unsupported")
         if unsupported is not None:
             info.reason = _unsupported_reason(info.core_type, unsupported, f.attributes.get("hivm.unsupported_reason"))
@@ -98,8 +98,8 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
 
 
 def _unsupported_reason(core_type: str | None, op_name: str, detail: str | None) -> str:
-    if core_type in ("AIC", "MIX"):
-        return f"cube kernel ({core_type}, {op_name}): the cube pipeline is not built yet"
+    if core_type == "MIX":
+        return f"mix kernel ({op_name}): cube-vector fusion is not built yet"
     return f"not lowered to HIVM: {op_name} (hivm.unsupported)" + (f": {detail}" if detail else "")
 
 

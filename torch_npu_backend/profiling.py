@@ -24,7 +24,9 @@ from tabulate import tabulate
 _ACTIVE: list["Profile"] = []
 
 # msprof lane names, in the order a table shows them
-PIPE_COLUMNS = (("MTE2", "MTE2"), ("V", "VEC"), ("MTE3", "MTE3"), ("S", "SCALAR"))
+PIPE_COLUMNS = (("MTE2", "MTE2"), ("V", "VEC"), ("MTE3", "MTE3"), ("S", "SCALAR"), ("MTE1", "MTE1"), ("M", "CUBE"),
+                ("FIX", "FIXP"))
+CUBE_PIPES = ("MTE1", "M", "FIX")  # shown for the kernels that use them
 
 
 @dataclass
@@ -49,6 +51,7 @@ class KernelRecord:
     busy: dict[str, float] = field(default_factory=dict)  # pipe -> busy ratio (0..1)
     gm_bytes: int | None = None
     hazards_checked: bool | None = None
+    schedule: object = None  # the kernel's schedule attribute (a cube kernel's tile, K steps and waves)
     wall_s: float = 0.0  # host wall time of the launch (simulation or interpretation)
     result: object = field(default=None, repr=False)  # simulator.LaunchResult of a simulated launch
 
@@ -95,7 +98,8 @@ class Profile:
                 src = src[:37] + "..."
             bind = " ".join(f"{k}={v}" for k, v in sorted(r.bindings.items()))
             if r.simulated:
-                busy = " ".join(f"{lane} {r.busy.get(p, 0.0):.0%}" for p, lane in PIPE_COLUMNS if p in r.busy)
+                busy = " ".join(f"{lane} {r.busy.get(p, 0.0):.0%}" for p, lane in PIPE_COLUMNS
+                                if p in r.busy and (p not in CUBE_PIPES or r.busy[p] > 0))
                 note = "" if r.hazards_checked else "hazard check OFF"
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, f"{r.cycles:,.0f}",
                              f"{r.launch_us or 0.0:,.2f}", f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,

@@ -39,6 +39,7 @@ class KernelInfo:
     source: tuple[str, ...]  # FX node names (the ops' locations)
     compiled: object = None  # codegen.CompiledKernel, or None when the kernel is interpreted
     reason: str | None = None  # why it is interpreted
+    schedule: object = None  # the kernel's schedule attribute (#hfusion.schedule, #hfusion.cube_schedule, …)
 
 
 @dataclass
@@ -179,7 +180,8 @@ class Launcher:
     # -- records ----------------------------------------------------------------------------------------------
     def _record(self, info: KernelInfo, bindings, res, wall) -> None:
         rec = _profile.KernelRecord(self.graph.name, info.name, info.fusion_kind, info.core_type, "simulator",
-                                    info.source, _shape_bindings(bindings), wall_s=wall)  # fmt: skip
+                                    info.source, _shape_bindings(bindings), wall_s=wall,
+                                    schedule=info.schedule)  # fmt: skip
         if res is not None:  # block_dim 0 (an empty tensor): nothing launched
             s = res.stats
             rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us

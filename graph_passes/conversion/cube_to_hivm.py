@@ -2,7 +2,7 @@
 HFusionToHIVM ``Matmul.cpp``, at the level of one L0 step; docs/cube.md)::
 
     for t in range(block_idx, items, block_dim):                 # work items, cyclic over the cube cores
-      for (b, mi, ni) in the tiles of work item t:               # one tile, a band of tiles or a batch
+      for (b, mi, ni) in the tiles of work item t:               # one tile, a band of tiles or a group of batches
         m0 = mi·BM; n0 = ni·BN
         em = min(BM, m - m0); en = min(BN, n - n0)
         for kk in range(0, k, L1K):                               # a_l1, b_l1 rotate (ping-pong)
@@ -74,15 +74,26 @@ class CubeLowering(KernelLowering):
         return self.arith("minsi", rest, self.const(tile), hint)
 
     def work_item(self, t, bufs) -> None:
-        """Work item ``t``: a tile (b, mi, ni), a band (b, mi) of every ni, or a batch b of every (mi, ni)."""
+        """Work item ``t``: a tile (b, mi, ni), a band (b, mi) of every ni, or a group of batches, every tile of
+        each (``batch_group`` batches from ``t · batch_group``)."""
         ck, s = self.ck, self.schedule
         batched = self.args[ck.func.body.args[ck.out]].type.rank == 3
         item = s.work_item
-        per_batch = {"tile": lambda: self.arith("muli", self.param("m_tiles"), self.param("n_tiles"), "per_batch"),
-                     "band": lambda: self.param("m_tiles"), "batch": lambda: self.const(1)}[item]()
-        b = (t if item == "batch" else self.arith("floordivsi", t, per_batch, "b")) if batched else None
-        r = self.arith("remsi", t, per_batch, "r") if batched and item != "batch" else t
         loops = []
+        if item == "batch":
+            group = self.param("batch_group")
+            first = self.arith("muli", t, group, "b_first")
+            end = self.arith("minsi", self.arith("addi", first, group), self.param("batch"), "b_end")
+            loops.append(self.open_loop(first, end, self.const(1), "b"))
+            b = loops[-1].body.args[0]
+            r = None
+        else:
+            b, r = None, t
+            if batched:
+                per_batch = (self.arith("muli", self.param("m_tiles"), self.param("n_tiles"), "per_batch")
+                             if item == "tile" else self.param("m_tiles"))
+                b = self.arith("floordivsi", t, per_batch, "b")
+                r = self.arith("remsi", t, per_batch, "r")
         if item == "batch":
             loops.append(self.open_loop(self.const(0), self.param("m_tiles"), self.const(1), "mi"))
             mi = loops[-1].body.args[0]
@@ -112,23 +123,55 @@ class CubeLowering(KernelLowering):
         b_box = ([n0, kk], [en, ek]) if ck.transpose_b else ([kk, n0], [ek, en])
         self.load(ck.a, ck.batched_a, b, a_box, bufs["a_l1"])
         self.load(ck.b, ck.batched_b, b, b_box, bufs["b_l1"])
+        self.parts(kk, ek, m0, n0, em, en, b, bufs)
+        self.close_loop(kloop)
+
+    def parts(self, kk, ek, m0, n0, em, en, b, bufs) -> None:
+        """The accumulator's column parts of one L1 step: part h's mmads, then (in the last L1 step) its drain,
+        which runs on FixPipe while the cube works on part h + 1 (``c_l0`` rotates over the part loop)."""
+        ck, s = self.ck, self.schedule
+        c0, c1 = self.const(0), self.const(1)
+        width = s.base_n // s.acc_parts
+        if s.acc_parts == 1:
+            h, c_off, en_h, hloop = c0, c0, en, None
+        else:
+            n = as_expr(self.tiling["n"])
+            whole = n.is_Integer and int(n) % s.base_n == 0
+            count = self.const(s.acc_parts) if whole else self.arith(
+                "ceildivsi", en, self.const(width), "parts")
+            hloop = self.open_loop(c0, count, c1, "h")
+            h = hloop.body.args[0]
+            c_off = self.arith("muli", h, self.const(width), "c_off")
+            en_h = self.const(width) if whole else self.arith(
+                "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
         inner = self.open_loop(c0, ek, self.const(s.base_k), "k0")
         k0 = inner.body.args[0]
         whole_k = as_expr(self.tiling["k"]).is_Integer and int(self.tiling["k"]) % s.l1_k == 0
         ek0 = self.const(s.base_k) if whole_k else self.arith(
             "minsi", self.arith("subi", ek, k0), self.const(s.base_k), "ek0")
         self.create(hivm_cube.LoadL0AOp, [bufs["a_l1"], bufs["a_l0"], k0, em, ek0], [], transpose=ck.transpose_a)
-        self.create(hivm_cube.LoadL0BOp, [bufs["b_l1"], bufs["b_l0"], k0, c0, ek0, en], [], transpose=ck.transpose_b)
+        self.create(hivm_cube.LoadL0BOp, [bufs["b_l1"], bufs["b_l0"], k0, c_off, ek0, en_h], [],
+                    transpose=ck.transpose_b)
         started = self.arith("minsi", self.arith("addi", kk, k0), c1)
         init = self.arith("subi", c1, started, "init")
-        self.create(hivm_cube.MmadOp, [bufs["a_l0"], bufs["b_l0"], bufs["c_l0"], init, em, ek0, en], [])
+        self.create(hivm_cube.MmadOp, [bufs["a_l0"], bufs["b_l0"], bufs["c_l0"], init, em, ek0, en_h], [])
         self.counts["cube-ops"] += 1
         self.close_loop(inner)
-        self.close_loop(kloop)
+        # the drain, in the last L1 step only: a loop of one trip there and none before
+        k = as_expr(self.tiling["k"])
+        last_kk = self.const((int(k) - 1) // s.l1_k * s.l1_k) if k.is_Integer else self.arith(
+            "muli", self.arith("floordivsi", self.arith("subi", self.param("k"), c1), self.const(s.l1_k)),
+            self.const(s.l1_k), "last_kk")
+        is_last = self.arith("subi", c1, self.arith("minsi", self.arith("subi", last_kk, kk), c1), "is_last")
+        drain = self.open_loop(c0, is_last, c1, "drain")
         out = self.args[ck.func.body.args[ck.out]]
-        offsets = ([b] if out.type.rank == 3 else []) + [m0, n0]
-        self.create(hivm_cube.FixpipeOp, [bufs["c_l0"], out, *offsets, em, en], [])
+        col = self.arith("addi", n0, c_off) if s.acc_parts > 1 else n0
+        offsets = ([b] if out.type.rank == 3 else []) + [m0, col]
+        self.create(hivm_cube.FixpipeOp, [bufs["c_l0"], out, *offsets, em, en_h], [])
         self.counts["fixpipes"] += 1
+        self.close_loop(drain)
+        if hloop is not None:
+            self.close_loop(hloop)
 
     def load(self, arg: int, batched: bool, b, box, buf) -> None:
         """GM → L1: the operand's box, in its GM orientation (the batch dim selected when it has one)."""

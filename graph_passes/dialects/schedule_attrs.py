@@ -173,8 +173,10 @@ class CubeSchedule(TypedAttr):
     L0C accumulator), the K step of an L1 box (``l1_k``) and of one mmad (``base_k``), the buffers with their
     copies (ping-pong at L1 and L0), what a core's work item is (``work_item``: one tile; a band of ``base_m``
     rows, every tile of it, when output rows are not whole 32-B blocks, so no two cores write one block; a whole
-    batch when batches are not either), and the estimate it was chosen by (``waves`` of work items over the cube
-    cores; 0 when the shape is known only at launch)."""
+    batch when batches are not either), into how many column parts the accumulator is cut (``acc_parts``: the
+    cube finishes part 0 of an L1 step before part 1, so one part drains through FixPipe while the other is
+    computed) and the estimate it was chosen by (``waves`` of work items over the cube cores; 0 when the shape
+    is known only at launch)."""
 
     mnemonic = "hfusion.cube_schedule"
     kind: str
@@ -183,6 +185,7 @@ class CubeSchedule(TypedAttr):
     base_k: int
     l1_k: int
     work_item: str = "tile"
+    acc_parts: int = 1
     waves: int = 0
     buffers: tuple[CubeBufferDecl, ...] = ()
 
@@ -193,6 +196,8 @@ class CubeSchedule(TypedAttr):
             raise ValueError("tile sizes must be >= 1")
         if self.l1_k % self.base_k:
             raise ValueError(f"l1_k = {self.l1_k} must be a multiple of base_k = {self.base_k}")
+        if self.acc_parts < 1 or self.base_n % (16 * self.acc_parts):
+            raise ValueError(f"base_n = {self.base_n} must be acc_parts = {self.acc_parts} parts of whole fractals")
 
     def buffer(self, role: str) -> int:
         for i, b in enumerate(self.buffers):

@@ -161,6 +161,7 @@ NO_SCRATCH = frozenset({
     "hivm.load", "hivm.store", "hivm.embedding_gather",
     "hivm.copy", "hivm.vcmp", "hivm.vcast", "hivm.vfill", "hivm.varange", "hivm.vindex", "hivm.vpermute",
     "hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier",
+    "hivm.load_l0a", "hivm.load_l0b", "hivm.mmad", "hivm.fixpipe",  # the cube side: no UB
 })
 
 

@@ -14,6 +14,7 @@ target (L1, L0A, L0B, L0C; fractals of 16 × k0, k0 = 32 B / element).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import sympy
@@ -100,19 +101,29 @@ class CubeTile:
     cycles: float  # the estimate
     waves: int
     work_item: str
+    acc_parts: int = 1
 
 
 def work_item(ck: CubeKernel) -> str:
     """What one core takes at a time so that no two cores write one 32-B block of the output (the DMA unit the
     hazard checker tracks): one tile when output rows are whole blocks (tile columns start on 16-element
     boundaries), else a band of rows (band starts are ``base_m``·rows apart, whole blocks since ``base_m`` is a
-    multiple of 16), else — batches not whole blocks either — one batch."""
+    multiple of 16), else — batches not whole blocks either — a group of batches that is (:func:`batch_group`)."""
     es = ITEMSIZE[ck.out_dtype]
     if _aligned(as_expr(ck.n) * es):
         return "tile"
     if as_expr(ck.batch) == 1 or _aligned(as_expr(ck.m) * as_expr(ck.n) * es):
         return "band"
     return "batch"
+
+
+def batch_group(ck: CubeKernel):
+    """Batches a "batch" work item holds: the fewest whose output is whole 32-B blocks (``32 / gcd(m·n·es, 32)``),
+    or every batch (one work item) when the batch's size is known only at launch."""
+    nbytes = as_expr(ck.m) * as_expr(ck.n) * ITEMSIZE[ck.out_dtype]
+    if not nbytes.is_Integer:
+        return as_expr(ck.batch)
+    return 32 // math.gcd(int(nbytes), 32)
 
 
 def _aligned(nbytes) -> bool:
@@ -140,28 +151,42 @@ def choose_cube_tile(ck: CubeKernel, sizes: SizeVars, target) -> CubeTile:
     out_es = ITEMSIZE[ck.out_dtype]
     Kp = round_up(K, k0)
     item = work_item(ck)
+    group = min(B, _static(batch_group(ck), sizes, B)) if item == "batch" else 1
     best = None
-    for bm in _sides(M):
-        for bn in _sides(N):
-            if bm * bn * 4 > target.l0c_bytes:
-                continue
-            for base_k in K_STEPS:
-                base_k = min(base_k, Kp)
-                if 2 * bm * base_k * es > target.l0a_bytes or 2 * base_k * bn * es > target.l0b_bytes:
-                    continue
-                for l1_k in K_STEPS:
-                    l1_k = min(round_up(l1_k, base_k), round_up(Kp, base_k))
-                    if 2 * (bm + bn) * l1_k * es > target.l1_bytes:
-                        continue
-                    cand = _estimate(bm, bn, base_k, l1_k, B, M, N, K, es, k0, out_es, cores, frac_cycles,
-                                     port, ddr, target, item)
-                    if best is None or cand.cycles < best.cycles * 0.999 or (
-                            cand.cycles <= best.cycles * 1.001 and cand.base_m * cand.base_n > best.base_m * best.base_n):
-                        best = cand
+    for bm, bn, base_k, l1_k, parts in _candidates(M, N, Kp, es, target):
+        cand = _estimate(bm, bn, base_k, l1_k, parts, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr,
+                         target, item, group)
+        if best is None or cand.cycles < best.cycles * 0.999 or (
+                cand.cycles <= best.cycles * 1.001 and _tie_rank(cand) > _tie_rank(best)):
+            best = cand
     if best is None:
         raise Unsupported(ck.op.name, f"no cube tile fits L0A {target.l0a_bytes} B / L0B {target.l0b_bytes} B / "
                                       f"L0C {target.l0c_bytes} B / L1 {target.l1_bytes} B for {ck.dtype}")
     return best
+
+
+def _tie_rank(t: CubeTile) -> tuple:
+    """Among tiles of one estimate: the larger tile (fewer drains, more reuse), then the deeper L0 step (fewer
+    instructions and flags a tile), then the deeper L1 step (fewer DMAs)."""
+    return t.base_m * t.base_n, t.base_k, t.l1_k
+
+
+def _candidates(M: int, N: int, Kp: int, es: int, target):
+    """(base_m, base_n, base_k, l1_k, acc_parts) that fit L0C, L0A and L0B (two copies of each operand window)
+    and L1 (two boxes of each operand)."""
+    for bm in _sides(M):
+        for bn in _sides(N):
+            if bm * bn * 4 > target.l0c_bytes:
+                continue
+            for base_k in sorted({min(k, Kp) for k in K_STEPS}):
+                if 2 * bm * base_k * es > target.l0a_bytes:
+                    continue
+                for l1_k in sorted({min(round_up(k, base_k), round_up(Kp, base_k)) for k in K_STEPS}):
+                    if 2 * (bm + bn) * l1_k * es > target.l1_bytes:
+                        continue
+                    for parts in acc_parts(bn):
+                        if 2 * base_k * bn // parts * es <= target.l0b_bytes:
+                            yield bm, bn, base_k, l1_k, parts
 
 
 def _sides(extent: int) -> list[int]:
@@ -171,39 +196,51 @@ def _sides(extent: int) -> list[int]:
     return sorted({s for s in TILE_SIDES if s <= whole} | ({whole} if whole <= TILE_SIDES[-1] else set()))
 
 
-def _estimate(bm, bn, base_k, l1_k, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr, target,
-              item) -> CubeTile:
-    per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": ceil_div(M, bm) * ceil_div(N, bn)}[item]
-    items = B * ceil_div(M, bm) * ceil_div(N, bn) // per_item
+def _estimate(bm, bn, base_k, l1_k, parts, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr, target,
+              item, group) -> CubeTile:
+    """Waves × work-item time. A tile's time is its busiest pipe (cube, MTE2 at the core's GM port plus the
+    per-DMA fixed cost, MTE1) plus the FixPipe drain the cube waits for: with the accumulator in two column
+    parts, a part's drain overlaps the other part's last L1 step (and the next tile's first), so only what
+    exceeds that step is exposed; with one part the whole drain is."""
+    per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": group * ceil_div(M, bm) * ceil_div(N, bn)}[item]
+    items = ceil_div(B * ceil_div(M, bm) * ceil_div(N, bn), per_item)
     waves = ceil_div(items, cores)
     em, en = min(bm, M), min(bn, N)
     steps = ceil_div(K, base_k)
     cube = ceil_div(em, FRACTAL) * ceil_div(K, k0) * ceil_div(en, FRACTAL) * frac_cycles
     l1_steps = ceil_div(K, l1_k)
     mte2 = (em + en) * K * es / port + l1_steps * 2 * target.dma_fixed_gm_to_l1_cycles
-    mte1 = steps * (round_up(em, FRACTAL) * base_k * es / target.l1_to_l0a_bytes_per_cycle
+    mte1 = steps * (parts * round_up(em, FRACTAL) * base_k * es / target.l1_to_l0a_bytes_per_cycle
                     + base_k * round_up(en, FRACTAL) * es / target.l1_to_l0b_bytes_per_cycle)
-    fix = em * en * out_es / target.l0c_to_gm_bytes_per_cycle + target.dma_fixed_l0c_to_gm_cycles
-    per_tile = max(cube, mte2, mte1) + fix  # the accumulator drains before the next tile's first mmad
+    drain = em * en * out_es / parts / target.l0c_to_gm_bytes_per_cycle + target.dma_fixed_l0c_to_gm_cycles
+    exposed = drain if parts == 1 else parts * max(0.0, drain - cube / l1_steps / parts)
+    per_tile = max(cube, mte2, mte1, parts * drain) + exposed
     unique = (B * M * K + B * K * N + B * M * N) * es
     cycles = max(waves * per_item * per_tile, unique / ddr)
-    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, item)
+    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, item, parts)
+
+
+def acc_parts(base_n: int) -> tuple[int, ...]:
+    """Column parts the accumulator may be cut into: one, or two when each is whole fractals (one drains while
+    the other is computed, at the price of a drain's fixed cost more a tile)."""
+    return (1, 2) if base_n % (2 * FRACTAL) == 0 else (1,)
 
 
 def cube_buffers(ck: CubeKernel, tile: CubeTile) -> tuple[CubeBufferDecl, ...]:
     """L1 boxes in the operands' GM orientation (a transposed operand is transposed by the MTE1 load), L0
-    windows, the accumulator; two copies of every operand buffer (ping-pong), one accumulator."""
+    windows, the accumulator parts; two copies of every operand buffer (ping-pong), one accumulator buffer per
+    part (``acc_parts`` copies of ``base_m`` × ``base_n / acc_parts``)."""
     bm, bn, bk, l1k, dt = tile.base_m, tile.base_n, tile.base_k, tile.l1_k, ck.dtype
     a_l1 = (l1k, bm) if ck.transpose_a else (bm, l1k)
     b_l1 = (bn, l1k) if ck.transpose_b else (l1k, bn)
     return (CubeBufferDecl("a_l1", "l1", dt, a_l1, 2), CubeBufferDecl("b_l1", "l1", dt, b_l1, 2),
-            CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, bn), 2),
-            CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, bn), 1))
+            CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, bn // tile.acc_parts), 2),
+            CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, bn // tile.acc_parts), tile.acc_parts))
 
 
 def cube_schedule(ck: CubeKernel, tile: CubeTile, static_shape: bool) -> CubeSchedule:
     return CubeSchedule("SINGLE_CUBE", tile.base_m, tile.base_n, tile.base_k, tile.l1_k, tile.work_item,
-                        tile.waves if static_shape else 0, cube_buffers(ck, tile))
+                        tile.acc_parts, tile.waves if static_shape else 0, cube_buffers(ck, tile))
 
 
 def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
@@ -214,10 +251,15 @@ def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
 
     m_tiles = sympy.ceiling(as_expr(ck.m) / schedule.base_m)
     n_tiles = sympy.ceiling(as_expr(ck.n) / schedule.base_n)
-    per_batch = {"tile": m_tiles * n_tiles, "band": m_tiles, "batch": 1}[schedule.work_item]
-    items = as_expr(ck.batch) * per_batch
-    return {"m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles),
-            "n_tiles": norm(n_tiles), "items": norm(items), "block_dim": norm(sympy.Min(cores, items))}
+    out = {"m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles), "n_tiles": norm(n_tiles)}
+    if schedule.work_item == "batch":
+        group = batch_group(ck)
+        items = sympy.ceiling(as_expr(ck.batch) / group)
+        out["batch"], out["batch_group"] = norm(ck.batch), norm(group)
+    else:
+        items = as_expr(ck.batch) * (m_tiles * n_tiles if schedule.work_item == "tile" else m_tiles)
+    out["items"], out["block_dim"] = norm(items), norm(sympy.Min(cores, items))
+    return out
 
 
 def is_static_kernel(ck: CubeKernel) -> bool:

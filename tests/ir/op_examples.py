@@ -190,6 +190,27 @@ OP_EXAMPLES: dict[str, str] = {
         "hivm.load %gm, %ub, %c0, %c0, %n, %m : memref<64x16xf32, gm>, memref<64x16xf32, ub>, index, index, index, "
         "index"
     ),
+    "hivm.load_l0a": _hivm_kernel(
+        "%l1 = hivm.alloc : () -> memref<32x64xf16, l1>\n%l0a = hivm.alloc : () -> memref<32x64xf16, l0a>\n"
+        "hivm.load_l0a %l1, %l0a, %c0, %n, %m {transpose = true} : memref<32x64xf16, l1>, memref<32x64xf16, l0a>, "
+        "index, index, index"
+    ),
+    "hivm.load_l0b": _hivm_kernel(
+        "%l1 = hivm.alloc : () -> memref<64x32xf16, l1>\n%l0b = hivm.alloc : () -> memref<64x32xf16, l0b>\n"
+        "hivm.load_l0b %l1, %l0b, %c0, %c0, %n, %m : memref<64x32xf16, l1>, memref<64x32xf16, l0b>, index, index, "
+        "index, index"
+    ),
+    "hivm.mmad": _hivm_kernel(
+        "%a = hivm.alloc : () -> memref<32x64xf16, l0a>\n%b = hivm.alloc : () -> memref<64x32xf16, l0b>\n"
+        "%c = hivm.alloc : () -> memref<32x32xf32, l0c>\n"
+        "hivm.mmad %a, %b, %c, %c0, %n, %m, %n : memref<32x64xf16, l0a>, memref<64x32xf16, l0b>, "
+        "memref<32x32xf32, l0c>, index, index, index, index"
+    ),
+    "hivm.fixpipe": _hivm_kernel(
+        "%c = hivm.alloc : () -> memref<64x16xf32, l0c>\n"
+        "hivm.fixpipe %c, %gm, %c0, %c0, %n, %m {relu = true} : memref<64x16xf32, l0c>, memref<64x16xf32, gm>, "
+        "index, index, index, index"
+    ),
     "hivm.store": _hivm_kernel(
         "hivm.store %ub, %gm, %c0, %c0, %n, %m : memref<64x16xf32, ub>, memref<64x16xf32, gm>, index, index, "
         "index, index"

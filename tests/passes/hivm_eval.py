@@ -1,4 +1,4 @@
-"""A tiny reference evaluator of HIVM vector kernels on torch tensors (tests only, not part of the package).
+"""A tiny reference evaluator of HIVM vector and cube kernels on torch tensors (tests only, not part of the package).
 
 It runs what ``convert-to-hivm`` produces — loads/stores with offsets and valid extents, vector ops, ``scf.for``,
 index arithmetic — for every block index in ``range(block_dim)`` one after the other, so a kernel's result can be
@@ -24,6 +24,50 @@ POISON = {"f16": 1111.0, "bf16": 1111.0, "f32": 1111.0, "i1": True}
 
 class HIVMError(RuntimeError):
     pass
+
+
+def _load_l0a(op, bufs, idx, what):
+    """L0A[0:m, 0:k] = the A window at k_off of the L1 tile (read transposed with ``transpose``); zero beyond."""
+    src, dst = bufs
+    k_off, m, k = idx
+    win = src[k_off:k_off + k, 0:m].T if op.attributes["transpose"] else src[0:m, k_off:k_off + k]
+    _check_local(dst, [m, k], what)
+    dst.zero_()
+    dst[0:m, 0:k] = win
+
+
+def _load_l0b(op, bufs, idx, what):
+    """L0B[0:k, 0:n] = the B window at (k_off, n_off) of the L1 tile (read transposed with ``transpose``)."""
+    src, dst = bufs
+    k_off, n_off, k, n = idx
+    win = src[n_off:n_off + n, k_off:k_off + k].T if op.attributes["transpose"] else src[k_off:k_off + k, n_off:n_off + n]
+    _check_local(dst, [k, n], what)
+    dst.zero_()
+    dst[0:k, 0:n] = win
+
+
+def _mmad(op, bufs, idx, what):
+    """C[0:m, 0:n] = (init ? 0 : C) + A[0:m, 0:k] @ B[0:k, 0:n], the products summed in f64, rounded to f32 once."""
+    a, b, c = bufs
+    init, m, k, n = idx
+    _check_local(c, [m, n], what)
+    prod = (a[0:m, 0:k].double() @ b[0:k, 0:n].double()).float()
+    c[0:m, 0:n] = prod if init else c[0:m, 0:n] + prod
+
+
+def _fixpipe(op, bufs, idx, what):
+    """GM[offsets : +m, : +n] = cast(relu?(C[0:m, 0:n])) (the box spans the destination's last two dims)."""
+    c, dst = bufs
+    offs, (m, n) = idx[: dst.dim()], idx[dst.dim():]
+    val = c[0:m, 0:n]
+    if op.attributes["relu"]:
+        val = torch.relu(val)
+    full = [1] * (dst.dim() - 2) + [m, n]
+    region = dst[_gm_region(dst, offs, full, what)]
+    region.copy_(val.reshape(region.shape).to(dst.dtype))
+
+
+CUBE_RULES = {"hivm.load_l0a": _load_l0a, "hivm.load_l0b": _load_l0b, "hivm.mmad": _mmad, "hivm.fixpipe": _fixpipe}
 
 
 def _region(ext):
@@ -116,7 +160,18 @@ def _run_op(op, env, bid):
         src, dst = bufs
         offs, ext = idx[: src.dim()], idx[src.dim() :]
         _check_local(dst, ext, what)
+        dims = op.attributes.get("dims")
+        if dims is not None:  # a box over some of the GM dims (the others at their offset), e.g. one batch
+            if op.attributes.get("steps") is not None or sorted(dims) != list(dims) or min(dims) < 0:
+                raise HIVMError(f"{what}: only increasing non-negative dims without steps are evaluated")
+            full = [ext[dims.index(d)] if d in dims else 1 for d in range(src.dim())]
+            box = src[_gm_region(src, offs, full, what)]
+            dst[_region(ext)] = box.reshape([full[d] for d in dims])
+            return
         dst[_region(ext)] = src[_gm_region(src, offs, ext, what)]
+        return
+    if name in CUBE_RULES:
+        CUBE_RULES[name](op, bufs, idx, what)
         return
     if name == "hivm.store":
         src, dst = bufs

@@ -15,7 +15,17 @@ conflict on memory (:mod:`graph_passes.analysis.memory_deps`: RAW, WAR, WAW on o
   iteration number ``%k`` (d > 1 when the dependence only hits the same copy of a multi-buffered buffer every d
   iterations); each id is pre-armed by a ``set_flag`` as early as possible — before the first pipe op after the
   previous loop of the block (or of the block), so that the first iterations wait for no earlier op — and drained by
-  a ``wait_flag`` as late as possible (before the next loop of the block, or its end).
+  a ``wait_flag`` as late as possible (before the next loop of the block, or its end). Pre-arms and drains go
+  around the outermost loop that holds the carrying one (``syncs-hoisted``): the flag then pairs each wait with the
+  latest set of its id across every execution of the inner loop, so a pipe is not stopped at the inner loop's end
+  (a cube kernel's MTE1 loads the next accumulator part's first window while the last mmads of this one run); when
+  the ids run out this way, the drains go back around the carrying loops.
+- flags inside a loop order its carried dependences (no flag is added for them, ``syncs-covered-by-inner``): a
+  forward flag on the pipe pair set and waited before the sink in its iteration (the set follows every earlier op of
+  the source pipe, as a pipe runs in order, so the source's instance in an earlier iteration too); or, between ops
+  of one inner loop, that loop's carried flag on the pair (set after the source, wait before the sink) when the two
+  conflict only ``k``·m iterations of the inner loop apart, ``k`` the flag's rotation (its id then follows the copy
+  they share; a single id orders every earlier source).
 - inside a loop that rotates multi-buffered copies (depth n), forward flags rotate over n ids too (selector
   ``%k``), so a pipe that runs an iteration ahead never sets an id the consumer has not waited for yet.
 
@@ -31,7 +41,7 @@ import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from ...analysis.loops import iteration_number
+from ...analysis.loops import enclosing_loops, iteration_number
 from ...analysis.memory_deps import carried_distances, conflicts, rotation_period
 from ...dialects.hivm import HIVMOp, PipeBarrierOp, SetFlagOp, WaitFlagOp
 from ...ir.core import Block, Operation
@@ -72,6 +82,11 @@ class _Flag:
     rot_loop: Operation | None = None
     seg: tuple[int, int] = (0, 0)
     ids: list[int] = field(default_factory=list)
+    hoist: Operation | None = None  # the loop its pre-arms and drains go around (``carried`` or an outer one)
+
+    @property
+    def around(self) -> Operation | None:
+        return self.hoist or self.carried
 
 
 @dataclass
@@ -136,7 +151,7 @@ class InjectSync(ModulePass):
 
     def run(self, module, ctx: PassContext) -> None:
         for c in ("set-flags", "wait-flags", "pipe-barriers", "event-ids-used", "syncs-removed-redundant",
-                  "syncs-merged-for-ids"):
+                  "syncs-merged-for-ids", "syncs-hoisted", "syncs-covered-by-inner"):
             ctx.count(c, 0)
         limit = module_target(module).event_ids_per_pipe_pair
         for func in [op for op in module.walk() if op.name == "func.func"]:
@@ -189,19 +204,73 @@ class _KernelSync:
         # Note: sinks in order, latest source first, so one set→wait covers every earlier source on that pipe.
         for dep in sorted(fwd, key=lambda d: (self.idx(d.b_anc), -self.idx(d.a_anc))):
             self._forward(dep.block, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe)
-        for dep in sorted(back, key=lambda d: d.a_pipe == d.b_pipe):  # cross-pipe first: they order V too
+        # cross-pipe first: they order V too; inner loops first: their flags may order the outer loops' deps
+        for dep in sorted(back, key=lambda d: (d.a_pipe == d.b_pipe, -len(enclosing_loops(d.carried)))):
+            if dep.a_pipe != dep.b_pipe and self._covered_inside(dep):
+                self.ctx.count("syncs-covered-by-inner")
+                continue
             self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe, dep.distance)
         n_cross = sum(1 for d in deps if d.a_pipe != d.b_pipe)
         self._merge_same_point()
         self.ctx.count("syncs-removed-redundant", n_cross - len(self.flags))
+        hoisted = self._hoist()
         while True:
             try:
                 self._allocate_ids()
                 break
             except _OutOfIds as e:
+                if hoisted:
+                    hoisted = self._unhoist()
+                    continue
                 if not self._relieve(e.pair):
                     raise
+        self.ctx.count("syncs-hoisted", hoisted)
         self._emit()
+
+    def _covered_inside(self, dep: _Dep) -> bool:
+        """Whether a loop-carried dependence is already ordered by flags inside the loop (see the module doc):
+
+        - a forward flag on the pipe pair whose set and wait come before the sink in its iteration (in the loop's
+          body or an inner body on the sink's path): the set follows every earlier op of the source pipe, the
+          source's instance in an earlier iteration among them;
+        - a carried flag of an inner loop that holds both ops, set after the source and waited before the sink,
+          when they conflict only a multiple of the flag's rotation iterations of that loop apart."""
+        pair = (dep.a_pipe, dep.b_pipe)
+        blocks = [dep.carried.body] + [lp.body for lp in enclosing_loops(dep.b) if dep.carried.is_ancestor_of(lp)]
+        for blk in blocks:
+            ib = self.idx(self._anc(dep.b, blk))
+            if any(f.block is blk and f.carried is None and (f.src, f.dst) == pair and self.idx(f.wait_at) <= ib
+                   for f in self.flags):
+                return True
+        inner = [lp for lp in enclosing_loops(dep.a) if dep.carried.is_ancestor_of(lp) and lp.is_ancestor_of(dep.b)]
+        for loop in inner:
+            body = loop.body
+            ia, ib = self.idx(self._anc(dep.a, body)), self.idx(self._anc(dep.b, body))
+            for f in self.flags:
+                if f.carried is not loop or (f.src, f.dst) != pair:
+                    continue
+                if self.idx(f.set_at) < ia + 1 or self.idx(f.wait_at) > ib:
+                    continue
+                if all(pair not in conflicts(dep.a, dep.b, loop, d, cache=self.access_cache)
+                       for d in range(1, f.rotation)):
+                    return True
+        return False
+
+    def _hoist(self) -> int:
+        """Move every nested carried flag's pre-arms and drains around the outermost loop that holds its loop."""
+        n = 0
+        for f in self.flags:
+            if f.carried is not None:
+                loops = enclosing_loops(f.carried)
+                if loops:
+                    f.hoist = loops[0]
+                    n += 1
+        return n
+
+    def _unhoist(self) -> int:
+        for f in self.flags:
+            f.hoist = None
+        return 0
 
     def _dependences(self) -> list[_Dep]:
         """Forward dependences (same iteration), then loop-carried ones (``b`` in a later iteration of a loop)."""
@@ -358,12 +427,12 @@ class _KernelSync:
         """The ops of ``block`` the flag's ids are busy across (reuse needs a quiesce point after the last one); a
         flag outside ``block`` or rotating/carried over the loop ``block`` is the body of: all of it."""
         owner = block.parent.parent if block is not self.func.body else None  # the loop whose body it is
-        if owner is not None and (not owner.is_ancestor_of(f.set_at) or f.carried is owner or f.rot_loop is owner):
+        if owner is not None and (not owner.is_ancestor_of(f.set_at) or f.around is owner or f.rot_loop is owner):
             return -1, len(block.ops)
         if f.block is block and f.carried is None:
             return self.idx(f.set_at) - 1, self.idx(f.wait_at)
-        if f.carried is not None and f.carried.parent is block:  # from its pre-arms to its drains
-            return self.idx(self._prearm_at(f.carried)), self.idx(self._drain_at(f.carried))
+        if f.around is not None and f.around.parent is block:  # from its pre-arms to its drains
+            return self.idx(self._prearm_at(f.around)), self.idx(self._drain_at(f.around))
         t = self._top(f.set_at, block)
         return t, t
 
@@ -454,8 +523,8 @@ class _KernelSync:
             add(f.wait_at, WAIT, WaitFlagOp(sel, [], dict(attrs), [], f.wait_at.loc))
             for i in f.ids:
                 one = {"src_pipe": f.src, "dst_pipe": f.dst, "event_ids": [i]}
-                add(self._prearm_at(f.carried), PREARM, SetFlagOp([], [], dict(one), [], f.carried.loc))
-                add(self._drain_at(f.carried), DRAIN, WaitFlagOp([], [], dict(one), [], f.carried.loc))
+                add(self._prearm_at(f.around), PREARM, SetFlagOp([], [], dict(one), [], f.carried.loc))
+                add(self._drain_at(f.around), DRAIN, WaitFlagOp([], [], dict(one), [], f.carried.loc))
         for at in barrier_at:
             add(at, BARRIER, PipeBarrierOp([], [], {"pipe": "PIPE_V"}, [], at.loc))
         for at in quiesce_at:

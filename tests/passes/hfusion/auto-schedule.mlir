@@ -76,15 +76,3 @@ module attributes {symbols = {s0 = [1, 4096]}, target = "ascend910b1"} {
     func.return %r : tensor<s0x1000000xf32>
   }
 }
-
-// -----
-
-// Cube kernels are left alone.
-// CHECK-LABEL: func.func @main_fused_0(
-// CHECK-NOT:     schedule
-module attributes {target = "ascend910b1"} {
-  func.func @main_fused_0(%a: tensor<16x32xf16>, %b: tensor<32x16xf16>, %out: tensor<16x16xf16>) -> (tensor<16x16xf16>) attributes {fusion_kind = "SINGLE_CUBE", kernel, output_args = [2]} {
-    %r = hfusion.matmul %a, %b : (tensor<16x32xf16>, tensor<32x16xf16>) -> tensor<16x16xf16>
-    func.return %r : tensor<16x16xf16>
-  }
-}
