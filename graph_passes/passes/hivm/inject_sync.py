@@ -199,20 +199,7 @@ class _KernelSync:
     # -- analysis ----------------------------------------------------------------------------------------------
     def run(self) -> None:
         deps = self._dependences()
-        fwd = [d for d in deps if d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc)]
-        back = [d for d in deps if not (d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc))]
-        # Note: sinks in order, latest source first, so one set→wait covers every earlier source on that pipe.
-        for dep in sorted(fwd, key=lambda d: (self.idx(d.b_anc), -self.idx(d.a_anc))):
-            self._forward(dep.block, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe)
-        # cross-pipe first: they order V too; inner loops first: their flags may order the outer loops' deps
-        for dep in sorted(back, key=lambda d: (d.a_pipe == d.b_pipe, -len(enclosing_loops(d.carried)))):
-            if dep.a_pipe != dep.b_pipe and self._covered_inside(dep):
-                self.ctx.count("syncs-covered-by-inner")
-                continue
-            self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe, dep.distance)
-        n_cross = sum(1 for d in deps if d.a_pipe != d.b_pipe)
-        self._merge_same_point()
-        self.ctx.count("syncs-removed-redundant", n_cross - len(self.flags))
+        self._analyse(deps, persistent=True)
         hoisted = self._hoist()
         while True:
             try:
@@ -220,12 +207,38 @@ class _KernelSync:
                 break
             except _OutOfIds as e:
                 if hoisted:
-                    hoisted = self._unhoist()
+                    # Note: without hoisting, an inner loop's pre-arms run again in every outer iteration; the outer
+                    # loop's own flags are what keep its source pipe from pre-arming before the last drain, so the
+                    # inner flags no longer stand in for them: analyse again as flags drained per loop.
+                    hoisted = 0
+                    self._analyse(deps, persistent=False)
                     continue
                 if not self._relieve(e.pair):
                     raise
         self.ctx.count("syncs-hoisted", hoisted)
+        self.ctx.count("syncs-covered-by-inner", self.n_covered)
+        self.ctx.count("syncs-removed-redundant", self.n_redundant)
         self._emit()
+
+    def _analyse(self, deps: list[_Dep], persistent: bool) -> None:
+        """Flags and barriers for ``deps``; ``persistent``: carried flags will be pre-armed and drained around the
+        outermost loop, so inner flags order the outer loops' dependences (``_covered_inside``)."""
+        self.flags, self.barriers, self.blocks, self.quiesce, self.fences = [], {}, {}, set(), []
+        fwd = [d for d in deps if d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc)]
+        back = [d for d in deps if not (d.carried is None or self.idx(d.a_anc) < self.idx(d.b_anc))]
+        # Note: sinks in order, latest source first, so one set→wait covers every earlier source on that pipe.
+        for dep in sorted(fwd, key=lambda d: (self.idx(d.b_anc), -self.idx(d.a_anc))):
+            self._forward(dep.block, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe)
+        # cross-pipe first: they order V too; inner loops first: their flags may order the outer loops' deps
+        covered = 0
+        for dep in sorted(back, key=lambda d: (d.a_pipe == d.b_pipe, -len(enclosing_loops(d.carried)))):
+            if persistent and dep.a_pipe != dep.b_pipe and self._covered_inside(dep):
+                covered += 1
+                continue
+            self._carried(dep.carried, dep.a_anc, dep.b_anc, dep.a_pipe, dep.b_pipe, dep.distance)
+        n_cross = sum(1 for d in deps if d.a_pipe != d.b_pipe)
+        self._merge_same_point()
+        self.n_covered, self.n_redundant = covered, n_cross - len(self.flags)
 
     def _covered_inside(self, dep: _Dep) -> bool:
         """Whether a loop-carried dependence is already ordered by flags inside the loop (see the module doc):

@@ -1,0 +1,100 @@
+"""Matmuls on the simulated Cube unit through ``torch.compile(backend="npu")`` and the profile API.
+
+    .venv/bin/python benchmarks/matmul.py [--quick] [--chip ascend910b1]
+
+Per workload: the kernels it launched (cube / vector), simulated µs of the kernel bodies (``total_us(launch=False)``,
+per-DMA fixed costs included), roofline µs (per kernel max(cube bound, GM bound), summed), efficiency = roofline /
+simulated, busy % of the cube kernel's Cube (M), MTE1, MTE2 and FixPipe pipes, its tile (base M x N x K, L1 K step,
+accumulator parts), waves of work items over the cube cores, and the wall seconds of the compiled call (simulation
+included). Targets: fp16 GEMM 4096^3 >= 85% of the cube roofline, GEMV >= 80% of its GM roofline. ``--quick``
+leaves out the GEMMs above 2048^3. A table, not a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+# Note: run as a script, this directory is sys.path[0] and benchmarks/simulator.py would shadow the simulator package.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE] + [os.path.dirname(_HERE)]
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from tabulate import tabulate  # noqa: E402
+
+import torch_npu_backend  # noqa: E402
+
+F16 = torch.float16
+
+
+def _t(*shape):
+    return torch.randn(*shape, dtype=F16)
+
+
+def _gemm(n):
+    return f"GEMM f16 {n}^3", (lambda a, b: a @ b), lambda: [_t(n, n), _t(n, n)]
+
+
+def workloads(quick: bool):
+    sizes = (1024, 1536, 2048) if quick else (1024, 1536, 2048, 3072, 4096)
+    rows = [_gemm(n) for n in sizes]
+    rows += [
+        ("GEMV f16 1x4096x4096", lambda x, w: x @ w, lambda: [_t(1, 4096), _t(4096, 4096)]),
+        ("LM head 128x768x50257, x @ W.t()", lambda x, w: x @ w.t(), lambda: [_t(128, 768), _t(50257, 768)]),
+        ("f16 77x1000x333", lambda a, b: a @ b, lambda: [_t(77, 1000), _t(1000, 333)]),
+        ("linear 256x1024x1024", lambda x, w, b: F.linear(x, w, b), lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
+        ("linear 256x1024x1024 + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)),
+         lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
+    ]
+    return rows
+
+
+def _tile(rec) -> tuple[str, str]:
+    s = rec.schedule
+    if s is None or not hasattr(s, "base_m"):
+        return "", ""
+    parts = f", {s.acc_parts} parts" if s.acc_parts > 1 else ""
+    return f"{s.base_m}x{s.base_n}x{s.base_k} (L1 k {s.l1_k}{parts}, {s.work_item})", str(s.waves or "")
+
+
+def run(label, fn, make, chip):
+    torch._dynamo.reset()
+    inputs = make()
+    compiled = torch.compile(fn, backend="npu", options={"chip": chip})
+    with torch_npu_backend.profile(trace=False) as prof:
+        start = time.perf_counter()
+        compiled(*inputs)
+        wall = time.perf_counter() - start
+    sim = prof.simulated()
+    cube = [r for r in sim if r.core_type == "AIC"]
+    vector = [r for r in sim if r.core_type != "AIC"]
+    us = prof.total_us(launch=False)
+    roof = sum(r.roofline_us for r in sim)
+    main = max(cube, key=lambda r: r.us) if cube else None
+    busy = [f"{main.busy.get(p, 0.0):.0%}" if main else "" for p in ("M", "MTE1", "MTE2", "FIX")]
+    tile, waves = _tile(main) if main else ("", "")
+    kernels = f"{len(cube)} / {len(vector)}" + (f" (+{len(prof.interpreted())} interpreted)" if prof.interpreted() else "")
+    return [label, kernels, f"{us:,.2f}", f"{roof:,.2f}", f"{roof / us:.1%}" if us else "", *busy, tile, waves,
+            f"{wall:.1f}"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="leave out the GEMMs above 2048^3")
+    ap.add_argument("--chip", default="ascend910b1")
+    args = ap.parse_args(argv)
+    rows = []
+    for label, fn, make in workloads(args.quick):
+        rows.append(run(label, fn, make, args.chip))
+        print(f"  {label}: {rows[-1][2]} us, {rows[-1][4]}", file=sys.stderr, flush=True)
+    headers = ["workload", "kernels cube / vector", "sim us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
+               "tile", "waves", "wall s"]
+    print(f"matmuls on {args.chip} (kernel bodies; busy %: the largest cube kernel's pipes)")
+    print(tabulate(rows, headers=headers))
+
+
+if __name__ == "__main__":
+    main()
