@@ -2,7 +2,7 @@
 HFusionToHIVM ``Matmul.cpp``, at the level of one L0 step; docs/cube.md)::
 
     for t in range(block_idx, items, block_dim):                 # work items, cyclic over the cube cores
-      for (b, mi, ni) in the tiles of work item t:               # one tile, a band of tiles or a batch
+      for (b, mi, ni) in the tiles of work item t:               # one tile, a band of tiles or all of them
         m0 = mi·BM; n0 = ni·BN
         em = min(BM, m - m0); en = min(BN, n - n0)
         for kk in range(0, k, L1K):                               # a_l1, b_l1 rotate (ping-pong)
@@ -74,28 +74,29 @@ class CubeLowering(KernelLowering):
         return self.arith("minsi", rest, self.const(tile), hint)
 
     def work_item(self, t, bufs) -> None:
-        """Work item ``t``: a tile (b, mi, ni), a band (b, mi) of every ni, or a batch b of every (mi, ni)."""
+        """Work item ``t``: a tile (b, mi, ni), a band (b, mi) of every ni, or (``all``, the one item) every tile."""
         ck, s = self.ck, self.schedule
         batched = self.args[ck.func.body.args[ck.out]].type.rank == 3
         item = s.work_item
-        per_batch = {"tile": lambda: self.arith("muli", self.param("m_tiles"), self.param("n_tiles"), "per_batch"),
-                     "band": lambda: self.param("m_tiles"), "batch": lambda: self.const(1)}[item]()
-        b = (t if item == "batch" else self.arith("floordivsi", t, per_batch, "b")) if batched else None
-        r = self.arith("remsi", t, per_batch, "r") if batched and item != "batch" else t
         loops = []
-        if item == "batch":
-            loops.append(self.open_loop(self.const(0), self.param("m_tiles"), self.const(1), "mi"))
-            mi = loops[-1].body.args[0]
+
+        def loop(upper, hint):
+            loops.append(self.open_loop(self.const(0), upper, self.const(1), hint))
+            return loops[-1].body.args[0]
+
+        if item == "all":
+            b = loop(self.param("batch"), "b") if batched else None
+            mi = loop(self.param("m_tiles"), "mi")
         else:
+            per_batch = (self.arith("muli", self.param("m_tiles"), self.param("n_tiles"), "per_batch")
+                         if item == "tile" else self.param("m_tiles"))
+            b = self.arith("floordivsi", t, per_batch, "b") if batched else None
+            r = self.arith("remsi", t, per_batch, "r") if batched else t
             mi = r if item == "band" else self.arith("floordivsi", r, self.param("n_tiles"), "mi")
-        if item == "tile":
-            ni = self.arith("remsi", r, self.param("n_tiles"), "ni")
-        else:
-            loops.append(self.open_loop(self.const(0), self.param("n_tiles"), self.const(1), "ni"))
-            ni = loops[-1].body.args[0]
+        ni = self.arith("remsi", r, self.param("n_tiles"), "ni") if item == "tile" else loop(self.param("n_tiles"), "ni")
         self.tile(b, mi, ni, bufs)
-        for loop in reversed(loops):
-            self.close_loop(loop)
+        for lp in reversed(loops):
+            self.close_loop(lp)
 
     def tile(self, b, mi, ni, bufs) -> None:
         """One output tile: the K loops into the accumulator, then the fixpipe."""

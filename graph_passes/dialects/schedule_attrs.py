@@ -145,7 +145,7 @@ def resolve_ref(ref: str, func):
 
 
 CUBE_SCOPES = ("l1", "l0a", "l0b", "l0c")
-CUBE_WORK_ITEMS = ("tile", "band", "batch")
+CUBE_WORK_ITEMS = ("tile", "band", "all")
 
 
 @dataclass(frozen=True)
@@ -172,8 +172,8 @@ class CubeSchedule(TypedAttr):
     """The schedule of a cube kernel (schedule/cube.py, docs/cube.md): the output tile ``base_m`` × ``base_n`` (one
     L0C accumulator), the K step of an L1 box (``l1_k``) and of one mmad (``base_k``), the buffers with their
     copies (ping-pong at L1 and L0), what a core's work item is (``work_item``: one tile; a band of ``base_m``
-    rows, every tile of it, when output rows are not whole 32-B blocks, so no two cores write one block; a whole
-    batch when batches are not either), and the estimate it was chosen by (``waves`` of work items over the cube
+    rows, every tile of it, when output rows are not whole 32-B blocks, so no two cores write one block; every
+    batch, on one core, when batches are not whole blocks either), and the estimate it was chosen by (``waves`` of work items over the cube
     cores; 0 when the shape is known only at launch)."""
 
     mnemonic = "hfusion.cube_schedule"

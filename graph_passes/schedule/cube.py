@@ -106,13 +106,14 @@ def work_item(ck: CubeKernel) -> str:
     """What one core takes at a time so that no two cores write one 32-B block of the output (the DMA unit the
     hazard checker tracks): one tile when output rows are whole blocks (tile columns start on 16-element
     boundaries), else a band of rows (band starts are ``base_m``·rows apart, whole blocks since ``base_m`` is a
-    multiple of 16), else — batches not whole blocks either — one batch."""
+    multiple of 16), else — batches not whole blocks either, so two batches share a block — all of it, on one
+    core."""
     es = ITEMSIZE[ck.out_dtype]
     if _aligned(as_expr(ck.n) * es):
         return "tile"
     if as_expr(ck.batch) == 1 or _aligned(as_expr(ck.m) * as_expr(ck.n) * es):
         return "band"
-    return "batch"
+    return "all"
 
 
 def _aligned(nbytes) -> bool:
@@ -173,7 +174,7 @@ def _sides(extent: int) -> list[int]:
 
 def _estimate(bm, bn, base_k, l1_k, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr, target,
               item) -> CubeTile:
-    per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": ceil_div(M, bm) * ceil_div(N, bn)}[item]
+    per_item = {"tile": 1, "band": ceil_div(N, bn), "all": B * ceil_div(M, bm) * ceil_div(N, bn)}[item]
     items = B * ceil_div(M, bm) * ceil_div(N, bn) // per_item
     waves = ceil_div(items, cores)
     em, en = min(bm, M), min(bn, N)
@@ -214,9 +215,9 @@ def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
 
     m_tiles = sympy.ceiling(as_expr(ck.m) / schedule.base_m)
     n_tiles = sympy.ceiling(as_expr(ck.n) / schedule.base_n)
-    per_batch = {"tile": m_tiles * n_tiles, "band": m_tiles, "batch": 1}[schedule.work_item]
-    items = as_expr(ck.batch) * per_batch
-    return {"m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles),
+    per_batch = {"tile": m_tiles * n_tiles, "band": m_tiles}.get(schedule.work_item)
+    items = 1 if per_batch is None else as_expr(ck.batch) * per_batch  # "all": one item
+    return {"batch": norm(ck.batch), "m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles),
             "n_tiles": norm(n_tiles), "items": norm(items), "block_dim": norm(sympy.Min(cores, items))}
 
 

@@ -4,7 +4,8 @@
 elementwise ops; for f16/bf16 the product is taken with an f32 result (the cube accumulates in f32 and its fixpipe
 writes f32) and the sum is rounded once at the end, as eager's CPU kernels do. The ``.dtype`` overloads
 (``torch.mm(a, b, out_dtype=torch.float32)``) give the f32 result of f16/bf16 operands the same way; any other
-``out_dtype`` than the operands' own is an error naming the op, and so are operands of two dtypes.
+``out_dtype`` than the operands' own is an error naming the op, and so are operands of two dtypes. (``baddbmm.dtype``
+has no lowering: torch 2.13's fake-tensor rule for it fails while dynamo traces, so no graph holds it.)
 """
 
 from __future__ import annotations
@@ -93,7 +94,3 @@ def baddbmm(ctx, bias, a, b, *, beta=1, alpha=1):
 def addmm_dtype(ctx, bias, a, b, out_dtype, *, beta=1, alpha=1):
     return _scaled_sum(ctx, MatmulOp, bias, a, b, beta, alpha, ir_dtype(out_dtype, ctx.node.name))
 
-
-@register_lowering(aten.baddbmm.dtype)
-def baddbmm_dtype(ctx, bias, a, b, out_dtype, *, beta=1, alpha=1):
-    return _scaled_sum(ctx, BatchMatmulOp, bias, a, b, beta, alpha, ir_dtype(out_dtype, ctx.node.name))
