@@ -17,6 +17,11 @@ from .ir.core import Operation
 HFUSION_PREPARE = [
     "canonicalize",  # fold identities and constants, drop dead ops
     "cse",  # merge identical pure ops
+    # a transpose of the last two dims feeding a matmul (x @ w.t(), a weight gradient's grad.t() @ x) becomes its
+    # transpose flag, a batch broadcast of a matrix its rank-2 operand, a transpose of a product the swapped product:
+    # the cube reads either orientation and a shared matrix itself. After cse, so a merged transpose shows every
+    # user (one with others stays for them).
+    "hfusion-fold-matmul-views",
     # floor/trunc division, remainder, fmod -> f32 quotient estimates with exact integer corrections, Dekker products
     # for float fmod (NormalizeModOp, NormalizeDivSIandDivUIOp). Before legalize-bf16: the bf16 steps torch rounds
     # one by one are then widened one by one.

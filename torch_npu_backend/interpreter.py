@@ -466,6 +466,11 @@ def _transpose(interp, op, x):
 
 
 def _matmul(interp, op, a, b):
+    """A rank-2 operand of batch_matmul broadcasts over the batch (torch.matmul's rule); an f32 product of f16/bf16
+    operands is the product of the operands widened to f32 (the cube accumulates in f32 too)."""
+    out = _dtype(op)
+    if out != a.dtype:
+        a, b = a.to(out), b.to(out)
     if op.attributes.get("transpose_a"):
         a = a.transpose(-1, -2)
     if op.attributes.get("transpose_b"):

@@ -17,7 +17,7 @@ broadcast              out[..] = x[.. without ``dims``]            (``dims``: th
 reduce                 out = kind over ``dims`` of x               (the reduced dims are dropped)
 transpose              out[p(i)] = x[i] with out.shape[j] = x.shape[perm[j]]
 matmul                 out = op(a) @ op(b)                          (op = transpose when the flag is set)
-batch_matmul           out[b] = op(a[b]) @ op(b[b])
+batch_matmul           out[b] = op(a[b]) @ op(b[b])                (a rank-2 operand is one matrix for every b)
 fill                   out[..] = value
 arange                 out[i] = start + i*step
 gather                 out[i][j] = x[i][index[i][j]] along ``dim`` (torch.gather)
@@ -290,7 +290,15 @@ class TransposeOp(HFusionOp):
             raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
 
 
+WIDE_PRODUCTS = {"f16": "f32", "bf16": "f32"}
+"""Operand dtype -> the wider result a product may have besides the operands' own (the cube accumulates f16/bf16
+products in f32 and its fixpipe writes either)."""
+
+
 class MatmulBase(HFusionOp):
+    """``op(a) @ op(b)``; ``batch_matmul`` has a leading batch dim on its result and on at least one operand, an
+    operand without it (rank 2) being one matrix shared by every batch (a broadcast batch, never materialised)."""
+
     operand_names = ("a", "b")
     result_names = ("result",)
     attribute_schema = {"transpose_a": BoolAttr(False), "transpose_b": BoolAttr(False)}
@@ -301,13 +309,23 @@ class MatmulBase(HFusionOp):
         out = self.out_type()
         a, b = (v.type for v in self.operands)
         r = self.batch_rank + 2
-        if a.rank != r or b.rank != r or out.rank != r:
-            raise self.error(f"operands and result must have rank {r}, got {a.rank}, {b.rank}, {out.rank}")
+        ranks_ok = out.rank == r and {a.rank, b.rank} <= {2, r} and r in (a.rank, b.rank)
+        if not ranks_ok:
+            want = f"rank {r}" + (" (an operand may be rank 2, one matrix for every batch)" if self.batch_rank else "")
+            raise self.error(f"operands and result must have {want}, got {a.rank}, {b.rank}, {out.rank}")
+        if a.dtype != b.dtype:
+            raise self.error(f"operands have two dtypes: {a.dtype} @ {b.dtype}")
+        if out.dtype not in (a.dtype, WIDE_PRODUCTS.get(a.dtype)):
+            raise self.error(f"a product of {a.dtype} operands cannot give {out.dtype}")
         am, ak = (a.shape[-1], a.shape[-2]) if self.attributes["transpose_a"] else (a.shape[-2], a.shape[-1])
         bk, bn = (b.shape[-1], b.shape[-2]) if self.attributes["transpose_b"] else (b.shape[-2], b.shape[-1])
         if not _SIZES.statically_known_equal(ak, bk):
             raise self.error(f"contraction sizes differ: {expr_str(ak)} vs {expr_str(bk)}")
-        expected = list(a.shape[: self.batch_rank]) + [am, bn]
+        if a.rank == r and b.rank == r and not _same_shape(a.shape[: self.batch_rank], b.shape[: self.batch_rank]):
+            raise self.error(f"batch sizes differ: {_shape_str(a.shape[: self.batch_rank])} vs "
+                             f"{_shape_str(b.shape[: self.batch_rank])}")
+        batch = (a if a.rank == r else b).shape[: self.batch_rank]
+        expected = list(batch) + [am, bn]
         if not _same_shape(expected, out.shape):
             raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
 

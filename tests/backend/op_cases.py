@@ -28,6 +28,14 @@ class Case:
     extra: dict = field(default_factory=dict)
 
 
+def _wide(op, *args):
+    """``op(*args, out_dtype=torch.float32)`` when compiled. Eager has no CPU kernel for the ``.dtype`` overloads,
+    so the eager reference is what the overload means: the same product of the operands widened to f32."""
+    if torch.compiler.is_compiling():
+        return op(*args, out_dtype=torch.float32)
+    return op(*(x.float() for x in args))
+
+
 def rand(*shape, dtype=torch.float32, gen=None, grad=True, lo=-2.0, hi=2.0):
     t = (torch.rand(*shape, generator=gen) * (hi - lo) + lo).to(dtype)
     return t.requires_grad_(grad and dtype.is_floating_point)
@@ -275,6 +283,15 @@ CASES: list[Case] = [
                                                                    rand(5, dtype=f, gen=g)]),
     Case("addmm_scaled", lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0),
          lambda f, g: [rand(5, dtype=f, gen=g), rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
+    Case("baddbmm", lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2.0),
+         lambda f, g: [rand(4, 5, dtype=f, gen=g), rand(2, 4, 8, dtype=f, gen=g), rand(2, 8, 5, dtype=f, gen=g)]),
+    # the out_dtype overloads (f16/bf16 operands, an f32 product); forward only: they have no autograd formula
+    Case("mm_out_dtype", lambda a, b: (_wide(torch.mm, a, b), _wide(torch.bmm, a[None], b[None])),
+         lambda f, g: [rand(4, 8, dtype=f, gen=g, grad=False), rand(8, 5, dtype=f, gen=g, grad=False)],
+         backward=False),
+    Case("addmm_out_dtype", lambda c, a, b: _wide(torch.addmm, c, a, b),
+         lambda f, g: [rand(5, gen=g, grad=False), rand(4, 8, dtype=f, gen=g, grad=False),
+                       rand(8, 5, dtype=f, gen=g, grad=False)], backward=False),
     # -- indexing ---------------------------------------------------------------------------------------------------
     Case("gather", lambda x, i: torch.gather(x, 1, i), lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False),
                                                                     ints(3, 5, hi=8, gen=g)], backward=False),
