@@ -102,6 +102,9 @@ def region(state, emit: Emit, ops: list[Operand], extents: list, caps: list[int]
     dims = [d for d, e in enumerate(extents) if static_int(e) != 1]
     if any(static_int(extents[d]) == 0 for d in dims):
         return
+    if len(dims) > 2 and _contiguous(ops, extents, dims[-2], dims[-1]):
+        ops, extents, caps = _merged(ops, extents, caps, dims[-2], dims[-1])
+        return region(state, emit, ops, extents, caps)
     if len(dims) > 2:
         outer, dims = dims[0], dims[1:]
 
@@ -126,6 +129,29 @@ def region(state, emit: Emit, ops: list[Operand], extents: list, caps: list[int]
         n = as_expr(extents[d0]) * e1 if static_int(extents[d0]) is None else Imm(static_int(extents[d0]) * e1)
         return flat(state, emit, ops, n, caps[d0] * e1)
     return rows(state, emit, ops, as_expr(extents[d0]), as_expr(extents[d1]), caps[d0], caps[d1], d0, d1)
+
+
+def _contiguous(ops: list[Operand], extents: list, a: int, b: int) -> bool:
+    """Whether dims ``a`` then ``b`` (the next one of the region) are one run in every operand: ``b``'s extent is
+    static and ``a``'s stride is ``b``'s times it (a packed column buffer ``2x3x4x1``: its 24 elements)."""
+    e = static_int(extents[b])
+    return e is not None and all(o.strides is None or o.strides[a] == o.strides[b] * e for o in ops)
+
+
+def _merged(ops: list[Operand], extents: list, caps: list[int], a: int, b: int):
+    """The region with contiguous dims ``a`` and ``b`` (:func:`_contiguous`) as one dim ``a``: rows of the outer
+    dims then start where the operands' runs do, never at an unaligned pitch of a packed buffer."""
+    e = static_int(extents[b])
+    merged = []
+    for o in ops:
+        strides = None if o.strides is None else [o.strides[b] if d == a else (0 if d == b else s)
+                                                   for d, s in enumerate(o.strides)]
+        merged.append(Operand(o.addr, o.es, strides, o.tag))
+    n = static_int(extents[a])
+    extents = [(Imm(n * e) if n is not None else as_expr(x) * e) if d == a else (Imm(1) if d == b else x)
+               for d, x in enumerate(extents)]
+    caps = [c * e if d == a else (1 if d == b else c) for d, c in enumerate(caps)]
+    return merged, extents, caps
 
 
 def flat(state, emit: Emit, ops: list[Operand], n: Expr, cap: int) -> None:

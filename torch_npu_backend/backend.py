@@ -11,19 +11,24 @@ from __future__ import annotations
 import functools
 import warnings
 
+from .modes import options_for_mode
 from .options import NpuOptions
 from .stats import COUNTERS
 
 _ENTRY_POINT_GROUP = "torch_dynamo_backends"
 
 
-def npu_backend(gm, example_inputs, options: dict | None = None):
-    """``torch.compile(model, backend="npu", options={...})``: forward and backward through AOTAutograd."""
+def npu_backend(gm, example_inputs, options: dict | None = None, mode: str | None = None):
+    """``torch.compile(model, backend="npu", options={...})``: forward and backward through AOTAutograd.
+    ``mode=`` (torch passes it instead of ``options``) is read by :func:`modes.options_for_mode`."""
     from torch._dynamo.backends.common import aot_autograd
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     from .decompositions import decomposition_table
 
+    mapped = options_for_mode(mode)
+    if mapped and (options is None or isinstance(options, dict)):
+        options = {**mapped, **(options or {})}  # an option given by name wins over the mode's
     opts = NpuOptions.from_dict(options)
     COUNTERS["backend_calls"] += 1
     fw = functools.partial(_compile, options=opts, kind="forward")
@@ -47,9 +52,9 @@ def _compile(gm, example_inputs, *, options, kind):
     return make_boxed_func(compile_graph(gm, example_inputs, options, kind=kind))
 
 
-def npu_sim_backend(gm, example_inputs, options: dict | None = None):
+def npu_sim_backend(gm, example_inputs, options: dict | None = None, mode: str | None = None):
     """``backend="npu_sim"``: the same backend under a name no other package claims."""
-    return npu_backend(gm, example_inputs, options)
+    return npu_backend(gm, example_inputs, options, mode)
 
 
 def _entry_points(name: str) -> list[str]:

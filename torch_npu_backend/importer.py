@@ -308,6 +308,12 @@ class ImportContext:
             for t in terms[1:]:
                 acc = self.emit(op, [acc, self.size_value(t)], IndexType())
             return acc
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:  # s0**2: equal dims share a symbol
+            base = self.size_value(e.base)
+            acc = base
+            for _ in range(int(e.exp) - 1):
+                acc = self.emit(BINARY_OPS["arith.muli"], [acc, base], IndexType())
+            return acc
         if isinstance(e, sympy.floor):
             num, den = sympy.fraction(sympy.together(e.args[0]))
             return self.emit(BINARY_OPS["arith.floordivsi"], [self.size_value(num), self.size_value(den)], IndexType())

@@ -118,22 +118,50 @@ def guarded_equalities(shape_env) -> dict[sympy.Expr, sympy.Expr]:
       replaced by the other, which must be polynomial;
     - a divisibility dynamo proved for a view (``shape_env.divisible``: ``Mod(s77, 4)`` is 0): ``4*floor(s77/4)``
       is ``s77``, so the view ``[s77//4, 4]`` of ``[s77]`` keeps its element count."""
-    subs: dict[sympy.Expr, sympy.Expr] = {}
+    pairs = []
     for guard in getattr(shape_env, "guards", ()):
         e = guard.expr
         if not isinstance(e, sympy.Eq) or not any(side.free_symbols for side in e.args):
             continue
         try:
-            a, b = (convert(side) for side in e.args)
+            pairs.append(tuple(convert(side) for side in e.args))
         except NpuCompileError:
             continue
-        keep, replace = sorted((a, b), key=lambda side: (_irregular(side), sympy.count_ops(side),
-                                                           sympy.default_sort_key(side)))
-        if not _irregular(keep) and keep != replace:
-            subs[replace] = keep
-    for n, d in guarded_divisors(shape_env):
-        subs[d * sympy.floor(n / d)] = n
+    pairs += [(d * sympy.floor(n / d), n) for n, d in guarded_divisors(shape_env)]
+    return _closure(pairs)
+
+
+def _closure(pairs: list) -> dict[sympy.Expr, sympy.Expr]:
+    """Substitutions making the two sides of every pair one form. A pair is read through the substitutions found
+    before it (``4*(s77//4) == 8*(s77//8)``, both sides irregular, is ``s77 == 8*(s77//8)`` once ``4*(s77//4)`` is
+    ``s77``), and each substitution's side is read through the others (``4*(s77//4) -> s77`` and ``s77//4 -> 1``
+    give ``s77 -> 4``: ``x.unflatten(0, (4, -1))`` of a dynamic length that the guards pin to 4), until nothing
+    new is found."""
+    subs: dict[sympy.Expr, sympy.Expr] = {}
+    for _ in range(len(pairs) + 1):
+        before = dict(subs)
+        derived = [(_through(k, {x: y for x, y in subs.items() if x != k}), v) for k, v in subs.items()]
+        for a, b in list(pairs) + derived:
+            a, b = _through(a, subs), _through(b, subs)
+            if a == b:
+                continue
+            keep, replace = sorted((a, b), key=lambda side: (_irregular(side), sympy.count_ops(side),
+                                                               sympy.default_sort_key(side)))
+            if not _irregular(keep):
+                subs[replace] = keep
+        if subs == before:
+            break
     return subs
+
+
+def _through(e: sympy.Expr, subs: dict) -> sympy.Expr:
+    """``e`` with ``subs`` applied until it stops changing."""
+    for _ in range(len(subs) + 1):
+        new = sympy.sympify(e).subs(subs)
+        if new == e:
+            break
+        e = new
+    return e
 
 
 def guarded_divisors(shape_env) -> list[tuple[sympy.Expr, int]]:

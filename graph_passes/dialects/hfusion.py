@@ -79,8 +79,15 @@ def _shape_str(shape) -> str:
     return "[" + ", ".join(expr_str(d) for d in shape) + "]"
 
 
-def _same_shape(a, b) -> bool:
-    return len(a) == len(b) and all(_SIZES.statically_known_equal(x, y) for x, y in zip(a, b))
+def _equal_size(op, a, b) -> bool:
+    """Whether sizes ``a`` and ``b`` are equal, by their expressions or by a size equality (a guard) of the module
+    enclosing ``op``: an imported op's sizes are written in the guards' canonical form (``torch.cat([x, x], 1)``
+    beside a ``y`` of its size has ``s94`` where its inputs sum to ``2*s27``, and dynamo guards ``2*s27 == s94``)."""
+    return _SIZES.statically_known_equal(a, b) or _module_sizes(op).statically_known_equal(a, b)
+
+
+def _same_shape(op, a, b) -> bool:
+    return len(a) == len(b) and all(_equal_size(op, x, y) for x, y in zip(a, b))
 
 
 class HFusionOp(Operation):
@@ -107,7 +114,7 @@ class ElementwiseBase(HFusionOp):
                 continue
             if not isinstance(t, TensorType):
                 raise self.error(f"operand {i} must be a tensor or scalar, got {t}")
-            if not _same_shape(t.shape, out.shape):
+            if not _same_shape(self, t.shape, out.shape):
                 raise self.error(
                     f"operand {i} shape {_shape_str(t.shape)} differs from result shape {_shape_str(out.shape)} "
                     "(broadcasts must be explicit)"
@@ -211,7 +218,7 @@ class BitcastOp(ViewOp):
         src = self.operand("input").type
         if not isinstance(src, TensorType):
             raise self.error(f"input must be a tensor, got {src}")
-        if not _same_shape(src.shape, out.shape):
+        if not _same_shape(self, src.shape, out.shape):
             raise self.error(f"input shape {_shape_str(src.shape)} differs from result shape {_shape_str(out.shape)}")
         if src.element_bytes != out.element_bytes:
             raise self.error(f"element sizes differ ({src.dtype}: {src.element_bytes} B, "
@@ -237,7 +244,7 @@ class BroadcastOp(HFusionOp):
         if sorted(set(dims)) != dims or any(not 0 <= d < out.rank for d in dims):
             raise self.error(f"dims {dims} must be sorted, unique and within result rank {out.rank}")
         kept = [out.shape[i] for i in range(out.rank) if i not in dims]
-        if not _same_shape(kept, src.shape):
+        if not _same_shape(self, kept, src.shape):
             raise self.error(
                 f"input shape {_shape_str(src.shape)} does not match result {_shape_str(out.shape)} "
                 f"without broadcast dims {dims}"
@@ -261,7 +268,7 @@ class ReduceOp(HFusionOp):
         if sorted(set(dims)) != dims or any(not 0 <= d < src.rank for d in dims):
             raise self.error(f"dims {dims} must be sorted, unique and within input rank {src.rank}")
         kept = [src.shape[i] for i in range(src.rank) if i not in dims]
-        if not _same_shape(kept, out.shape):
+        if not _same_shape(self, kept, out.shape):
             raise self.error(
                 f"result shape {_shape_str(out.shape)} must be input {_shape_str(src.shape)} without dims {dims}"
             )
@@ -286,7 +293,7 @@ class TransposeOp(HFusionOp):
         if sorted(perm) != list(range(src.rank)):
             raise self.error(f"perm {perm} is not a permutation of {src.rank} dims")
         expected = [src.shape[p] for p in perm]
-        if not _same_shape(expected, out.shape):
+        if not _same_shape(self, expected, out.shape):
             raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
 
 
@@ -319,14 +326,15 @@ class MatmulBase(HFusionOp):
             raise self.error(f"a product of {a.dtype} operands cannot give {out.dtype}")
         am, ak = (a.shape[-1], a.shape[-2]) if self.attributes["transpose_a"] else (a.shape[-2], a.shape[-1])
         bk, bn = (b.shape[-1], b.shape[-2]) if self.attributes["transpose_b"] else (b.shape[-2], b.shape[-1])
-        if not _SIZES.statically_known_equal(ak, bk):
+        if not _equal_size(self, ak, bk):
             raise self.error(f"contraction sizes differ: {expr_str(ak)} vs {expr_str(bk)}")
-        if a.rank == r and b.rank == r and not _same_shape(a.shape[: self.batch_rank], b.shape[: self.batch_rank]):
+        if a.rank == r and b.rank == r and not _same_shape(self, a.shape[: self.batch_rank],
+                                                           b.shape[: self.batch_rank]):
             raise self.error(f"batch sizes differ: {_shape_str(a.shape[: self.batch_rank])} vs "
                              f"{_shape_str(b.shape[: self.batch_rank])}")
         batch = (a if a.rank == r else b).shape[: self.batch_rank]
         expected = list(batch) + [am, bn]
-        if not _same_shape(expected, out.shape):
+        if not _same_shape(self, expected, out.shape):
             raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
 
 
@@ -377,7 +385,7 @@ class GatherOp(HFusionOp):
             raise self.error(f"dim {dim} / index rank {idx.rank} invalid for input {src}")
         if idx.dtype not in ("i32", "i64"):
             raise self.error(f"index must be i32 or i64, got {idx.dtype}")
-        if not _same_shape(idx.shape, out.shape) or out.dtype != src.dtype:
+        if not _same_shape(self, idx.shape, out.shape) or out.dtype != src.dtype:
             raise self.error(f"result {out} must have the index's shape and the input's dtype")
 
 
@@ -398,11 +406,11 @@ class ConcatOp(HFusionOp):
         for i, v in enumerate(self.operands):
             t = v.type
             if t.rank != out.rank or any(
-                j != dim and not _SIZES.statically_known_equal(t.shape[j], out.shape[j]) for j in range(out.rank)
+                j != dim and not _equal_size(self, t.shape[j], out.shape[j]) for j in range(out.rank)
             ):
                 raise self.error(f"input {i} {t} does not match result {out} outside dim {dim}")
             total = total + t.shape[dim]
-        if not _SIZES.statically_known_equal(total, out.shape[dim]):
+        if not _equal_size(self, total, out.shape[dim]):
             raise self.error(f"inputs sum to {expr_str(total)} along dim {dim}, result has {expr_str(out.shape[dim])}")
 
 
@@ -417,7 +425,7 @@ class SliceOp(ViewOp):
         offsets, sizes, strides = (self.attributes[k] for k in ("offsets", "sizes", "strides"))
         if not len(offsets) == len(sizes) == len(strides) == src.rank == out.rank:
             raise self.error(f"offsets/sizes/strides must each have {src.rank} entries")
-        if not _same_shape([as_expr(s) for s in sizes], out.shape):
+        if not _same_shape(self, [as_expr(s) for s in sizes], out.shape):
             raise self.error(f"sizes {_shape_str(sizes)} differ from result shape {_shape_str(out.shape)}")
 
 
@@ -431,8 +439,7 @@ class ReshapeOp(ViewOp):
         if src.dtype != out.dtype:
             raise self.error(f"cannot change dtype ({src.dtype} -> {out.dtype})")
         n_src, n_out = src.numel(), out.numel()
-        if not _SIZES.statically_known_equal(n_src, n_out) and \
-                not _module_sizes(self).statically_known_equal(n_src, n_out):  # equal by a guard the module records
+        if not _equal_size(self, n_src, n_out):
             raise self.error(f"element count changes: {expr_str(src.numel())} -> {expr_str(out.numel())}")
 
 

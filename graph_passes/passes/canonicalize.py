@@ -1,8 +1,8 @@
 """``canonicalize``: MLIR-style cleanups run to a fixed point by the shared greedy driver.
 
 Identities, chains, constant folding, canonical operand order, max/min before an exact f16 -> f32 widening,
-division by a power of two as a multiply, the sum of a one-hot select per slice (``one_hot_sums.py``), and dead
-pure ops. Each rule is one row of a table
+division by a power of two as a multiply, the sum of a one-hot select per slice (``one_hot_sums.py``), zero-size
+tensors (``zero_size.py``: no op computes a value of no elements) and dead pure ops. Each rule is one row of a table
 with the rule in a trailing comment; the driver (``graph_passes.rewrite``) runs them until none fires.
 """
 
@@ -22,6 +22,8 @@ from .base import ModulePass, PassContext
 from .folding import NUMPY_DTYPES, dense_value, evaluate, is_constant, python_scalar, splat_value
 from .one_hot_sums import sum_of_one_hot
 from .registry import register_pass
+from .zero_size import (check_no_reduction_of_nothing, concat_without_empty, empty_result, matmul_of_nothing,
+                        reduce_of_nothing)
 
 LHS, RHS = "lhs", "rhs"
 
@@ -359,6 +361,11 @@ PATTERNS = [
     Pattern("hfusion.reduce", reduce_before_widening, "reduce_before_widening", "reductions-narrowed"),
     Pattern("hfusion.reduce", sum_of_one_hot, "sum_of_one_hot", "reductions-folded"),
     Pattern("hfusion.elemwise_binary", div_by_power_of_two, "div_by_power_of_two", "ops-folded"),
+    Pattern("hfusion.reduce", reduce_of_nothing, "reduce_of_nothing", "ops-folded"),
+    Pattern("hfusion.concat", concat_without_empty, "concat_without_empty", "ops-folded"),
+    *[Pattern(name, matmul_of_nothing, "matmul_of_nothing", "ops-folded")
+      for name in ("hfusion.matmul", "hfusion.batch_matmul")],
+    Pattern(None, empty_result, "empty_result", "ops-folded"),
     Pattern(None, erase_dead_pure, "erase_dead_pure", "ops-erased"),
 ]  # fmt: skip
 
@@ -376,5 +383,6 @@ class Canonicalize(ModulePass):
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         stats = apply_patterns_greedily(module, PATTERNS, max_sweeps=self.max_iterations)
+        check_no_reduction_of_nothing(module)
         for counter in COUNTERS:
             ctx.count(counter, stats.by_counter.get(counter, 0))

@@ -233,6 +233,8 @@ def kernel_layout(func: Operation, sizes: SizeVars) -> KernelLayout:
     for v in values:
         if v.type.rank == rank:
             masks[v] = tuple(range(rank))
+    if rank == 0:  # a kernel of 0-d values: a domain of one element, which each value's 1-element buffer spans
+        domain = (as_expr(1),)
 
     _propagate(ops, masks, domain)
     loops = [d for d in range(rank) if not sizes.statically_known_equal(domain[d], 1)]

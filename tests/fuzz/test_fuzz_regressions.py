@@ -16,10 +16,9 @@ def test_cast_and_unsqueezed_relu_of_one_input():
     check_model(lambda x: (x.to(torch.bfloat16), torch.relu(x).unsqueeze(0)), [torch.randn(24, 16)])
 
 
-@pytest.mark.xfail(strict=True, reason="hfusion-flatten-ops leaves an invalid hfusion.reduce (result shape [1] "
-                                       "must be the input without dims [0]) for a reduction over dims on both "
-                                       "sides of a unit dim; fuzz seeds 60, 95, 252, 256")
 def test_sum_over_dims_around_a_unit_dim():
+    """hfusion-flatten-ops once left an invalid hfusion.reduce (result shape [1] must be the input without dims
+    [0]); fuzz seeds 60, 95, 252, 256."""
     check_model(lambda x: x.sum(dim=[0, 2]), [torch.randn(8, 1, 8)])
 
 

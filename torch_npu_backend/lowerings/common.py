@@ -29,11 +29,14 @@ def normalize_dim(ctx, dim: int, rank: int) -> int:
 
 
 def normalize_dims(ctx, dims, rank: int) -> list[int]:
+    """The dims a reduction runs over, sorted; none of a 0-d value (torch accepts dim 0 or -1 there: the value
+    itself is the one element reduced)."""
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
         return list(range(rank))
     if isinstance(dims, int):
         dims = [dims]
-    return sorted({normalize_dim(ctx, d, rank) for d in dims})
+    out = sorted({normalize_dim(ctx, d, rank) for d in dims})
+    return out if rank else []
 
 
 def unary(ctx, fun: str, v: Value) -> Value:

@@ -11,7 +11,7 @@ from graph_passes.ir.types import TensorType
 
 from ..dtypes import opmath
 from . import register_lowering
-from .common import binary, normalize_dim, reduce, unary
+from .common import binary, normalize_dims, reduce, unary
 from .reductions import mean_value
 
 aten = torch.ops.aten
@@ -20,12 +20,10 @@ aten = torch.ops.aten
 def _shifted(ctx, x, dim, dtype):
     """(x - max(x, dim), sum(exp(x - max), dim)) computed in ``dtype``."""
     v = ctx.cast(ctx.tensor(x), dtype)
-    dim = normalize_dim(ctx, dim, v.type.rank)
-    if v.type.rank == 0:
-        raise ctx.error("softmax of a 0-d tensor")
-    shifted = binary(ctx, "sub", v, reduce(ctx, "max", v, [dim], True))
+    dims = normalize_dims(ctx, dim, v.type.rank)  # none for a 0-d tensor: it is its own row
+    shifted = binary(ctx, "sub", v, reduce(ctx, "max", v, dims, True))
     e = unary(ctx, "exp", shifted)
-    return shifted, e, reduce(ctx, "sum", e, [dim], True)
+    return shifted, e, reduce(ctx, "sum", e, dims, True)
 
 
 @register_lowering(aten._softmax.default)
@@ -53,8 +51,7 @@ def softmax_backward(ctx, grad_output, output, dim, input_dtype):
     out = ctx.out_type()
     dtype = opmath(out.dtype)
     g, y = ctx.cast(ctx.tensor(grad_output), dtype), ctx.cast(ctx.tensor(output), dtype)
-    dim = normalize_dim(ctx, dim, y.type.rank)
-    s = reduce(ctx, "sum", binary(ctx, "mul", g, y), [dim], True)
+    s = reduce(ctx, "sum", binary(ctx, "mul", g, y), normalize_dims(ctx, dim, y.type.rank), True)
     return ctx.cast(binary(ctx, "mul", y, binary(ctx, "sub", g, s)), out.dtype)
 
 
@@ -64,8 +61,7 @@ def log_softmax_backward(ctx, grad_output, output, dim, input_dtype):
     out = ctx.out_type()
     dtype = opmath(out.dtype)
     g, y = ctx.cast(ctx.tensor(grad_output), dtype), ctx.cast(ctx.tensor(output), dtype)
-    dim = normalize_dim(ctx, dim, y.type.rank)
-    s = reduce(ctx, "sum", g, [dim], True)
+    s = reduce(ctx, "sum", g, normalize_dims(ctx, dim, y.type.rank), True)
     return ctx.cast(binary(ctx, "sub", g, binary(ctx, "mul", unary(ctx, "exp", y), s)), out.dtype)
 
 

@@ -3,8 +3,9 @@
 After AscendNPU-IR's ``hfusion-flatten-ops``. Every tensor dim in the kernel body belongs to one *loop dim*:
 elementwise ops tie operand dim k to result dim k, a broadcast ties its input dims to the kept result dims, a
 reduce its result dims to the kept input dims, a reshape that only adds or drops unit dims ties the remaining dims
-in order (unit dims belong to no loop dim). Two loop dims next to each other (in the one order every value agrees
-on) collapse when every value holds both or neither — so broadcast and reduce dims stay distinct::
+in order (unit dims belong to no loop dim and vanish: a value holds one dim per group of its loop dims). Two loop
+dims next to each other (in the one order every value agrees on) collapse when every value holds both or neither —
+so broadcast and reduce dims stay distinct::
 
     PURE_ELEMWISE over s0x4x128             → 1-D (512*s0)
     LAST_AXIS_PBR over AxBxC, reducing C    → (A*B)xC
@@ -139,42 +140,36 @@ class LoopDims:
         return cls(dims, groups, sizes)
 
     # -- new shapes ---------------------------------------------------------------------------------------------
-    def entries(self, v: Value) -> list[tuple[int | None, list[int]]]:
-        """The dims of ``v`` after collapsing: (group or None for a unit dim, old dim positions)."""
-        row = self.dims[v]
-        out: list[tuple[int | None, list[int]]] = []
-        for k, d in enumerate(row):
-            g = None if d == UNIT else self.group_of[d]
-            if g is not None and out and out[-1][0] == g:
-                out[-1][1].append(k)
-            elif g is None and out and out[-1][0] is not None and self._unit_inside(row, k, out[-1][0]):
-                out[-1][1].append(k)  # a unit dim between two dims of one group is absorbed
-            else:
-                out.append((g, [k]))
-        return out
+    def entries(self, v: Value) -> list[tuple[int, list[int]]]:
+        """The dims of ``v`` after collapsing: (group, old dim positions), one per group ``v`` holds, in order.
 
-    def _unit_inside(self, row: list[int], k: int, g: int) -> bool:
-        for d in row[k + 1 :]:
-            if d != UNIT:
-                return self.group_of[d] == g
-        return False
+        Unit dims belong to no loop dim and leave no dim of their own: each joins the entry before it (the first
+        entry when it leads). Every value then holds exactly its groups, so a broadcast's or reduction's operand
+        and result agree outside its dims whichever unit dims either had (``amin`` over dims 0 and 2 of
+        ``2x1x64x33`` to ``1x33`` is ``128x33`` to ``33``); a value holding no loop dim is 0-d."""
+        out: list[tuple[int, list[int]]] = []
+        leading: list[int] = []  # unit dims before the first entry
+        for k, d in enumerate(self.dims[v]):
+            if d == UNIT:
+                (out[-1][1] if out else leading).append(k)
+                continue
+            g = self.group_of[d]
+            if out and out[-1][0] == g:
+                out[-1][1].append(k)
+            else:
+                out.append((g, leading + [k]))
+                leading = []
+        return out
 
     def new_type(self, v: Value) -> TensorType:
         t = v.type
         shape = [sympy.Mul(*[t.shape[k] for k in ks]) for _, ks in self.entries(v)]
         return t.with_shape([self.sizes.simplify(d) for d in shape])
 
-    def _collapsed_dims(self, small: Value, big: Value, old_dims: list[int]) -> list[int]:
-        """New ``dims`` of a broadcast/reduce: entries of ``big`` whose non-unit dims are all in ``old_dims``."""
-        present = {g for g, _ in self.entries(small) if g is not None}
-        new = []
-        for i, (g, ks) in enumerate(self.entries(big)):
-            if g is None:
-                if ks[0] in old_dims:
-                    new.append(i)
-            elif g not in present:
-                new.append(i)
-        return new
+    def _collapsed_dims(self, small: Value, big: Value) -> list[int]:
+        """New ``dims`` of a broadcast/reduce: the entries of ``big`` whose group ``small`` does not hold."""
+        present = {g for g, _ in self.entries(small)}
+        return [i for i, (g, _) in enumerate(self.entries(big)) if g not in present]
 
     # -- rewrite ------------------------------------------------------------------------------------------------
     def rewrite(self, func: Operation) -> Operation:
@@ -201,9 +196,12 @@ class LoopDims:
                 continue
             attrs = dict(op.attributes)
             if op.has_trait(Broadcast):
-                attrs["dims"] = self._collapsed_dims(op.operand("input"), op.results[0], op.attributes["dims"])
+                attrs["dims"] = self._collapsed_dims(op.operand("input"), op.results[0])
             elif op.has_trait(Reduction):
-                attrs["dims"] = self._collapsed_dims(op.results[0], op.operand("input"), op.attributes["dims"])
+                attrs["dims"] = self._collapsed_dims(op.results[0], op.operand("input"))
+            if (op.has_trait(Broadcast) or op.has_trait(Reduction)) and not attrs["dims"]:
+                mapping[op.results[0]] = mapping[op.operand("input")]  # only along unit dims: the value itself
+                continue
             types = [self.new_type(r) if r in self.dims else r.type for r in op.results]
             clone = Operation.create(op.name, [mapping[v] for v in op.operands], types, attrs, [], op.loc)
             for r, nr in zip(op.results, clone.results):
