@@ -1,6 +1,6 @@
 """One training step of a GPT-style block through ``torch.compile(backend="npu")``: where the simulated time goes.
 
-    /work/venv/bin/python benchmarks/model_step.py [--d 128] [--heads 4] [--seq 128] [--batch 2] [--vocab 512] [--top 15]
+    .venv/bin/python benchmarks/model_step.py [--d 128] [--heads 4] [--seq 128] [--batch 2] [--vocab 512] [--top 15]
 
 The block (``examples/gpt_block.py``: embedding, layer norm, attention with a causal mask, GELU MLP, cross-entropy) runs forward and backward
 once, compiled, with the profile API; the loss and every gradient are compared with eager. The step runs twice: with

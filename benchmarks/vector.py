@@ -1,6 +1,6 @@
 """Vector kernels on the simulated ascend910b1 through ``torch.compile(backend="npu")`` and the profile API.
 
-    /work/venv/bin/python benchmarks/vector.py [--sizes 1M,16M] [--dtypes f16,f32]
+    .venv/bin/python benchmarks/vector.py [--sizes 1M,16M] [--dtypes f16,f32]
 
 Per workload, size and dtype: simulated µs, roofline µs, efficiency (roofline / simulated), GM bytes, and the
 kernels launched fused vs unfused (``fusion=False``: one kernel per op, simulated µs summed). Targets: elementwise

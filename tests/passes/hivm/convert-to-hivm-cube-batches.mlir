@@ -17,18 +17,21 @@ module attributes {target = "ascend910b1"} {
 
 // -----
 
-// Output batches of 4x5 f32 (80 B) share 32-B blocks, so no two cores may write two batches: the kernel is one
-// work item (block dim 1) walking every batch, tile row and tile column.
+// Output batches of 4x5 f32 (80 B) share 32-B blocks: a work item is the fewest batches that are whole blocks (2),
+// so two cores never write one block; 6 batches are 3 work items, each walking its batches, tile rows and columns.
 // CHECK-LABEL: func.func @unaligned_batches(
-// CHECK-SAME:    work_item = "all"
-// CHECK-SAME:    tiling = {batch = 2, block_dim = 1, items = 1,
+// CHECK-SAME:    work_item = "batch"
+// CHECK-SAME:    tiling = {batch = 6, batch_group = 2, block_dim = 3, items = 3,
+// CHECK:         %b_first = arith.muli %t, %c2
+// CHECK:         %b_end = arith.minsi
+// CHECK:         scf.for %b_first, %b_end, %c1
 // CHECK:         ^bb0(%b: index):
 // CHECK:         ^bb0(%mi: index):
 // CHECK:         ^bb0(%ni: index):
 // CHECK:         hivm.fixpipe %c_l0, %out0, %b, %m0, %n0
 module attributes {target = "ascend910b1"} {
-  func.func @unaligned_batches(%x: tensor<2x4x8xf32>, %y: tensor<2x8x5xf32>, %out0: tensor<2x4x5xf32>) -> (tensor<2x4x5xf32>) attributes {fusion_kind = "SINGLE_CUBE", kernel, output_args = [2]} {
-    %0 = hfusion.batch_matmul %x, %y : (tensor<2x4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32>
-    func.return %0 : tensor<2x4x5xf32>
+  func.func @unaligned_batches(%x: tensor<6x4x8xf32>, %y: tensor<6x8x5xf32>, %out0: tensor<6x4x5xf32>) -> (tensor<6x4x5xf32>) attributes {fusion_kind = "SINGLE_CUBE", kernel, output_args = [2]} {
+    %0 = hfusion.batch_matmul %x, %y : (tensor<6x4x8xf32>, tensor<6x8x5xf32>) -> tensor<6x4x5xf32>
+    func.return %0 : tensor<6x4x5xf32>
   }
 }
