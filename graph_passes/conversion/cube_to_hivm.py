@@ -94,6 +94,9 @@ class CubeLowering(KernelLowering):
                              if item == "tile" else self.param("m_tiles"))
                 b = self.arith("floordivsi", t, per_batch, "b")
                 r = self.arith("remsi", t, per_batch, "r")
+        cols = None
+        if item == "tile" and s.tail_strips > 1:  # unbatched, every tile whole (schedule/cube.py)
+            r, cols = self.tail_strip(t)
         if item == "batch":
             loops.append(self.open_loop(self.const(0), self.param("m_tiles"), self.const(1), "mi"))
             mi = loops[-1].body.args[0]
@@ -104,17 +107,41 @@ class CubeLowering(KernelLowering):
         else:
             loops.append(self.open_loop(self.const(0), self.param("n_tiles"), self.const(1), "ni"))
             ni = loops[-1].body.args[0]
-        self.tile(b, mi, ni, bufs)
+        self.tile(b, mi, ni, bufs, cols)
         for loop in reversed(loops):
             self.close_loop(loop)
 
-    def tile(self, b, mi, ni, bufs) -> None:
-        """One output tile: the K loops into the accumulator, then the fixpipe."""
+    def tail_strip(self, t):
+        """Work item ``t`` of a kernel whose last wave's tiles are cut into ``S`` column strips: the tile
+        ``q = min(t, F) + max(t − F, 0) // S`` (``F`` = ``full_items``, the whole tiles) and its strip
+        ``j = max(t − F, 0) % S``, columns ``[j·U // S, (j + 1)·U // S)`` fractals of the tile's ``U`` (a whole tile is
+        the strip 0 of 1). Returns (q, (column offset in the tile, width)), index values."""
+        s = self.schedule
+        full, strips, units = self.const(int(self.tiling["full_items"])), s.tail_strips, s.base_n // 16
+        late = self.arith("maxsi", self.arith("subi", t, full), self.const(0), "late")
+        q = self.arith("addi", self.arith("minsi", t, full), self.arith("floordivsi", late, self.const(strips)), "q")
+        past = self.arith("maxsi", self.arith("subi", self.arith("addi", t, self.const(1)), full), self.const(0))
+        in_tail = self.arith("minsi", past, self.const(1), "in_tail")  # 1 from F on, else 0
+        count = self.arith("addi", self.const(1), self.arith("muli", in_tail, self.const(strips - 1)), "strips")
+        j = self.arith("remsi", late, self.const(strips), "j")
+        first = self.arith("floordivsi", self.arith("muli", j, self.const(units)), count)
+        end = self.arith("floordivsi", self.arith("muli", self.arith("addi", j, self.const(1)), self.const(units)), count)
+        off = self.arith("muli", first, self.const(16), "strip_off")
+        width = self.arith("muli", self.arith("subi", end, first), self.const(16), "strip_w")
+        return q, (off, width)
+
+    def tile(self, b, mi, ni, bufs, cols=None) -> None:
+        """One output tile (or, with ``cols`` = (offset, width), a column strip of it): the K loops into the
+        accumulator, then the fixpipe."""
         ck, s = self.ck, self.schedule
         m0 = self.arith("muli", mi, self.const(s.base_m), "m0")
         n0 = self.arith("muli", ni, self.const(s.base_n), "n0")
         em = self.extent(m0, s.base_m, "m", "em")
-        en = self.extent(n0, s.base_n, "n", "en")
+        if cols is None:
+            en = self.extent(n0, s.base_n, "n", "en")
+        else:  # the tail is cut only when every tile is whole: a strip's columns are all inside the output
+            n0 = self.arith("addi", n0, cols[0], "n0s")
+            en = cols[1]
         c0, c1 = self.const(0), self.const(1)
         kloop = self.open_loop(c0, self.param("k"), self.const(s.l1_k), "kk")
         kk = kloop.body.args[0]
@@ -136,7 +163,7 @@ class CubeLowering(KernelLowering):
             h, c_off, en_h, hloop = c0, c0, en, None
         else:
             n = as_expr(self.tiling["n"])
-            whole = n.is_Integer and int(n) % s.base_n == 0
+            whole = n.is_Integer and int(n) % s.base_n == 0 and s.tail_strips == 1
             count = self.const(s.acc_parts) if whole else self.arith(
                 "ceildivsi", en, self.const(width), "parts")
             hloop = self.open_loop(c0, count, c1, "h")

@@ -175,8 +175,9 @@ class CubeSchedule(TypedAttr):
     rows, every tile of it, when output rows are not whole 32-B blocks, so no two cores write one block; a whole
     batch when batches are not either), into how many column parts the accumulator is cut (``acc_parts``: the
     cube finishes part 0 of an L1 step before part 1, so one part drains through FixPipe while the other is
-    computed) and the estimate it was chosen by (``waves`` of work items over the cube cores; 0 when the shape
-    is known only at launch)."""
+    computed), how many column strips each tile of a partial last wave is cut into (``tail_strips``: the strips
+    fill the cores the whole tiles would leave idle) and the estimate it was chosen by (``waves`` of work items over
+    the cube cores; 0 when the shape is known only at launch)."""
 
     mnemonic = "hfusion.cube_schedule"
     kind: str
@@ -186,6 +187,7 @@ class CubeSchedule(TypedAttr):
     l1_k: int
     work_item: str = "tile"
     acc_parts: int = 1
+    tail_strips: int = 1
     waves: int = 0
     buffers: tuple[CubeBufferDecl, ...] = ()
 
@@ -196,6 +198,8 @@ class CubeSchedule(TypedAttr):
             raise ValueError("tile sizes must be >= 1")
         if self.l1_k % self.base_k:
             raise ValueError(f"l1_k = {self.l1_k} must be a multiple of base_k = {self.base_k}")
+        if self.tail_strips < 1 or self.tail_strips > self.base_n // 16:
+            raise ValueError(f"tail_strips = {self.tail_strips} must be 1 .. base_n / 16 = {self.base_n // 16}")
         if self.acc_parts < 1 or self.base_n % (16 * self.acc_parts):
             raise ValueError(f"base_n = {self.base_n} must be acc_parts = {self.acc_parts} parts of whole fractals")
 

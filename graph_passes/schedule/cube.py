@@ -102,6 +102,7 @@ class CubeTile:
     waves: int
     work_item: str
     acc_parts: int = 1
+    tail_strips: int = 1
 
 
 def work_item(ck: CubeKernel) -> str:
@@ -198,26 +199,48 @@ def _sides(extent: int) -> list[int]:
 
 def _estimate(bm, bn, base_k, l1_k, parts, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr, target,
               item, group) -> CubeTile:
-    """Waves × work-item time. A tile's time is its busiest pipe (cube, MTE2 at the core's GM port plus the
-    per-DMA fixed cost, MTE1) plus the FixPipe drain the cube waits for: with the accumulator in two column
-    parts, a part's drain overlaps the other part's last L1 step (and the next tile's first), so only what
-    exceeds that step is exposed; with one part the whole drain is."""
+    """Waves × work-item time, bounded below by the chip's DDR bandwidth over the bytes the kernel moves; the last
+    wave of a "tile" kernel whose tiles are all whole may be cut into column strips (:func:`_tail_strips`)."""
     per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": group * ceil_div(M, bm) * ceil_div(N, bn)}[item]
     items = ceil_div(B * ceil_div(M, bm) * ceil_div(N, bn), per_item)
     waves = ceil_div(items, cores)
     em, en = min(bm, M), min(bn, N)
-    steps = ceil_div(K, base_k)
-    cube = ceil_div(em, FRACTAL) * ceil_div(K, k0) * ceil_div(en, FRACTAL) * frac_cycles
-    l1_steps = ceil_div(K, l1_k)
-    mte2 = (em + en) * K * es / port + l1_steps * 2 * target.dma_fixed_gm_to_l1_cycles
-    mte1 = steps * (parts * round_up(em, FRACTAL) * base_k * es / target.l1_to_l0a_bytes_per_cycle
-                    + base_k * round_up(en, FRACTAL) * es / target.l1_to_l0b_bytes_per_cycle)
-    drain = em * en * out_es / parts / target.l0c_to_gm_bytes_per_cycle + target.dma_fixed_l0c_to_gm_cycles
-    exposed = drain if parts == 1 else parts * max(0.0, drain - cube / l1_steps / parts)
-    per_tile = max(cube, mte2, mte1, parts * drain) + exposed
+
+    def tile_time(width: int) -> float:
+        """A tile's time: its busiest pipe (cube, MTE2 at the core's GM port plus the per-DMA fixed cost, MTE1)
+        plus the FixPipe drain the cube waits for: with the accumulator in two column parts, a part's drain
+        overlaps the other part's last L1 step (and the next tile's first), so only what exceeds that step is
+        exposed; with one part the whole drain is."""
+        cube = ceil_div(em, FRACTAL) * ceil_div(K, k0) * ceil_div(width, FRACTAL) * frac_cycles
+        l1_steps = ceil_div(K, l1_k)
+        mte2 = (em + width) * K * es / port + l1_steps * 2 * target.dma_fixed_gm_to_l1_cycles
+        mte1 = ceil_div(K, base_k) * (parts * round_up(em, FRACTAL) * base_k * es / target.l1_to_l0a_bytes_per_cycle
+                                      + base_k * round_up(width, FRACTAL) * es / target.l1_to_l0b_bytes_per_cycle)
+        n_parts = min(parts, ceil_div(width, bn // parts))
+        drain = em * min(width, bn // parts) * out_es / target.l0c_to_gm_bytes_per_cycle \
+            + target.dma_fixed_l0c_to_gm_cycles
+        exposed = drain if n_parts == 1 else n_parts * max(0.0, drain - cube / l1_steps / n_parts)
+        return max(cube, mte2, mte1, n_parts * drain) + exposed
+
+    per_tile = tile_time(en)
+    strips = _tail_strips(items, cores, bn) if item == "tile" and B == 1 and N % bn == 0 else 1
+    widest = ceil_div(bn // FRACTAL, strips) * FRACTAL  # strips are whole fractals, the widest has this many columns
+    if strips > 1 and tile_time(widest) < per_tile:
+        body = (waves - 1) * per_tile + tile_time(widest)
+    else:
+        strips, body = 1, waves * per_item * per_tile
     unique = (B * M * K + B * K * N + B * M * N) * es
-    cycles = max(waves * per_item * per_tile, unique / ddr)
-    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, item, parts)
+    cycles = max(body, unique / ddr)
+    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, item, parts, strips)
+
+
+def _tail_strips(items: int, cores: int, bn: int) -> int:
+    """Column strips each tile of a last, partial wave is cut into so that its strips occupy as many cores as they
+    can (strips of whole fractals: at most ``bn / 16``); 1 when the last wave is full."""
+    tail = items % cores
+    if items < cores or tail == 0:
+        return 1
+    return max(1, min(cores // tail, bn // FRACTAL))
 
 
 def acc_parts(base_n: int) -> tuple[int, ...]:
@@ -240,7 +263,8 @@ def cube_buffers(ck: CubeKernel, tile: CubeTile) -> tuple[CubeBufferDecl, ...]:
 
 def cube_schedule(ck: CubeKernel, tile: CubeTile, static_shape: bool) -> CubeSchedule:
     return CubeSchedule("SINGLE_CUBE", tile.base_m, tile.base_n, tile.base_k, tile.l1_k, tile.work_item,
-                        tile.acc_parts, tile.waves if static_shape else 0, cube_buffers(ck, tile))
+                        tile.acc_parts, tile.tail_strips if static_shape else 1, tile.waves if static_shape else 0,
+                        cube_buffers(ck, tile))
 
 
 def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
@@ -258,6 +282,10 @@ def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
         out["batch"], out["batch_group"] = norm(ck.batch), norm(group)
     else:
         items = as_expr(ck.batch) * (m_tiles * n_tiles if schedule.work_item == "tile" else m_tiles)
+    if schedule.tail_strips > 1:  # static: the last wave's tiles, each cut into strips
+        full = int(items) // cores * cores
+        out["full_items"] = full
+        items = full + (int(items) - full) * schedule.tail_strips
     out["items"], out["block_dim"] = norm(items), norm(sympy.Min(cores, items))
     return out
 

@@ -56,6 +56,16 @@ def test_odd_shape_with_bands_of_rows(fresh_dynamo):
     assert rec.schedule.work_item == "band" and not interp
 
 
+def test_last_wave_cut_into_column_strips(fresh_dynamo):
+    """26 tiles of 128 x 256 on 24 cube cores: 24 whole tiles, then the last 2 cut into 12 column strips each
+    (uneven: 16 fractals over 12 strips), so the last wave uses every core."""
+    a, b = _randn(1664, 64, dtype=torch.float16), _randn(64, 512, dtype=torch.float16, seed=1)
+    out, sim, interp = _run(torch.mm, a, b)
+    assert_close(out, torch.mm(a, b), "mm 1664x64x512")
+    (rec,) = _cube(sim)
+    assert rec.schedule.tail_strips == 12 and rec.block_dim == 24 and not interp
+
+
 @pytest.mark.parametrize("ta", [False, True])
 @pytest.mark.parametrize("tb", [False, True])
 def test_every_transpose_combination(fresh_dynamo, ta, tb):
@@ -127,3 +137,15 @@ def test_profile_table_shows_the_cube_lanes(fresh_dynamo):
     assert "SINGLE_CUBE" in table and "CUBE" in table and "MTE1" in table and "FIXP" in table, table
     lanes = {e.get("args", {}).get("name") for e in prof.trace_events() if e.get("ph") == "M"}
     assert any("MTE1" in str(n) for n in lanes) and any("FIX" in str(n) for n in lanes), lanes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m,k,n", [(1, 4096, 4096), (77, 1000, 333), (2048, 2048, 2048)])
+def test_full_size_products(fresh_dynamo, m, k, n):
+    """The issue's full-size shapes: a GEMV over a 4096 x 4096 weight, an odd 77 x 1000 x 333 and a 2048^3 GEMM
+    (6 waves of 128 x 256 tiles), f16, against eager."""
+    a, b = _randn(m, k, dtype=torch.float16), _randn(k, n, dtype=torch.float16, seed=1)
+    out, sim, interp = _run(torch.mm, a, b)
+    assert_close(out, torch.mm(a, b), f"mm {m}x{k}x{n}")
+    (rec,) = _cube(sim)
+    assert not interp and rec.hazards_checked

@@ -4,13 +4,14 @@
 
 // A 2048^3 f16 GEMM: 128 x 256 tiles (the L0C holds one, f32) in two accumulator parts of 128 x 128 (one drains
 // while the other is computed), K in L1 steps of 256 and L0 steps of 128, ping-pong at L1 and L0; 128 tiles
-// over the 24 cube cores: 6 waves.
+// over the 24 cube cores: 5 full waves, and the last 8 tiles cut into 3 column strips each (24 work items for the
+// 24 cores instead of 8 tiles on 8).
 // CHECK-LABEL: func.func @big(
-// CHECK-SAME:    base_m = 128, base_n = 256, base_k = 128, l1_k = 256, acc_parts = 2, waves = 6
+// CHECK-SAME:    base_m = 128, base_n = 256, base_k = 128, l1_k = 256, acc_parts = 2, tail_strips = 3, waves = 6
 // CHECK-SAME:    {role = "a_l1", scope = "l1", dtype = "f16", shape = [128, 256], copies = 2}
 // CHECK-SAME:    {role = "b_l0", scope = "l0b", dtype = "f16", shape = [128, 128], copies = 2}
 // CHECK-SAME:    {role = "c_l0", scope = "l0c", dtype = "f32", shape = [128, 128], copies = 2}
-// CHECK-SAME:    tiling = {block_dim = 24, items = 128, k = 2048, m = 2048, m_tiles = 16, n = 2048, n_tiles = 8}
+// CHECK-SAME:    tiling = {block_dim = 24, full_items = 120, items = 144, k = 2048, m = 2048, m_tiles = 16, n = 2048, n_tiles = 8}
 module attributes {target = "ascend910b1"} {
   func.func @big(%a: tensor<2048x2048xf16>, %b: tensor<2048x2048xf16>, %out: tensor<2048x2048xf16>) -> (tensor<2048x2048xf16>) attributes {fusion_kind = "SINGLE_CUBE", kernel, output_args = [2]} {
     %r = hfusion.matmul %a, %b : (tensor<2048x2048xf16>, tensor<2048x2048xf16>) -> tensor<2048x2048xf16>

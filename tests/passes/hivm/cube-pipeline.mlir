@@ -5,18 +5,25 @@
 // A 1024^3 f16 GEMM with B transposed (x @ w.t()), through the cube half of the HIVM pipeline (docs/cube.md).
 //
 // convert-to-hivm: one alloc per buffer of the cube schedule (tagged with its index), a loop over the work items
-// (tiles of 128 x 192, cyclic over the cores), the K loop of L1 steps (both operand boxes in their GM orientation:
-// B's is n x k), the accumulator's column parts, the L0 steps (MTE1 loads, B's transposed in place, and mmad), the
-// drain of each part through FixPipe in the last L1 step only (a loop of one trip there, none before).
+// (32 tiles of 128 x 256, cyclic over the 24 cores: the first 24 whole, the last 8 cut into 3 column strips each,
+// so 48 work items), the K loop of L1 steps (both operand boxes in their GM orientation: B's is n x k, a strip's
+// columns only), the accumulator's column parts (as many as the strip needs), the L0 steps (MTE1 loads, B's
+// transposed in place, and mmad), the drain of each part through FixPipe in the last L1 step only (a loop of one
+// trip there, none before).
 // CONV-LABEL: func.func @mm(
 // CONV:         %a_l1 = hivm.alloc {buffer = 0} : () -> memref<128x256xf16>
-// CONV:         %b_l1 = hivm.alloc {buffer = 1} : () -> memref<192x256xf16>
-// CONV:         %c_l0 = hivm.alloc {buffer = 4} : () -> memref<128x96xf32>
+// CONV:         %b_l1 = hivm.alloc {buffer = 1} : () -> memref<256x256xf16>
+// CONV:         %c_l0 = hivm.alloc {buffer = 4} : () -> memref<128x128xf32>
 // CONV:         scf.for %bid, %c48, %block_dim
+// CONV:           %late = arith.maxsi
+// CONV:           %q = arith.addi
+// CONV:           %strip_w = arith.muli
+// CONV:           %mi = arith.floordivsi %q, %c4
+// CONV:           %n0s = arith.addi %n0, %strip_off
 // CONV:           scf.for %c0, %c1024, %c256
 // CONV:             hivm.load %a, %a_l1, %m0, %kk, %c128, %c256
-// CONV:             hivm.load %b, %b_l1, %n0, %kk, %en, %c256
-// CONV:             %parts = arith.ceildivsi %en, %c96
+// CONV:             hivm.load %b, %b_l1, %n0s, %kk, %strip_w, %c256
+// CONV:             %parts = arith.ceildivsi %strip_w, %c128
 // CONV:             scf.for %c0, %parts, %c1
 // CONV:               scf.for %c0, %c256, %c128
 // CONV:                 hivm.load_l0a %a_l1, %a_l0, %k0, %c128, %c128 {transpose = false}
@@ -31,10 +38,10 @@
 // SCOPE-LABEL: func.func @mm(
 // SCOPE-SAME:    core_type = "AIC"
 // SCOPE:         hivm.alloc {buffer = 0, multi_buffer = 2} : () -> memref<128x256xf16, l1>
-// SCOPE:         hivm.alloc {buffer = 1, multi_buffer = 2} : () -> memref<192x256xf16, l1>
+// SCOPE:         hivm.alloc {buffer = 1, multi_buffer = 2} : () -> memref<256x256xf16, l1>
 // SCOPE:         hivm.alloc {buffer = 2, multi_buffer = 2} : () -> memref<128x128xf16, l0a>
-// SCOPE:         hivm.alloc {buffer = 3, multi_buffer = 2} : () -> memref<128x96xf16, l0b>
-// SCOPE:         hivm.alloc {buffer = 4, multi_buffer = 2} : () -> memref<128x96xf32, l0c>
+// SCOPE:         hivm.alloc {buffer = 3, multi_buffer = 2} : () -> memref<128x128xf16, l0b>
+// SCOPE:         hivm.alloc {buffer = 4, multi_buffer = 2} : () -> memref<128x128xf32, l0c>
 
 // inject-sync: every carried flag is pre-armed once before the work-item loop and drained once after it, so no
 // pipe stops at the end of an inner loop: MTE1 loads the next part's first window while the cube finishes this
