@@ -30,7 +30,7 @@ from ..intmath import align_up
 from ..ir.core import OpResult, Value
 from ..ir.sizes import as_expr
 from ..ir.types import DTYPE_BYTES, TensorType
-from .kernel_info import ELEMENTWISE_OPS, KernelInfo, looked_through
+from .kernel_info import ELEMENTWISE_OPS, KernelInfo, Unsupported, looked_through
 
 
 @dataclass(eq=False)
@@ -202,7 +202,13 @@ class BufferPlan:
     def scratch_bytes(self, tile, ub_align: int, wide: bool = False) -> int:
         """The kernel's scratch buffer: the largest need of one op (0: none); ``wide``: row reductions fold into
         up to WIDE_FOLD_PARTIALS partials."""
-        return max((op_scratch(self, op, tile, ub_align, wide) for op in self.ops), default=0)
+        need = 0
+        for op in self.ops:
+            try:
+                need = max(need, op_scratch(self, op, tile, ub_align, wide))
+            except ValueError as e:  # an idiom that cannot lower this op at this layout
+                raise Unsupported(op.name, str(e)) from None
+        return need
 
 
 def _reuse_candidates(op) -> list[Value]:

@@ -14,7 +14,6 @@ DEFAULT_SEEDS = range(16)
 SLOW_SEEDS = range(16, 400)
 DYNAMIC_EVERY = 4  # every fourth seed also runs with dynamic=True at two sizes
 KNOWN = {  # seed: its regression test
-    147: "test_fuzz_regressions.py::test_flattened_product_with_an_unsqueezed_operand",
 }
 
 

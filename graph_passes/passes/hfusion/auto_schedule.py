@@ -102,6 +102,8 @@ def schedule_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: 
     try:
         sched = choose_tile(info, sizes, target, options.multi_buffer, options.max_tile_elems,
                             options.tile_elems, options.row_pipeline)
+    except Unsupported as e:  # an op no idiom lowers at the kernel's layout (its scratch cannot be sized)
+        return _unschedulable(func, ctx, e.op_name, e.reason)
     except ScheduleError as e:
         if not info.gather_sources:
             raise PassError(f"{options.name}: kernel @{func.sym_name}: {e}") from None
