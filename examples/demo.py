@@ -9,16 +9,18 @@ import torch_npu_backend
 
 
 class Block(torch.nn.Module):
-    """A norm → scale/shift → GELU → softmax block: vector work that fuses into a few kernels."""
+    """A projection (a matmul on the cube cores, its weight read transposed in place), then norm → scale/shift →
+    GELU → softmax: vector work that fuses into one kernel."""
 
     def __init__(self, width: int = 256):
         super().__init__()
+        self.proj = torch.nn.Linear(width, width, bias=False)
         self.norm = torch.nn.LayerNorm(width)
         self.scale = torch.nn.Parameter(torch.randn(width) * 0.1 + 1.0)
         self.shift = torch.nn.Parameter(torch.randn(width) * 0.1)
 
     def forward(self, x):
-        h = torch.nn.functional.gelu(self.norm(x) * self.scale + self.shift)
+        h = torch.nn.functional.gelu(self.norm(self.proj(x)) * self.scale + self.shift)
         return torch.softmax(h, dim=-1) + x
 
 
@@ -33,7 +35,7 @@ def main() -> None:
         got = compiled(x)
 
     err = (got - expected).abs().max().item()
-    print(f"compiled output matches eager: {torch.allclose(got, expected, rtol=1.3e-6, atol=1e-5)} "
+    print(f"compiled output matches eager: {torch.allclose(got, expected, rtol=1e-5, atol=1e-5)} "
           f"(max abs error {err:.2e})\n")
     print("kernels launched on the simulated ascend910b1:")
     print(prof.table())
