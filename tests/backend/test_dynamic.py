@@ -145,8 +145,9 @@ def test_loss_over_logits_and_labels_sized_apart(fresh_dynamo, tmp_path):
     """Logits and labels come with their own size symbols; only a guard ties them (``Eq(s0*s1, s2*s3)``). The
     importer writes the labels' flattened size as the logits' one and the module records the equality, so the
     labels' reshape verifies and the target gather meets equal sizes (it was interpreted, "does not match domain
-    dim", and the backward's scatter failed to compile). Every kernel is simulated but the backward's one-hot,
-    whose arange runs over the vocabulary — a size symbol without bound — with that reason."""
+    dim", and the backward's scatter failed to compile). Every kernel is simulated: the backward's one-hot compares
+    the labels with i32 positions over the vocabulary, a size symbol without bound, so the backward graph checks
+    ``vocabulary <= 2^31`` before each run (it was interpreted: the arange "has no upper bound")."""
 
     def loss(logits, labels):
         return F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
@@ -163,10 +164,11 @@ def test_loss_over_logits_and_labels_sized_apart(fresh_dynamo, tmp_path):
         expected.backward()
         assert_close(got, expected, f"loss at {batch}x{seq}")
         assert_close(lc.grad, logits.grad, f"grad at {batch}x{seq}")
-        interpreted = [r.reason for r in prof.records if not r.simulated]
-        assert len(interpreted) == 1 and "hfusion.arange" in interpreted[0] and "has no upper bound" in \
-            interpreted[0], interpreted
+        assert prof.records and not prof.interpreted(), [(r.kernel, r.reason) for r in prof.interpreted()]
     assert fresh_dynamo["graphs_compiled"] == 2  # forward and backward, once for both sizes
+    (plan,) = tmp_path.glob("graph_*_backward/host_plan.mlir")
+    checked = re.findall(r"size predicate, checked before each run: (.*) \(FX node", plan.read_text())
+    assert [re.sub(r"s\d+", "s", c) for c in checked] == ["s<=2147483648"], checked
     text = next(tmp_path.glob("graph_*_forward/000_input.mlir")).read_text()
     assert re.search(r'size_equalities = \{"s\d+\*s\d+" = "s\d+\*s\d+"\}', text), text[:600]
 
