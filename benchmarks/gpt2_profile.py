@@ -44,7 +44,8 @@ def kind_totals(records) -> list[list]:
         k[5] += r.launch_us or 0.0
         k[6] += r.wall_s
     return [[kind, n, cube, vec, mix, body, launch, body + launch, wall]
-            for kind, (n, cube, vec, mix, body, launch, wall) in sorted(kinds.items(), key=lambda kv: -kv[1][4] - kv[1][5])]
+            for kind, (n, cube, vec, mix, body, launch, wall)
+            in sorted(kinds.items(), key=lambda kv: -kv[1][4] - kv[1][5])]
 
 
 def main(argv=None) -> int:
