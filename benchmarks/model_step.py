@@ -8,7 +8,8 @@ the chip's fixed costs (launch overhead, per-DMA fixed costs; docs/simulator.md)
 the simulator's timing before they were modelled: the "before" columns). Prints the slowest kernels (before µs, body
 µs with the per-DMA fixed costs, launch µs, roofline µs, efficiency = roofline / body, block dim, the simulator's wall
 seconds, the FX nodes they came from), then totals per fusion kind (before, and after with the launches), then the
-step's totals. Matmuls are cube kernels, run by the reference interpreter (no simulated cycles, no launch charged).
+step's totals. Matmuls are cube kernels on the simulator (SINGLE_CUBE); a launch the reference interpreter ran
+shows as ``(interpreted)`` in the totals.
 A table, not a timed test.
 """
 

@@ -145,8 +145,9 @@ def test_loss_over_logits_and_labels_sized_apart(fresh_dynamo, tmp_path):
     """Logits and labels come with their own size symbols; only a guard ties them (``Eq(s0*s1, s2*s3)``). The
     importer writes the labels' flattened size as the logits' one and the module records the equality, so the
     labels' reshape verifies and the target gather meets equal sizes (it was interpreted, "does not match domain
-    dim", and the backward's scatter failed to compile). Every kernel is simulated but the backward's one-hot,
-    whose arange runs over the vocabulary — a size symbol without bound — with that reason."""
+    dim", and the backward's scatter failed to compile). Every kernel is simulated: the backward's one-hot compares
+    the labels with i32 positions over the vocabulary, a size symbol without bound, so the backward graph checks
+    ``vocabulary <= 2^31`` before each run (it was interpreted: the arange "has no upper bound")."""
 
     def loss(logits, labels):
         return F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
@@ -163,10 +164,11 @@ def test_loss_over_logits_and_labels_sized_apart(fresh_dynamo, tmp_path):
         expected.backward()
         assert_close(got, expected, f"loss at {batch}x{seq}")
         assert_close(lc.grad, logits.grad, f"grad at {batch}x{seq}")
-        interpreted = [r.reason for r in prof.records if not r.simulated]
-        assert len(interpreted) == 1 and "hfusion.arange" in interpreted[0] and "has no upper bound" in \
-            interpreted[0], interpreted
+        assert prof.records and not prof.interpreted(), [(r.kernel, r.reason) for r in prof.interpreted()]
     assert fresh_dynamo["graphs_compiled"] == 2  # forward and backward, once for both sizes
+    (plan,) = tmp_path.glob("graph_*_backward/host_plan.mlir")
+    checked = re.findall(r"size predicate, checked before each run: (.*) \(FX node", plan.read_text())
+    assert [re.sub(r"s\d+", "s", c) for c in checked] == ["s<=2147483648"], checked
     text = next(tmp_path.glob("graph_*_forward/000_input.mlir")).read_text()
     assert re.search(r'size_equalities = \{"s\d+\*s\d+" = "s\d+\*s\d+"\}', text), text[:600]
 
@@ -357,8 +359,9 @@ def test_masked_softmax_over_a_dynamic_length_runs_on_the_simulator(fresh_dynamo
 
 def test_cumsum_over_a_dynamic_last_dim(fresh_dynamo):
     """OPT's positions are the attention mask's cumsum over the sequence: with dynamic=True the scan's step count
-    would be symbolic, so it is a product with a triangle of ones (an arange compared with itself, a vector kernel on
-    the simulator; the product a cube kernel). Integer sums exact, float sums close; one compile for three lengths."""
+    would be symbolic, so the sums come from a triangle of ones (an arange compared with itself, a vector kernel).
+    An i64 sum is the masked rows summed on the vector unit (the cube has no integer product), exact; a float sum
+    is a product with the triangle, a cube kernel. Every kernel on the simulator; one compile for three lengths."""
 
     def fn(mask, x):
         return (torch.cumsum(mask, dim=1) * mask - 1, torch.cumsum(x, -1))
@@ -367,13 +370,13 @@ def test_cumsum_over_a_dynamic_last_dim(fresh_dynamo):
     for t in (8, 13, 5):
         mask = torch.ones(2, t, dtype=torch.int64)
         mask[1, : t // 2] = 0
+        mask[0, -1] = 3 << 40  # an i64 sum no f32 product would keep exact
         x = torch.randn(3, t)
         with torch_npu_backend.profile(trace=False) as prof:
             pos, sums = compiled(mask, x)
         want_pos, want_sums = fn(mask, x)
         assert torch.equal(pos, want_pos), t
         assert_close(sums, want_sums, f"length {t}")
-        assert all(r.simulated for r in prof.records if r.fusion_kind != "SINGLE_CUBE"), \
-            [(r.kernel, r.fusion_kind, r.reason) for r in prof.records]
-        assert any(r.fusion_kind == "SINGLE_CUBE" for r in prof.records)
+        assert prof.records and not prof.interpreted(), [(r.kernel, r.fusion_kind, r.reason) for r in prof.records]
+        assert sum(r.core_type == "AIC" for r in prof.records) == 1  # the float sum's product only
     assert fresh_dynamo["backend_calls"] == 1

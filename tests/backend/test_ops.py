@@ -23,21 +23,12 @@ from torch_npu_backend.lowerings import LOWERING_HITS, LOWERINGS
 
 LOW = (torch.float16, torch.bfloat16)
 
-# Why kernels are interpreted today: a substring of the runtime's reason -> the explanation.
-REASONS = {
-    "cube kernel": "matmul: the cube pipeline is a later issue",
-}
+# Why kernels are interpreted today: a substring of the runtime's reason -> the explanation. Empty: every case's
+# kernels run on the simulator, the matmuls (mm, bmm, addmm, linear, embedding's backward) as cube kernels.
+REASONS: dict[str, str] = {}
 
 # case name -> the REASONS keys its interpreted kernels may give. Cases not listed: every kernel simulated.
-INTERPRETED: dict[str, tuple[str, ...]] = {
-    "addmm_scaled": ('cube kernel',),
-    "bmm": ('cube kernel',),
-    "embedding": ('cube kernel',),
-    "embedding_padding": ('cube kernel',),
-    "linear": ('cube kernel',),
-    "matmul_3d": ('cube kernel',),
-    "mm": ('cube kernel',),
-}  # fmt: skip
+INTERPRETED: dict[str, tuple[str, ...]] = {}
 
 # Known bugs (each reported with the numbers): strict xfail, so a fix fails the test until its entry is removed.
 KNOWN_BUGS: dict[str, str] = {}  # fmt: skip

@@ -141,7 +141,7 @@ def _one_hot_sum(ctx, v, d, idx, vals):
     sum. All on the vector unit; an index outside the dim matches no position (eager raises)."""
     n, m = int(v.type.shape[d]), idx.type.numel()
     pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
-    positions = ctx.emit(ArangeOp, [], TensorType((n,), "i32"), start=0, step=1)
+    positions = _positions(ctx, n)
     if m == 1:  # one index (qkv[..., [-2], :]): a rank-0 index against the positions, a select, no sum
         one = _as_position(ctx, _from_end(ctx, idx, n, []))
         hot = compare(ctx, "eq", positions, _bcast(ctx, one, TensorType((n,), "i32"), [0]))
@@ -209,7 +209,7 @@ def embedding_dense_backward(ctx, grad_output, indices, num_weights, padding_idx
     compute = opmath(out.dtype)
     g = ctx.cast(ctx.reshape(g, [n, d]), compute)
     idx = _as_position(ctx, ctx.reshape(idx, [n]))
-    rows = ctx.emit(ArangeOp, [], TensorType((vocab,), "i32"), start=0, step=1)
+    rows = _positions(ctx, vocab)
     nv = TensorType((n, vocab), "i32")
     hot = compare(ctx, "eq", _bcast(ctx, idx, nv, [1]), _bcast(ctx, rows, nv, [0]))
     if padding_idx is not None and 0 <= padding_idx <= I32_MAX:
@@ -234,6 +234,19 @@ def _as_position(ctx, idx):
     return ctx.reshape(ctx.cast(flat, "i32"), shape)
 
 
+def _positions(ctx, n):
+    """``arange(n)`` in i32: the positions ``0..n-1`` along a dim, compared with an index narrowed by
+    :func:`_as_position` (i32 compares run on the vector unit). Every position is exact in i32 only when
+    ``n <= 2^31``: for a symbolic ``n`` (a vocabulary sized by a symbol with ``dynamic=True``) the importer records
+    that as a size predicate, checked on every run (a longer dim is a clear error, not wrapped positions), and the
+    bound it gives the symbol lets the arange lower."""
+    n = sympy.sympify(n)
+    if not n.is_Integer:
+        ctx.assert_predicate(sympy.Le(n, I32_MAX + 1), ctx.node_name(),
+                             f"positions 0..{n}-1 along a dim are compared in i32")
+    return ctx.emit(ArangeOp, [], TensorType((n,), "i32"), start=0, step=1)
+
+
 def _bcast(ctx, v, out_type, dims):
     return ctx.emit(BroadcastOp, [v], out_type.with_dtype(v.type.dtype), dims=dims)
 
@@ -253,7 +266,7 @@ def scatter_value(ctx, x, dim, index, value):
     if idx.type.rank != rank or any(idx.type.shape[i] != v.type.shape[i] for i in range(rank) if i != dim):
         raise ctx.error(f"index {idx.type} must match input {v.type} outside dim {dim}")
     c = v.type.shape[dim]
-    positions = ctx.emit(ArangeOp, [], TensorType((c,), "i32"), start=0, step=1)
+    positions = _positions(ctx, c)
     if idx.type.shape[dim] == 1:  # one position per slice (nll_loss's backward): no ``any`` over j, no transpose
         along = ctx.reshape(positions, [c if i == dim else 1 for i in range(rank)])
         mask = ctx.broadcast_to(compare(ctx, "eq", _as_position(ctx, idx), along), v.type.shape)

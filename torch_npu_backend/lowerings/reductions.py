@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from graph_passes.dialects.hfusion import ArangeOp, ElemwiseBinaryOp, MatmulOp
-from graph_passes.ir.types import TensorType
+from graph_passes.ir.types import TensorType, is_float_dtype
 
 from ..dtypes import opmath
 from . import register_lowering
@@ -113,7 +113,7 @@ def cumsum(ctx, x, dim, *, dtype=None):
     scan): elementwise adds and shifts (a slice and a concatenated fill) the vector kernels run (position ids computed
     as the attention mask's cumsum, for one). Integer sums are exact; a float sum adds in another order than eager's
     left to right, in f32 for f16/bf16 (eager's accumulation type), rounded once. Over a symbolic length (the step count
-    would be symbolic) along the last dim: a product with a triangle of ones, :func:`_cumsum_by_matmul`."""
+    would be symbolic) along the last dim: prefix sums by a triangle of ones, :func:`_cumsum_symbolic`."""
     out = ctx.out_type()
     v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
     d = normalize_dim(ctx, dim, v.type.rank)
@@ -121,9 +121,9 @@ def cumsum(ctx, x, dim, *, dtype=None):
     if not n.is_Integer:
         if d != v.type.rank - 1:
             raise ctx.error(f"cumsum over dim {d} of symbolic length {n}: the scan's step count must be static, and "
-                            f"only a last dim of symbolic length is summed by a product (dim {d} of rank "
+                            f"only a last dim of symbolic length is summed by a triangle of ones (dim {d} of rank "
                             f"{v.type.rank})")
-        return ctx.cast(_cumsum_by_matmul(ctx, v, n), out.dtype)
+        return ctx.cast(_cumsum_symbolic(ctx, v, n), out.dtype)
     k, tail = 1, [0, 0] * (v.type.rank - 1 - d)
     while k < int(n):
         v = binary(ctx, "add", v, pad_value(ctx, v, tail + [k, -k], 0))
@@ -131,17 +131,24 @@ def cumsum(ctx, x, dim, *, dtype=None):
     return ctx.cast(v, out.dtype)
 
 
-def _cumsum_by_matmul(ctx, v, n):
-    """``v @ U`` with ``U[i, j] = (i <= j)`` over the last dim of symbolic length ``n`` (with ``dynamic=True``,
-    position ids as the attention mask's cumsum over the sequence): the triangle from an arange compared with itself (a
-    vector kernel, like a causal mask), the product a matmul (of the sum's dtype, i64 for integers: a cube kernel
-    the interpreter runs, as it runs every matmul for now). Integer sums are exact; a float sum adds in the
-    product's order."""
+def _cumsum_symbolic(ctx, v, n):
+    """The prefix sums over the last dim of symbolic length ``n`` (with ``dynamic=True``: position ids as the
+    attention mask's cumsum over the sequence): ``out[.., j] = sum over i <= j of v[.., i]``, with the triangle
+    ``i <= j`` from an arange compared with itself (a vector kernel, like a causal mask).
+
+    A float sum (f32: f16/bf16 are summed in f32) is the product ``v @ U`` with ``U[i, j] = (i <= j)``, a cube
+    kernel; it adds in the product's order. An integer sum cannot be a product: the cube multiplies f16, bf16 and f32
+    only, and f32 sums are exact only below 2^24 — neither the values nor ``n`` are bounded. It is the masked rows
+    ``select(i <= j, v[.., i], 0)`` summed over ``i`` in the integer type: exact, O(n^2) per row on the vector
+    unit (i64: scalar loops, docs/codegen.md)."""
     dtype = v.type.dtype
-    idx = ctx.emit(ArangeOp, [], TensorType((n,), "i64"), start=0, step=1)
-    upper = compare(ctx, "le", ctx.reshape(idx, (n, 1)), ctx.reshape(idx, (1, n)))
-    ones = select(ctx, upper, ctx.scalar(1, dtype), ctx.scalar(0, dtype))
     rows = numel(v.type.shape, range(v.type.rank - 1))
-    flat = ctx.reshape(v, (rows, n))
-    prod = ctx.emit(MatmulOp, [flat, ones], TensorType((rows, n), dtype))
-    return ctx.reshape(prod, v.type.shape)
+    idx = ctx.emit(ArangeOp, [], TensorType((n,), "i64"), start=0, step=1)
+    if is_float_dtype(dtype):
+        upper = compare(ctx, "le", ctx.reshape(idx, (n, 1)), ctx.reshape(idx, (1, n)))
+        ones = select(ctx, upper, ctx.scalar(1, dtype), ctx.scalar(0, dtype))
+        prod = ctx.emit(MatmulOp, [ctx.reshape(v, (rows, n)), ones], TensorType((rows, n), dtype))
+        return ctx.reshape(prod, v.type.shape)
+    lower = compare(ctx, "le", ctx.reshape(idx, (1, n)), ctx.reshape(idx, (n, 1)))  # [j, i] = i <= j
+    terms = select(ctx, lower, ctx.reshape(v, (rows, 1, n)), ctx.scalar(0, dtype))  # [row, j, i]
+    return ctx.reshape(reduce(ctx, "sum", terms, [2], False), v.type.shape)
