@@ -1,4 +1,4 @@
-"""``hivm.load`` / ``hivm.store`` → ``copy_gm_to_ub`` / ``copy_ub_to_gm`` (MTE2 / MTE3).
+"""``hivm.load`` / ``hivm.store`` → ``copy_gm_to_ub`` (or, into L1, ``copy_gm_to_l1``) / ``copy_ub_to_gm`` (MTE2 / MTE3).
 
 A tile of valid extents ``e`` at GM offsets ``off`` moves as bursts: the innermost dim is one burst per row
 (``burst_len = e[-1]·es``), rows are ``n_burst = e[-2]`` apart by the GM row stride (from the GM memref's symbolic
@@ -35,17 +35,22 @@ def gm_strides(state, buf) -> list[Expr]:
     return out
 
 
+COPY_INTO = ("ub", "l1")  # the local scopes a GM load may fill
+
+
 def emit_load(state, op) -> None:
     local = state.buf(op.local)
-    _transfer(state, op, gm=state.buf(op.gm), ub=local, to_ub="l1" if local.scope == "l1" else True)
+    _transfer(state, op, gm=state.buf(op.gm), ub=local, into=local.scope)
 
 
 def emit_store(state, op) -> None:
-    _transfer(state, op, gm=state.buf(op.gm), ub=state.buf(op.local), to_ub=False)
+    _transfer(state, op, gm=state.buf(op.gm), ub=state.buf(op.local), into=None)
 
 
-def _transfer(state, op, gm, ub, to_ub: bool) -> None:
-    if gm.scope != "gm" or ub.scope != ("l1" if to_ub == "l1" else "ub"):
+def _transfer(state, op, gm, ub, into: str | None) -> None:
+    """A box between GM and a local buffer: loaded ``into`` its scope (UB, or L1 for a cube operand), or stored
+    from UB (``into`` None)."""
+    if gm.scope != "gm" or ub.scope not in (COPY_INTO if into else ("ub",)):
         raise CodegenError(op, f"moves between GM and UB (or GM into L1), got {gm.type} and {ub.type}")
     if ub.dtype == "i1":
         raise CodegenError(op, "i1 buffers are packed bit masks in UB (vcmp/vsel) while GM bools are bytes; "
@@ -64,11 +69,11 @@ def _transfer(state, op, gm, ub, to_ub: bool) -> None:
         lin = fold(lin + o * s)
     gaddr = fold(gm.addr + lin * es)
     if not isinstance(gaddr, Imm) and gaddr != gm.addr:
-        gaddr = state.b.mov(state.fresh(f"{'src' if to_ub else 'dst'}_gm"), gaddr)
+        gaddr = state.b.mov(state.fresh(f"{'src' if into else 'dst'}_gm"), gaddr)
     dims = [d for d, e in enumerate(extents) if static_int(e) != 1]
     dims, extents, gs, us = merge_dims(dims, extents, gs, us)
-    tag = {"tags": {"dst" if to_ub else "src": ub.tag}} if ub.tag is not None else {}
-    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, to_ub, **tag)
+    tag = {"tags": {"dst" if into else "src": ub.tag}} if ub.tag is not None else {}
+    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, into, **tag)
 
 
 def merge_dims(dims, extents, gs, us):
@@ -89,18 +94,19 @@ def merge_dims(dims, extents, gs, us):
     return out, ext, gs, us
 
 
-def bursts(state, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> None:
-    """The copies of one box (``reg``: a data-register GM offset and its bound, forwarded to every copy)."""
+def bursts(state, op, dims, extents, gaddr, uaddr, gs, us, es, into, **reg) -> None:
+    """The copies of one box (``into``: the local scope loaded into, None for a store; ``reg``: a data-register GM
+    offset and its bound, forwarded to every copy)."""
     if len(dims) > 2:
         d = dims[0]
 
         def body(i):
             bursts(state, op, dims[1:], extents, fold(gaddr + i * gs[d] * es), fold(uaddr + i * (us[d] * es)), gs, us,
-                    es, to_ub, **reg)
+                    es, into, **reg)
 
         return counted(state, "d", extents[d], body, max_unroll=1)
     if not dims:
-        return _copy(state, to_ub, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0), **reg)
+        return _copy(state, into, gaddr, uaddr, Imm(es), Imm(1), Imm(0), Imm(0), **reg)
     inner = dims[-1]
     if static_int(gs[inner]) != 1 or us[inner] != 1:
         # one element per burst (a column, a strided or transposed view): each UB burst starts a 32-B block
@@ -111,28 +117,27 @@ def bursts(state, op, dims, extents, gaddr, uaddr, gs, us, es, to_ub, **reg) -> 
             d = dims[0]
 
             def column(i):
-                _copy(state, to_ub, fold(gaddr + i * gs[d] * es), fold(uaddr + i * (us[d] * es)), Imm(es),
+                _copy(state, into, fold(gaddr + i * gs[d] * es), fold(uaddr + i * (us[d] * es)), Imm(es),
                       extents[inner], fold(gs[inner] * es), Imm(us[inner] * es), **reg)
 
             return counted(state, "d", extents[d], column, max_unroll=1)
-        return _copy(state, to_ub, gaddr, uaddr, Imm(es), extents[inner], fold(gs[inner] * es), Imm(us[inner] * es),
+        return _copy(state, into, gaddr, uaddr, Imm(es), extents[inner], fold(gs[inner] * es), Imm(us[inner] * es),
                      **reg)
     row = fold(extents[inner] * es)
     if len(dims) == 1:
-        return _copy(state, to_ub, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0), **reg)
+        return _copy(state, into, gaddr, uaddr, row, Imm(1), Imm(0), Imm(0), **reg)
     outer = dims[0]
     e1 = static_int(extents[inner])
     if e1 is not None and static_int(gs[outer]) == e1 and us[outer] == e1:  # contiguous on both sides
-        return _copy(state, to_ub, gaddr, uaddr, fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0), **reg)
+        return _copy(state, into, gaddr, uaddr, fold(extents[outer] * (e1 * es)), Imm(1), Imm(0), Imm(0), **reg)
     if (us[outer] * es) % 32:
         raise CodegenError(op, f"UB rows {us[outer] * es} B apart are not 32-B aligned (pad the alloc's last dim)")
-    _copy(state, to_ub, gaddr, uaddr, row, extents[outer], fold(gs[outer] * es), Imm(us[outer] * es), **reg)
+    _copy(state, into, gaddr, uaddr, row, extents[outer], fold(gs[outer] * es), Imm(us[outer] * es), **reg)
 
 
-def _copy(state, to_ub, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride, **reg) -> None:
-    if to_ub == "l1":  # a cube operand's box (MTE2 into L1)
-        state.b.copy_gm_to_l1(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
-    elif to_ub:
-        state.b.copy_gm_to_ub(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
+def _copy(state, into, gaddr, uaddr, burst_len, n_burst, gm_stride, ub_stride, **reg) -> None:
+    if into:  # MTE2: GM -> UB, or a cube operand's box GM -> L1
+        load = state.b.copy_gm_to_l1 if into == "l1" else state.b.copy_gm_to_ub
+        load(uaddr, gaddr, burst_len, n_burst, src_stride=gm_stride, dst_stride=ub_stride, **reg)
     else:
         state.b.copy_ub_to_gm(gaddr, uaddr, burst_len, n_burst, src_stride=ub_stride, dst_stride=gm_stride, **reg)

@@ -72,7 +72,7 @@ def emit_embedding_gather(state, op) -> None:
         state.b.smin("i64", "g_i", "g_i", "g_hi")
         state.b.smul("i64", "g_i", "g_i", "g_row")
         bursts(state, op, dims, box, fold(base + r * step), fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es,
-                True, gm_reg="g_i", gm_bound=bound, **({"tags": {"dst": dst.tag}} if dst.tag else {}))
+                "ub", gm_reg="g_i", gm_bound=bound, **({"tags": {"dst": dst.tag}} if dst.tag else {}))
 
     counted(state, "r", extents[0], row, max_unroll=1)
 

@@ -25,7 +25,7 @@ from ..dialects.func import ReturnOp
 from ..dialects.schedule_attrs import CubeSchedule
 from ..ir.sizes import as_expr
 from ..ir.types import IndexType, MemRefType, TensorType
-from ..schedule.cube import CubeKernel
+from ..schedule.cube import FRACTAL, CubeKernel
 from .hfusion_to_hivm import KernelLowering
 
 
@@ -117,7 +117,7 @@ class CubeLowering(KernelLowering):
         ``j = max(t − F, 0) % S``, columns ``[j·U // S, (j + 1)·U // S)`` fractals of the tile's ``U`` (a whole tile is
         the strip 0 of 1). Returns (q, (column offset in the tile, width)), index values."""
         s = self.schedule
-        full, strips, units = self.const(int(self.tiling["full_items"])), s.tail_strips, s.base_n // 16
+        full, strips, units = self.const(int(self.tiling["full_items"])), s.tail_strips, s.base_n // FRACTAL
         late = self.arith("maxsi", self.arith("subi", t, full), self.const(0), "late")
         q = self.arith("addi", self.arith("minsi", t, full), self.arith("floordivsi", late, self.const(strips)), "q")
         past = self.arith("maxsi", self.arith("subi", self.arith("addi", t, self.const(1)), full), self.const(0))
@@ -125,9 +125,10 @@ class CubeLowering(KernelLowering):
         count = self.arith("addi", self.const(1), self.arith("muli", in_tail, self.const(strips - 1)), "strips")
         j = self.arith("remsi", late, self.const(strips), "j")
         first = self.arith("floordivsi", self.arith("muli", j, self.const(units)), count)
-        end = self.arith("floordivsi", self.arith("muli", self.arith("addi", j, self.const(1)), self.const(units)), count)
-        off = self.arith("muli", first, self.const(16), "strip_off")
-        width = self.arith("muli", self.arith("subi", end, first), self.const(16), "strip_w")
+        after = self.arith("addi", j, self.const(1))
+        end = self.arith("floordivsi", self.arith("muli", after, self.const(units)), count)
+        off = self.arith("muli", first, self.const(FRACTAL), "strip_off")
+        width = self.arith("muli", self.arith("subi", end, first), self.const(FRACTAL), "strip_w")
         return q, (off, width)
 
     def tile(self, b, mi, ni, bufs, cols=None) -> None:
@@ -150,17 +151,23 @@ class CubeLowering(KernelLowering):
         b_box = ([n0, kk], [en, ek]) if ck.transpose_b else ([kk, n0], [ek, en])
         self.load(ck.a, ck.batched_a, b, a_box, bufs["a_l1"])
         self.load(ck.b, ck.batched_b, b, b_box, bufs["b_l1"])
-        self.parts(kk, ek, m0, n0, em, en, b, bufs)
+        # the drains run in the last L1 step only: a loop of one trip there and none before
+        k = as_expr(self.tiling["k"])
+        last_kk = self.const((int(k) - 1) // s.l1_k * s.l1_k) if k.is_Integer else self.arith(
+            "muli", self.arith("floordivsi", self.arith("subi", self.param("k"), c1), self.const(s.l1_k)),
+            self.const(s.l1_k), "last_kk")
+        is_last = self.arith("subi", c1, self.arith("minsi", self.arith("subi", last_kk, kk), c1), "is_last")
+        self.parts(kk, ek, m0, n0, em, en, b, is_last, bufs)
         self.close_loop(kloop)
 
-    def parts(self, kk, ek, m0, n0, em, en, b, bufs) -> None:
-        """The accumulator's column parts of one L1 step: part h's mmads, then (in the last L1 step) its drain,
-        which runs on FixPipe while the cube works on part h + 1 (``c_l0`` rotates over the part loop)."""
+    def parts(self, kk, ek, m0, n0, em, en, b, is_last, bufs) -> None:
+        """The accumulator's column parts of one L1 step: part h's mmads, then (when ``is_last``) its drain, which
+        runs on FixPipe while the cube works on part h + 1 (``c_l0`` rotates over the part loop)."""
         ck, s = self.ck, self.schedule
         c0, c1 = self.const(0), self.const(1)
         width = s.base_n // s.acc_parts
         if s.acc_parts == 1:
-            h, c_off, en_h, hloop = c0, c0, en, None
+            c_off, en_h, hloop = c0, en, None
         else:
             n = as_expr(self.tiling["n"])
             whole = n.is_Integer and int(n) % s.base_n == 0 and s.tail_strips == 1
@@ -184,12 +191,6 @@ class CubeLowering(KernelLowering):
         self.create(hivm_cube.MmadOp, [bufs["a_l0"], bufs["b_l0"], bufs["c_l0"], init, em, ek0, en_h], [])
         self.counts["cube-ops"] += 1
         self.close_loop(inner)
-        # the drain, in the last L1 step only: a loop of one trip there and none before
-        k = as_expr(self.tiling["k"])
-        last_kk = self.const((int(k) - 1) // s.l1_k * s.l1_k) if k.is_Integer else self.arith(
-            "muli", self.arith("floordivsi", self.arith("subi", self.param("k"), c1), self.const(s.l1_k)),
-            self.const(s.l1_k), "last_kk")
-        is_last = self.arith("subi", c1, self.arith("minsi", self.arith("subi", last_kk, kk), c1), "is_last")
         drain = self.open_loop(c0, is_last, c1, "drain")
         out = self.args[ck.func.body.args[ck.out]]
         col = self.arith("addi", n0, c_off) if s.acc_parts > 1 else n0

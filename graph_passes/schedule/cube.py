@@ -140,23 +140,35 @@ def _static(e, sizes: SizeVars, assumed: int) -> int:
     return int(hi) if hi is not None else assumed
 
 
+@dataclass(frozen=True)
+class _Problem:
+    """What the tile estimate reads of one cube kernel: its sizes (a symbolic one at its bound), element sizes, work
+    item and batch group, and the target."""
+
+    B: int
+    M: int
+    N: int
+    K: int
+    es: int
+    k0: int
+    out_es: int
+    frac_cycles: int  # cube cycles per 16 x k0 x 16 fractal of the operand dtype
+    item: str
+    group: int
+    target: object
+
+
 def choose_cube_tile(ck: CubeKernel, sizes: SizeVars, target) -> CubeTile:
     """The tile of least estimated time that fits L1, L0A, L0B and L0C with ping-pong at L1 and L0."""
-    es, k0 = ITEMSIZE[ck.dtype], ck.k0
-    B, M = _static(ck.batch, sizes, 1), _static(ck.m, sizes, ASSUMED_ROWS)
-    N, K = _static(ck.n, sizes, ASSUMED_ROWS), _static(ck.k, sizes, ASSUMED_ROWS)
-    cores = target.aic_cores
-    frac_cycles = target.cube_cycles_per_fractal(ck.dtype)
-    port = target.gm_port_read_bytes_per_cycle
-    ddr = target.ddr_bytes_per_cycle
-    out_es = ITEMSIZE[ck.out_dtype]
-    Kp = round_up(K, k0)
+    B = _static(ck.batch, sizes, 1)
     item = work_item(ck)
     group = min(B, _static(batch_group(ck), sizes, B)) if item == "batch" else 1
+    p = _Problem(B, _static(ck.m, sizes, ASSUMED_ROWS), _static(ck.n, sizes, ASSUMED_ROWS),
+                 _static(ck.k, sizes, ASSUMED_ROWS), ITEMSIZE[ck.dtype], ck.k0, ITEMSIZE[ck.out_dtype],
+                 target.cube_cycles_per_fractal(ck.dtype), item, group, target)
     best = None
-    for bm, bn, base_k, l1_k, parts in _candidates(M, N, Kp, es, target):
-        cand = _estimate(bm, bn, base_k, l1_k, parts, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr,
-                         target, item, group)
+    for bm, bn, base_k, l1_k, parts in _candidates(p.M, p.N, round_up(p.K, p.k0), p.es, target):
+        cand = _estimate(p, bm, bn, base_k, l1_k, parts)
         if best is None or cand.cycles < best.cycles * 0.999 or (
                 cand.cycles <= best.cycles * 1.001 and _tie_rank(cand) > _tie_rank(best)):
             best = cand
@@ -197,11 +209,12 @@ def _sides(extent: int) -> list[int]:
     return sorted({s for s in TILE_SIDES if s <= whole} | ({whole} if whole <= TILE_SIDES[-1] else set()))
 
 
-def _estimate(bm, bn, base_k, l1_k, parts, B, M, N, K, es, k0, out_es, cores, frac_cycles, port, ddr, target,
-              item, group) -> CubeTile:
+def _estimate(p: _Problem, bm: int, bn: int, base_k: int, l1_k: int, parts: int) -> CubeTile:
     """Waves × work-item time, bounded below by the chip's DDR bandwidth over the bytes the kernel moves; the last
     wave of a "tile" kernel whose tiles are all whole may be cut into column strips (:func:`_tail_strips`)."""
-    per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": group * ceil_div(M, bm) * ceil_div(N, bn)}[item]
+    B, M, N, K, es, t = p.B, p.M, p.N, p.K, p.es, p.target
+    cores = t.aic_cores
+    per_item = {"tile": 1, "band": ceil_div(N, bn), "batch": p.group * ceil_div(M, bm) * ceil_div(N, bn)}[p.item]
     items = ceil_div(B * ceil_div(M, bm) * ceil_div(N, bn), per_item)
     waves = ceil_div(items, cores)
     em, en = min(bm, M), min(bn, N)
@@ -211,27 +224,26 @@ def _estimate(bm, bn, base_k, l1_k, parts, B, M, N, K, es, k0, out_es, cores, fr
         plus the FixPipe drain the cube waits for: with the accumulator in two column parts, a part's drain
         overlaps the other part's last L1 step (and the next tile's first), so only what exceeds that step is
         exposed; with one part the whole drain is."""
-        cube = ceil_div(em, FRACTAL) * ceil_div(K, k0) * ceil_div(width, FRACTAL) * frac_cycles
+        cube = ceil_div(em, FRACTAL) * ceil_div(K, p.k0) * ceil_div(width, FRACTAL) * p.frac_cycles
         l1_steps = ceil_div(K, l1_k)
-        mte2 = (em + width) * K * es / port + l1_steps * 2 * target.dma_fixed_gm_to_l1_cycles
-        mte1 = ceil_div(K, base_k) * (parts * round_up(em, FRACTAL) * base_k * es / target.l1_to_l0a_bytes_per_cycle
-                                      + base_k * round_up(width, FRACTAL) * es / target.l1_to_l0b_bytes_per_cycle)
+        mte2 = (em + width) * K * es / t.gm_port_read_bytes_per_cycle + l1_steps * 2 * t.dma_fixed_gm_to_l1_cycles
+        mte1 = ceil_div(K, base_k) * (parts * round_up(em, FRACTAL) * base_k * es / t.l1_to_l0a_bytes_per_cycle
+                                      + base_k * round_up(width, FRACTAL) * es / t.l1_to_l0b_bytes_per_cycle)
         n_parts = min(parts, ceil_div(width, bn // parts))
-        drain = em * min(width, bn // parts) * out_es / target.l0c_to_gm_bytes_per_cycle \
-            + target.dma_fixed_l0c_to_gm_cycles
+        drain = em * min(width, bn // parts) * p.out_es / t.l0c_to_gm_bytes_per_cycle + t.dma_fixed_l0c_to_gm_cycles
         exposed = drain if n_parts == 1 else n_parts * max(0.0, drain - cube / l1_steps / n_parts)
         return max(cube, mte2, mte1, n_parts * drain) + exposed
 
     per_tile = tile_time(en)
-    strips = _tail_strips(items, cores, bn) if item == "tile" and B == 1 and N % bn == 0 else 1
+    strips = _tail_strips(items, cores, bn) if p.item == "tile" and B == 1 and N % bn == 0 else 1
     widest = ceil_div(bn // FRACTAL, strips) * FRACTAL  # strips are whole fractals, the widest has this many columns
     if strips > 1 and tile_time(widest) < per_tile:
         body = (waves - 1) * per_tile + tile_time(widest)
     else:
         strips, body = 1, waves * per_item * per_tile
     unique = (B * M * K + B * K * N + B * M * N) * es
-    cycles = max(body, unique / ddr)
-    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, item, parts, strips)
+    cycles = max(body, unique / t.ddr_bytes_per_cycle)
+    return CubeTile(bm, bn, base_k, l1_k, cycles, waves, p.item, parts, strips)
 
 
 def _tail_strips(items: int, cores: int, bn: int) -> int:
@@ -256,9 +268,10 @@ def cube_buffers(ck: CubeKernel, tile: CubeTile) -> tuple[CubeBufferDecl, ...]:
     bm, bn, bk, l1k, dt = tile.base_m, tile.base_n, tile.base_k, tile.l1_k, ck.dtype
     a_l1 = (l1k, bm) if ck.transpose_a else (bm, l1k)
     b_l1 = (bn, l1k) if ck.transpose_b else (l1k, bn)
+    part = bn // tile.acc_parts
     return (CubeBufferDecl("a_l1", "l1", dt, a_l1, 2), CubeBufferDecl("b_l1", "l1", dt, b_l1, 2),
-            CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, bn // tile.acc_parts), 2),
-            CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, bn // tile.acc_parts), tile.acc_parts))
+            CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, part), 2),
+            CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, part), tile.acc_parts))
 
 
 def cube_schedule(ck: CubeKernel, tile: CubeTile, static_shape: bool) -> CubeSchedule:

@@ -77,20 +77,28 @@ def run_kernel(ck, inputs, bindings, **kw):
     return ck.run(arrays, bindings, **kw)
 
 
-def drop_one_sync(ck, module, which: int = 0, src: str = "PIPE_MTE2", dst: str = "PIPE_V"):
-    """Recompile ``ck``'s kernel with its ``which``-th ``hivm.wait_flag`` from ``src`` to ``dst`` removed (its
-    matching set_flag stays: the flag is then never consumed, which the simulator allows at kernel end)."""
+def recompile_without(ck, module, doomed):
+    """Recompile ``ck``'s kernel with the ops ``doomed(clone)`` picks from a clone of its HIVM function erased."""
     func = module.lookup(ck.name)
     clone = func.clone()
-    waits = [op for op in clone.walk() if op.name == "hivm.wait_flag" and op.attributes["src_pipe"] == src
-             and op.attributes["dst_pipe"] == dst]
-    waits[which].erase()
+    for op in doomed(clone):
+        op.erase()
     module.body.insert_before(func, clone)
     clone.attributes["sym_name"] = ck.name + "_nosync"
     try:
         return compile_kernel(clone, module)
     finally:
         clone.erase()
+
+
+def drop_one_sync(ck, module, which: int = 0, src: str = "PIPE_MTE2", dst: str = "PIPE_V"):
+    """Recompile ``ck``'s kernel with its ``which``-th ``hivm.wait_flag`` from ``src`` to ``dst`` removed (its
+    matching set_flag stays: the flag is then never consumed, which the simulator allows at kernel end)."""
+    def doomed(clone):
+        waits = [op for op in clone.walk() if op.name == "hivm.wait_flag" and op.attributes["src_pipe"] == src
+                 and op.attributes["dst_pipe"] == dst]
+        return [waits[which]]
+    return recompile_without(ck, module, doomed)
 
 
 def run_host(module, kernels: dict, args: list, bindings=None, func: str = "main", results: list | None = None):

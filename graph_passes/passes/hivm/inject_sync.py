@@ -280,11 +280,6 @@ class _KernelSync:
                     n += 1
         return n
 
-    def _unhoist(self) -> int:
-        for f in self.flags:
-            f.hoist = None
-        return 0
-
     def _dependences(self) -> list[_Dep]:
         """Forward dependences (same iteration), then loop-carried ones (``b`` in a later iteration of a loop)."""
         deps, cache = [], self.access_cache

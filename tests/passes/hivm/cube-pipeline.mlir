@@ -23,13 +23,13 @@
 // CONV:           scf.for %c0, %c1024, %c256
 // CONV:             hivm.load %a, %a_l1, %m0, %kk, %c128, %c256
 // CONV:             hivm.load %b, %b_l1, %n0s, %kk, %strip_w, %c256
+// CONV:             %is_last = arith.subi
 // CONV:             %parts = arith.ceildivsi %strip_w, %c128
 // CONV:             scf.for %c0, %parts, %c1
 // CONV:               scf.for %c0, %c256, %c128
 // CONV:                 hivm.load_l0a %a_l1, %a_l0, %k0, %c128, %c128 {transpose = false}
 // CONV:                 hivm.load_l0b %b_l1, %b_l0, %k0, %c_off, %c128, %en_h {transpose = true}
 // CONV:                 hivm.mmad %a_l0, %b_l0, %c_l0, %init, %c128, %c128, %en_h
-// CONV:               %is_last = arith.subi
 // CONV:               scf.for %c0, %is_last, %c1
 // CONV:                 hivm.fixpipe %c_l0, %out, %m0, %{{.*}}, %c128, %en_h {relu = false}
 
