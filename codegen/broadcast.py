@@ -10,7 +10,8 @@ from simulator.expr import Imm, emin
 from .errors import CodegenError
 from .lowering import Buf
 from .operands import barrier, op_region, operand_of, ub_buf, vector_dtype
-from .vector import MAX_REPEAT, Operand, chunk_mask, counted, flat, fold, region, static_int, valid_rows, vector_instr
+from .vector import (SCRATCH, MAX_REPEAT, Operand, buffer_tags, chunk_mask, counted, flat, fold, region, static_int,
+                     valid_rows, vector_instr)
 
 
 def emit_vbrc(state, op) -> None:
@@ -45,7 +46,7 @@ def emit_vbrc(state, op) -> None:
         return
     barrier(state)  # the slab along the other broadcast dims: a row broadcast reading index 0 of them
     slab = operand_of(dst)
-    slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)])
+    slab = Operand(dst.addr, dst.es, [0 if d in others else s for d, s in enumerate(slab.strides)], dst.tag)
     region(state, vector_instr(state, "vcopy", dtype, ("src", "dst")), [slab, operand_of(dst)], ext, caps)
 
 
@@ -59,8 +60,8 @@ def _padded_column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, ext, cap
     inner, src_inner = caps[p], src.type.static_shape()[p]
 
     def slab(i):
-        s_buf = Buf(src.scope, fold(src.addr + i * (src_inner * src.es)), src.type)
-        d_buf = Buf(dst.scope, fold(dst.addr + i * (inner * pitch * dst.es)), dst.type)
+        s_buf = Buf(src.scope, fold(src.addr + i * (src_inner * src.es)), src.type, src.tag)
+        d_buf = Buf(dst.scope, fold(dst.addr + i * (inner * pitch * dst.es)), dst.type, dst.tag)
         _column_broadcast(state, op, s_buf, d_buf, dtype, ext[p], ext[-1], inner, pitch)
 
     counted(state, "slab", valid_rows(ext, caps, spanned[:-1]), slab)
@@ -79,8 +80,10 @@ def _block_broadcast(state, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
     shape = dst.type.static_shape()
     n = valid_rows(list(ext[:-1]) + [Imm(shape[-1])], caps,
                    [d for d, k in enumerate(shape) if k > 1])
-    emit = vector_instr(state, "vcopy", dtype, (None, "dst"), src=src.addr, src_blk=0, src_rep=0)
-    flat(state, emit, [Operand(src.addr, dst.es, None), Operand(dst.addr, dst.es, [1])], n, prod(shape))
+    emit = vector_instr(state, "vcopy", dtype, (None, "dst"), src=src.addr, src_blk=0, src_rep=0,
+                        tags=buffer_tags(src=src))
+    flat(state, emit, [Operand(src.addr, dst.es, None, src.tag), Operand(dst.addr, dst.es, [1], dst.tag)], n,
+         prod(shape))
 
 
 def _element_broadcast(state, src: Buf, dst: Buf, dtype: str, ext, caps) -> None:
@@ -93,12 +96,12 @@ def _element_broadcast(state, src: Buf, dst: Buf, dtype: str, ext, caps) -> None
     too, harmlessly)."""
     S = state.scratch(256, f"a broadcast of one element into {dst.type}")
     barrier(state)
-    state.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    state.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8, tags=buffer_tags(src=src, dst=SCRATCH))
     barrier(state)
     shape = dst.type.static_shape()
     n = valid_rows(ext, caps, [d for d, k in enumerate(shape) if k > 1])
-    emit = vector_instr(state, "vcopy", dtype, (None, "dst"), src=Imm(S), src_blk=0, src_rep=0)
-    flat(state, emit, [Operand(Imm(S), dst.es, None), Operand(dst.addr, dst.es, [1])], n, prod(shape))
+    emit = vector_instr(state, "vcopy", dtype, (None, "dst"), src=Imm(S), src_blk=0, src_rep=0, tags={"src": SCRATCH})
+    flat(state, emit, [Operand(Imm(S), dst.es, None, SCRATCH), Operand(dst.addr, dst.es, [1], dst.tag)], n, prod(shape))
 
 
 def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_cap: int, pitch: int) -> None:
@@ -127,10 +130,10 @@ def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_ca
                                    f"{rows_cap - T0} rows' blocks")
         with state.b.if_(e0 > T0):
             state.b.vbrcb(dtype, fold(dst.addr + B * pb), fold(src.addr + Ts * es), repeat=fold((e0 - Ts + 7) // 8),
-                          dst_blk=1, dst_rep=8)
+                          dst_blk=1, dst_rep=8, tags=buffer_tags(src=src, dst=dst))
             barrier(state)
             _spread(state, dtype, fold(dst.addr + T0 * pb), fold(dst.addr + (B * pb + 32 * (T0 - Ts))), 1, e0 - T0, e1,
-                    rows_cap - T0, pitch, lanes, dst_rep=pb // 32)
+                    rows_cap - T0, pitch, lanes, dst_rep=pb // 32, tags=buffer_tags(src=dst, dst=dst))
             barrier(state)
     groups = T0 // 8
     step = 252  # vbrcb repeats per instruction: 8 source elements each, keeps the source 32-B aligned
@@ -139,7 +142,7 @@ def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_ca
     def brcb(g):
         rep = emin(step, n_rep - g * step) if groups > step else n_rep
         state.b.vbrcb(dtype, fold(dst.addr + g * (step * 8 * pb)), fold(src.addr + g * (step * 8 * es)),
-                      repeat=fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32)
+                      repeat=fold(rep), dst_blk=pb // 32, dst_rep=8 * pb // 32, tags=buffer_tags(src=src, dst=dst))
 
     if groups > step:
         counted(state, "g", (n_rep + step - 1) // step, brcb, max_unroll=0)
@@ -149,7 +152,8 @@ def _column_broadcast(state, op, src: Buf, dst: Buf, dtype: str, e0, e1, rows_ca
     if pb == 32:  # rows of one block: vbrcb wrote them whole
         return
     rows_main = e0 if T0 == rows_cap else fold(emin(e0, T0))
-    _spread(state, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes)
+    _spread(state, dtype, dst.addr, dst.addr, pb // 32, rows_main, e1, T0, pitch, lanes,
+            tags=buffer_tags(src=dst, dst=dst))
 
 
 def _small_column_broadcast(state, op, src, dst, dtype, e0, e1, rows_cap, pitch, pb, lanes) -> None:
@@ -158,16 +162,17 @@ def _small_column_broadcast(state, op, src, dst, dtype, e0, e1, rows_cap, pitch,
     if pb < 256:  # row 0 cannot hold vbrcb's 8 blocks: stage them in the kernel's scratch, spread each row's
         S = state.scratch(256, f"a column broadcast into {rows_cap} rows of {pb} B")
         barrier(state)
-        state.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+        state.b.vbrcb(dtype, S, src.addr, repeat=1, dst_blk=1, dst_rep=8, tags=buffer_tags(src=src, dst=SCRATCH))
         barrier(state)
-        _spread(state, dtype, dst.addr, Imm(S), 1, e0, e1, rows_cap, pitch, lanes, dst_rep=pb // 32)
+        _spread(state, dtype, dst.addr, Imm(S), 1, e0, e1, rows_cap, pitch, lanes, dst_rep=pb // 32,
+                tags=buffer_tags(src=SCRATCH, dst=dst))
         return
-    state.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8)
+    state.b.vbrcb(dtype, dst.addr, src.addr, repeat=1, dst_blk=1, dst_rep=8, tags=buffer_tags(src=src, dst=dst))
     barrier(state)
     if rows_cap > 1:
         def rest():
             _spread(state, dtype, fold(dst.addr + pb), fold(dst.addr + 32), 1, fold(e0 - 1), e1, rows_cap - 1, pitch,
-                    lanes, dst_rep=pb // 32)
+                    lanes, dst_rep=pb // 32, tags=buffer_tags(src=dst, dst=dst))
 
         if static_int(e0) is None:
             with state.b.if_(e0 > 1):
@@ -175,11 +180,13 @@ def _small_column_broadcast(state, op, src, dst, dtype, e0, e1, rows_cap, pitch,
         elif static_int(e0) > 1:
             rest()
         barrier(state)
-    _spread(state, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32)
+    _spread(state, dtype, dst.addr, dst.addr, 0, Imm(1), e1, 1, pitch, lanes, dst_rep=pb // 32,
+            tags=buffer_tags(src=dst, dst=dst))
 
 
-def _spread(state, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None):
-    """vcopy the 32-B block at src (+ src_rep blocks per row) over e1 elements of each of e0 rows of dst."""
+def _spread(state, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=None, tags=None):
+    """vcopy the 32-B block at src (+ src_rep blocks per row) over e1 elements of each of e0 rows of dst (``tags``:
+    the copies' buffer tags)."""
     dst_rep = src_rep if dst_rep is None else dst_rep
     e1s = static_int(e1)
 
@@ -190,7 +197,7 @@ def _spread(state, dtype, dst, src, src_rep, e0, e1, cap0, cap1, lanes, dst_rep=
             rep = e0 if cap0 <= MAX_REPEAT else emin(MAX_REPEAT, e0 - g * MAX_REPEAT)
             state.b.vcopy(dtype, fold(dst + c * 256 + g * (MAX_REPEAT * dst_rep * 32)),
                           fold(src + g * (MAX_REPEAT * src_rep * 32)), repeat=fold(rep), mask=mask, src_blk=0,
-                          src_rep=src_rep, dst_rep=dst_rep)
+                          src_rep=src_rep, dst_rep=dst_rep, tags=tags)
 
         if cap0 <= MAX_REPEAT:
             group(Imm(0))

@@ -14,7 +14,7 @@ from simulator.expr import Imm
 
 from .dma import gm_strides
 from .errors import CodegenError
-from .vector import fold
+from .vector import buffer_tags, fold
 
 
 def _window(state, buf, row, col):
@@ -28,7 +28,7 @@ def emit_load_l0a(state, op) -> None:
     k_off, m, k = (state.index(v) for v in op.indices)
     t = bool(op.attributes.get("transpose"))
     addr, pitch = _window(state, src, k_off, Imm(0)) if t else _window(state, src, Imm(0), k_off)
-    state.b.load_l1_to_l0a(dst.addr, addr, m, k, pitch, src.dtype, int(t))
+    state.b.load_l1_to_l0a(dst.addr, addr, m, k, pitch, src.dtype, int(t), tags=buffer_tags(src=src, dst=dst))
 
 
 def emit_load_l0b(state, op) -> None:
@@ -36,13 +36,13 @@ def emit_load_l0b(state, op) -> None:
     k_off, n_off, k, n = (state.index(v) for v in op.indices)
     t = bool(op.attributes.get("transpose"))
     addr, pitch = _window(state, src, n_off, k_off) if t else _window(state, src, k_off, n_off)
-    state.b.load_l1_to_l0b(dst.addr, addr, k, n, pitch, src.dtype, int(t))
+    state.b.load_l1_to_l0b(dst.addr, addr, k, n, pitch, src.dtype, int(t), tags=buffer_tags(src=src, dst=dst))
 
 
 def emit_mmad(state, op) -> None:
     a, b, c = (state.buf(v) for v in op.operands[:3])
     init, m, k, n = (state.index(v) for v in op.indices)
-    state.b.mmad(c.addr, a.addr, b.addr, m, k, n, a.dtype, init=init)
+    state.b.mmad(c.addr, a.addr, b.addr, m, k, n, a.dtype, init=init, tags=buffer_tags(a=a, b=b, dst=c))
 
 
 def emit_fixpipe(state, op) -> None:
@@ -57,4 +57,4 @@ def emit_fixpipe(state, op) -> None:
         lin = fold(lin + o * s)
     addr = fold(dst.addr + lin * dst.es)
     state.b.fixpipe(addr, src.addr, m, n, fold(strides[-2] * dst.es), src_dtype=src.dtype, dst_dtype=dst.dtype,
-                    relu=int(bool(op.attributes.get("relu"))))
+                    relu=int(bool(op.attributes.get("relu"))), tags=buffer_tags(src=src))

@@ -27,7 +27,7 @@ from simulator.expr import Imm
 
 from .dma import bursts, gm_strides, merge_dims
 from .errors import CodegenError
-from .vector import fold, static_int, counted
+from .vector import buffer_tags, counted, fold, static_int
 
 INDEX_DTYPES = ("i32", "i64")  # ld_ub reads either; the arithmetic runs on 64-bit data registers
 
@@ -67,12 +67,12 @@ def emit_embedding_gather(state, op) -> None:
     state.b.dmov("g_row", row_bytes)
 
     def row(r):
-        state.b.ld_ub(index.dtype, "g_i", fold(index.addr + r * idx_pitch))
+        state.b.ld_ub(index.dtype, "g_i", fold(index.addr + r * idx_pitch), tags=buffer_tags(addr=index))
         state.b.smax("i64", "g_i", "g_i", "g_lo")
         state.b.smin("i64", "g_i", "g_i", "g_hi")
         state.b.smul("i64", "g_i", "g_i", "g_row")
         bursts(state, op, dims, box, fold(base + r * step), fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es,
-                "ub", gm_reg="g_i", gm_bound=bound, **({"tags": {"dst": dst.tag}} if dst.tag else {}))
+                "ub", gm_reg="g_i", gm_bound=bound, tags=buffer_tags(dst=dst))
 
     counted(state, "r", extents[0], row, max_unroll=1)
 

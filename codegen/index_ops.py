@@ -23,7 +23,7 @@ from simulator.isa.index import GATHER_DTYPES, VCI_DTYPES
 
 from .errors import CodegenError
 from .operands import barrier, operand_of, ub_buf, vector_dtype
-from .vector import Operand, counted, flat, fold, region, static_int, vector_instr
+from .vector import SCRATCH, Operand, buffer_tags, counted, flat, fold, region, static_int, vector_instr
 
 
 def emit_varange(state, op) -> None:
@@ -84,14 +84,15 @@ def _convert(state, idx, idx_rows: int, idx_cols: int, n: int, es: int) -> int:
     wide = idx.dtype == "i64"
     q = state.scratch(wbytes * (3 if wide else 1), "the byte offsets of a vgather")
 
-    def tables(*addrs):  # the words of tables at ``addrs`` as region operands
-        return [Operand(a if isinstance(a, Expr) else Imm(a), 4, [1]) for a in addrs]
+    def tables(*addrs):  # the words of tables at ``addrs`` (in the scratch) as region operands
+        return [Operand(a if isinstance(a, Expr) else Imm(a), 4, [1], SCRATCH) for a in addrs]
 
     def scalar(form, dst_addr, src_addr, value, fence=True):  # dst = src (form) value, word by word
         if fence:
             barrier(state)
         emit = vector_instr(state, "v" + form, "i32", ("dst", "src"), scalar=Imm(value))
-        flat(state, emit, tables(dst_addr, src_addr), Imm(words), words)
+        src_op = Operand(idx.addr, 4, [1], idx.tag) if src_addr is idx.addr else tables(src_addr)[0]
+        flat(state, emit, tables(dst_addr) + [src_op], Imm(words), words)
 
     if wide:
         w, h = q + wbytes, q + 2 * wbytes
@@ -99,13 +100,13 @@ def _convert(state, idx, idx_rows: int, idx_cols: int, n: int, es: int) -> int:
         def row_positions(r):  # w[r][c] = r*idx_cols + c: the i64 element behind word (r, c)
             row = Imm(w) + r * (pitch * 4)
             emit = vector_instr(state, "vci", "i32", ("dst",), first=lambda a: fold(r * idx_cols + (a[0] - row) // 4))
-            flat(state, emit, [Operand(row, 4, [1])], Imm(pitch), pitch)
+            flat(state, emit, [Operand(row, 4, [1], SCRATCH)], Imm(pitch), pitch)
 
         def words_of(target, offsets, fence=True):  # target[k] = the b32 word of the index at byte offsets[k]
             if fence:
                 barrier(state)
             emit = vector_instr(state, "vgather", "i32", ("dst", None), src=idx.addr, offset=lambda a: a[1],
-                                src_len=idx_rows * idx_cols * 8)
+                                src_len=idx_rows * idx_cols * 8, tags=buffer_tags(src=idx, offset=SCRATCH))
             flat(state, emit, tables(target, offsets), Imm(words), words)
 
         barrier(state)
@@ -185,8 +186,9 @@ def emit_vgather(state, op) -> None:
         o_row = Imm(q) + (j * (pitch * 4) if idx_rows > 1 else 0)
 
         emit = vector_instr(state, "vgather", dtype, ("dst",), src=fold(s_row), src_len=n * src.es,
-                            offset=lambda a: fold(o_row + (a[0] - d_row) // es * 4))
-        flat(state, emit, [Operand(d_row, es, [1])], fold(ext[1] * words), d_shape[1] * words)
+                            offset=lambda a: fold(o_row + (a[0] - d_row) // es * 4),
+                            tags=buffer_tags(src=src, offset=SCRATCH))
+        flat(state, emit, [Operand(d_row, es, [1], dst.tag)], fold(ext[1] * words), d_shape[1] * words)
 
     counted(state, "row", ext[0], row, max_unroll=1 if static_int(ext[0]) is None else 4)
 
@@ -207,7 +209,7 @@ def _word_offsets(state, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
 
     def over(mnemonic, dtype, addrs, operands, **fields):  # one instruction over the n words of each table
         emit = vector_instr(state, mnemonic, dtype, operands, **fields)
-        flat(state, emit, [Operand(Imm(a), 4, [1]) for a in addrs], table, n)
+        flat(state, emit, [Operand(Imm(a), 4, [1], SCRATCH) for a in addrs], table, n)
 
     # the conversion of ``q`` ended with a pipe_barrier V (its scratch temporaries are free)
     over("vci", "i32", [t], ("dst",), first=lambda a: fold((a[0] - t) // 4))
@@ -221,7 +223,8 @@ def _word_offsets(state, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:
     for x in (p, t):
         over("vmuls", "i32", [x, x], ("src", "dst"), scalar=Imm(4))
     barrier(state)
-    over("vgather", "i32", [e, p], ("dst", None), src=Imm(q), offset=lambda a: a[1], src_len=wbytes)
+    over("vgather", "i32", [e, p], ("dst", None), src=Imm(q), offset=lambda a: a[1], src_len=wbytes,
+         tags={"src": SCRATCH, "offset": SCRATCH})
     for _ in range(2):
         over("vsub", "i32", [t, t, p], ("dst", "src0", "src1"))
         barrier(state)

@@ -9,7 +9,8 @@ from simulator.expr import Imm, emin
 from .errors import CodegenError
 from .lowering import Buf
 from .operands import splat, ub_buf, vector_dtype
-from .vector import fold, static_int, column_bits, counted, flat_extent, flatten_alike, valid_rows
+from .vector import (SCRATCH, buffer_tags, column_bits, counted, flat_extent, flatten_alike, fold, static_int,
+                     valid_rows)
 
 LANES_OF = {"bf16": "f16", "i32": "f32"}  # vsel moves these as lanes of the same width
 
@@ -86,9 +87,11 @@ def emit_vcmp(state, op) -> None:
     data = [a] if scalar else [a, ub_buf(state, op, b_v)]
     ext = [state.index(v) for v in op.indices]
 
+    tags = buffer_tags(src0=a, src1=None if scalar else data[1], dst=dst)
+
     def body(addrs, bits, n, cap):
         def emit(k, repeat, mask):
-            kw = dict(repeat=repeat, mask=mask)
+            kw = dict(repeat=repeat, mask=mask, tags=tags)
             if scalar:
                 getattr(state.b, "vcmps_" + pred)(dtype, fold(bits + k // 8), fold(addrs[0] + k * a.es),
                                                   scalar=state.scalar(b_v), **kw)
@@ -120,6 +123,9 @@ def emit_vsel(state, op) -> None:
                 blocks[id(v)] = splat(state, op, state.scalar(v), dst.dtype).addr
                 state.scratch_used += 256
         data = [ub_buf(state, op, v) for v in (t_v, f_v) if id(v) not in blocks] + [dst]
+        sources = iter(data)
+        src0, src1 = (SCRATCH if id(v) in blocks else next(sources) for v in (t_v, f_v))
+        tags = buffer_tags(src0=src0, src1=src1, sel=cond, dst=dst)
 
         def body(addrs, bits, n, cap):
             it = iter(addrs)
@@ -130,7 +136,8 @@ def emit_vsel(state, op) -> None:
                 kw = {}
                 for name, (a, rep) in zip(("src0", "src1"), srcs):
                     kw[name], kw[name + "_rep"] = (a if rep == 0 else fold(a + k * dst.es)), rep
-                state.b.vsel(dtype, fold(out + k * dst.es), fold(bits + k // 8), repeat=repeat, mask=mask, **kw)
+                state.b.vsel(dtype, fold(out + k * dst.es), fold(bits + k // 8), repeat=repeat, mask=mask, tags=tags,
+                             **kw)
 
             _bit_flat(state, op, n, cap, lanes, emit)
 

@@ -27,7 +27,7 @@ from simulator.isa.index import GATHER_DTYPES
 
 from .errors import CodegenError
 from .operands import barrier, ub_buf
-from .vector import Operand, counted, flat, fold, valid_rows, vector_instr
+from .vector import Operand, buffer_tags, counted, flat, fold, valid_rows, vector_instr
 
 
 def emit_vindex(state, op) -> None:
@@ -39,10 +39,11 @@ def emit_vindex(state, op) -> None:
 
     def vs(form, at, n_elems: int, value) -> None:  # dst[at : at+n] = dst[0 : n] (op) value
         emit = vector_instr(state, "v" + form, "i32", ("dst", "src"), scalar=value)
-        flat(state, emit, [Operand(fold(base + at * 4), 4, [1]), Operand(base, 4, [1])], Imm(n_elems), n_elems)
+        flat(state, emit, [Operand(fold(base + at * 4), 4, [1], dst.tag), Operand(base, 4, [1], dst.tag)], Imm(n_elems),
+             n_elems)
 
     vci = vector_instr(state, "vci", "i32", ("dst",), first=lambda a: fold((a[0] - base) // 4))
-    flat(state, vci, [Operand(base, 4, [1])], Imm(ds[-1]), ds[-1])
+    flat(state, vci, [Operand(base, 4, [1], dst.tag)], Imm(ds[-1]), ds[-1])
     if n < ds[-1]:  # padded columns read the row's last valid element (never stored)
         barrier(state)
         vs("mins", 0, ds[-1], Imm(n - 1))
@@ -70,9 +71,10 @@ def emit_vpermute(state, op) -> None:
 
     def gather(s_at, d_at):
         emit = vector_instr(state, "vgather", dst.dtype, ("dst",), fold_exprs=False, src=s_at, src_len=src_len,
-                            offset=lambda a: fold(table.addr + (a[0] - d_at) // es * 4))
+                            offset=lambda a: fold(table.addr + (a[0] - d_at) // es * 4),
+                            tags=buffer_tags(src=src, offset=table))
         n = fold(valid_rows(ext[m:], ds[m:], range(r - 1 - m)) * ds[-1])
-        flat(state, emit, [Operand(d_at, es, [1])], n, prod(ds[m:]))
+        flat(state, emit, [Operand(d_at, es, [1], dst.tag)], n, prod(ds[m:]))
 
     def batch(k, s_at, d_at):
         if k == m:

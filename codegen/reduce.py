@@ -15,7 +15,8 @@ from simulator.expr import Imm, as_expr, emax, emin
 from .errors import CodegenError
 from .lowering import Buf
 from .operands import barrier, operand_of, ub_buf, vector_dtype
-from .vector import MAX_REPEAT, SCRATCH, Operand, counted, fold, region, static_int, valid_rows, vector_instr
+from .vector import (MAX_REPEAT, SCRATCH, Operand, buffer_tags, counted, fold, region, static_int, valid_rows,
+                     vector_instr)
 
 REDUCE = {"sum": ("sum", "add"), "max": ("rmax", "max"), "min": ("rmin", "min"),  # (vcadd/vcmax/vcmin, combine)
           "prod": (None, "mul")}  # no per-repeat product: _prod_rows
@@ -67,9 +68,9 @@ def _reduce_dim(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> None
     rank = len(shape)
     if kind == "prod" and d == rank - 1:
         e0 = valid_rows(ext, shape, [k for k in range(rank - 1) if shape[k] > 1])
-        return _prod_rows(state, op, src.addr, shape[-1] * src.es, dst.addr, prod(shape[:-1]), shape[-1], e0, ext[-1])
+        return _prod_rows(state, op, src, shape[-1] * src.es, dst, prod(shape[:-1]), shape[-1], e0, ext[-1])
     if kind != "prod" and (d != rank - 1 or rank == 1) and all(n == 1 for k, n in enumerate(shape) if k != d):
-        return _reduce_all(state, op, kind, dtype, src.addr, dst.addr, ext[d], shape[d], src.es)  # a contiguous vector
+        return _reduce_all(state, op, kind, dtype, src, dst, ext[d], shape[d])  # a contiguous vector
     if d == rank - 1:
         return _reduce_rows(state, op, kind, dtype, src, dst, ext)
     return _reduce_outer(state, op, kind, dtype, src, dst, ext, d)
@@ -90,9 +91,10 @@ def _reduce_rows(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     if (P * es) % 32:
         raise CodegenError(op, f"rows of {P * es} B are not 32-B aligned")
 
-    def vred(d_addr, s_addr, repeat, mask, src_rep):
+    def vred(d_addr, s_addr, repeat, mask, src_rep, s_tag=src.tag, d_tag=dst.tag):
         getattr(state.b, {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[red])(
-            dtype, d_addr, s_addr, repeat=fold(repeat), mask=fold(mask), src_rep=src_rep)
+            dtype, d_addr, s_addr, repeat=fold(repeat), mask=fold(mask), src_rep=src_rep,
+            tags=buffer_tags(src=s_tag, dst=d_tag))
 
     if P <= lanes:  # one repeat per row
         def group(g, rows):
@@ -120,10 +122,11 @@ def _reduce_rows(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     srep = K * 8  # a scratch row (K partials) in 32-B blocks
     n_chunks = (e1 + lanes - 1) // lanes
 
-    def vop(d_addr, a_addr, b_addr, rows_here, mask, a_rep, b_rep):
+    def vop(d_addr, a_addr, b_addr, rows_here, mask, a_rep, b_rep, a_tag=SCRATCH, b_tag=src.tag):
         getattr(state.b, "v" + comb)(dtype, fold(d_addr), fold(a_addr), fold(b_addr), repeat=rows_here,
                                      mask=fold(Imm(mask) if isinstance(mask, int) else mask), dst_rep=srep,
-                                     src0_rep=a_rep, src1_rep=b_rep)
+                                     src0_rep=a_rep, src1_rep=b_rep, tags=buffer_tags(src0=a_tag, src1=b_tag,
+                                                                                      dst=SCRATCH))
 
     def group(g):
         rows_here = fold(emin(G, e0 - g * G)) if R > G else e0
@@ -133,10 +136,10 @@ def _reduce_rows(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         if e1s is not None and e1s // lanes >= 2 * K:  # partial k = chunk k ⊕ chunk k + K (both whole)
             first = 2 * K
             for k in range(K):
-                vop(S + k * 256, base + k * 256, base + (k + K) * 256, rows_here, lanes, pitch, pitch)
+                vop(S + k * 256, base + k * 256, base + (k + K) * 256, rows_here, lanes, pitch, pitch, src.tag)
         else:  # partials start at the identity; every chunk folds in
             first = 0
-            state.b.vdup(dtype, S, Imm(IDENTITY[kind]), repeat=G * K, mask=lanes, dst_rep=8)
+            state.b.vdup(dtype, S, Imm(IDENTITY[kind]), repeat=G * K, mask=lanes, dst_rep=8, tags={"dst": SCRATCH})
         barrier(state)
         if e1s is not None:
             for c in range(first, ceil_div(e1s, lanes)):
@@ -155,10 +158,10 @@ def _reduce_rows(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
         h = K // 2
         while h:  # halve the partials: k ⊕= k + h
             for k in range(h):
-                vop(S + k * 256, S + k * 256, S + (k + h) * 256, rows_here, lanes, srep, srep)
+                vop(S + k * 256, S + k * 256, S + (k + h) * 256, rows_here, lanes, srep, srep, b_tag=SCRATCH)
             barrier(state)
             h //= 2
-        vred(fold(dst.addr + g * (G * es)), S, rows_here, lanes, srep)
+        vred(fold(dst.addr + g * (G * es)), S, rows_here, lanes, srep, s_tag=SCRATCH)
 
     if R > G:
         counted(state, "g", (e0 + G - 1) // G, group, max_unroll=0)
@@ -190,28 +193,31 @@ def _block_fold_rows(state, red, comb, vred, dtype, src: Buf, dst: Buf, R: int, 
             barrier(state)
         row0 = fold(src.addr + g * (G * lengths[0] * es))
         cur, outs = row0, [Imm(S), row0 if in_place else Imm(S + first)]
+        cur_tag, out_tags = src.tag, [SCRATCH, src.tag if in_place else SCRATCH]
         for level, m in enumerate(lengths[:-1]):
             out, reps = outs[level % 2], m // lanes  # repeats a row (every level reads whole repeats)
+            tags = buffer_tags(src=cur_tag, dst=out_tags[level % 2])
             cap = MAX_REPEAT // reps  # rows an instruction takes
             for j in range(ceil_div(G, cap)):  # instruction j: rows [j·cap, (j + 1)·cap)
                 here = rows if G <= cap else fold(emin(cap, rows - j * cap))
                 emit = lambda here=here, j=j: getattr(state.b, block_red)(  # noqa: E731
                     dtype, fold(out + j * cap * (m // per_block) * es), fold(cur + j * cap * m * es),
-                    repeat=fold(here * reps), mask=lanes)
+                    repeat=fold(here * reps), mask=lanes, tags=tags)
                 if j == 0 or (static_int(rows) is not None and static_int(rows) > j * cap):
                     emit()
                 elif static_int(rows) is None:
                     with state.b.if_(rows > j * cap):
                         emit()
             barrier(state)
-            cur = out
+            cur, cur_tag = out, out_tags[level % 2]
         m = lengths[-1]
         d_addr = fold(dst.addr + g * (G * es))
         if m <= lanes:
-            vred(d_addr, cur, rows, m, m * es // 32)
+            vred(d_addr, cur, rows, m, m * es // 32, s_tag=cur_tag)
         else:
             left = src.type.with_shape([G, m])
-            _fold_rows_in_place(state, comb, vred, dtype, Buf("ub", cur, left), Buf(dst.scope, d_addr, dst.type),
+            _fold_rows_in_place(state, comb, vred, dtype, Buf("ub", cur, left, cur_tag),
+                                Buf(dst.scope, d_addr, dst.type, dst.tag),
                                 G, rows, m, lanes, m * es // 32)
 
     if R > G:
@@ -238,8 +244,8 @@ def _reduce_row_slabs(state, op, kind, dtype, src: Buf, dst: Buf, ext) -> None:
     def slab(i):
         if long_rows:
             barrier(state)
-        s_buf = Buf(src.scope, fold(src.addr + i * (inner * P * es)), src.type.with_shape([inner, P]))
-        d_buf = Buf(dst.scope, fold(dst.addr + i * (dshape[d] * dst.es)), dst.type.with_shape([inner, 1]))
+        s_buf = Buf(src.scope, fold(src.addr + i * (inner * P * es)), src.type.with_shape([inner, P]), src.tag)
+        d_buf = Buf(dst.scope, fold(dst.addr + i * (dshape[d] * dst.es)), dst.type.with_shape([inner, 1]), dst.tag)
         _reduce_rows(state, op, kind, dtype, s_buf, d_buf, [ext[d], ext[-1]])
 
     counted(state, "slab", slabs, slab)
@@ -265,11 +271,13 @@ def _fold_rows_in_place(state, comb, vred, dtype, src: Buf, dst: Buf, R: int, e0
                 mask = min(lanes, e1 - (k + h) * lanes)
                 getattr(state.b, "v" + comb)(dtype, fold(base + k * 256), fold(base + k * 256),
                                              fold(base + (k + h) * 256), repeat=rows, mask=Imm(mask), dst_rep=pitch,
-                                             src0_rep=pitch, src1_rep=pitch)
+                                             src0_rep=pitch, src1_rep=pitch,
+                                             tags=buffer_tags(src0=src, src1=src, dst=src))
             barrier(state)
             h //= 2
             count = h
-        vred(fold(dst.addr + g * (MAX_REPEAT * src.es)), base, rows, min(lanes, e1), pitch)
+        vred(fold(dst.addr + g * (MAX_REPEAT * src.es)), base, rows, min(lanes, e1), pitch, s_tag=src.tag,
+             d_tag=dst.tag)
 
     _per_repeat_rows(state, R, e0, group)
     barrier(state)
@@ -284,13 +292,15 @@ def _per_repeat_rows(state, R: int, e0, group) -> None:
             lambda g: group(g, fold(emin(MAX_REPEAT, e0 - g * MAX_REPEAT))), max_unroll=0)
 
 
-def _reduce_all(state, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
+def _reduce_all(state, op, kind, dtype, src: Buf, dst: Buf, n, cap) -> None:
     """dst[0] = ⊕ src[:n]: per-repeat partials (vcadd …) into scratch, level by level until one value remains."""
     mnem = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}[REDUCE[kind][0]]
+    s_addr, d_addr, es = src.addr, dst.addr, src.es
     lanes = 256 // es
     if cap <= lanes:
-        getattr(state.b, mnem)(dtype, d_addr, s_addr, repeat=1, mask=fold(n))
+        getattr(state.b, mnem)(dtype, d_addr, s_addr, repeat=1, mask=fold(n), tags=buffer_tags(src=src, dst=dst))
         return
+    into_scratch = buffer_tags(src=src, dst=SCRATCH)
     parts = ceil_div(cap, lanes)
     S = state.scratch(parts * es, "a whole-buffer reduction")
     nv = static_int(n)
@@ -300,7 +310,7 @@ def _reduce_all(state, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
     def group(g):
         rep = emin(MAX_REPEAT, full - g * MAX_REPEAT) if cap // lanes > MAX_REPEAT else full
         getattr(state.b, mnem)(dtype, fold(S + g * (MAX_REPEAT * es)), fold(s_addr + g * (MAX_REPEAT * 256)),
-                               repeat=fold(rep), mask=lanes)
+                               repeat=fold(rep), mask=lanes, tags=into_scratch)
 
     barrier(state)
     if cap // lanes > MAX_REPEAT:
@@ -312,7 +322,8 @@ def _reduce_all(state, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
         group(Imm(0))
 
     def last():
-        getattr(state.b, mnem)(dtype, fold(S + full * es), fold(s_addr + full * 256), repeat=1, mask=tail)
+        getattr(state.b, mnem)(dtype, fold(S + full * es), fold(s_addr + full * 256), repeat=1, mask=tail,
+                               tags=into_scratch)
 
     if nv is None:
         with state.b.if_(tail > 0):
@@ -322,7 +333,8 @@ def _reduce_all(state, op, kind, dtype, s_addr, d_addr, n, cap, es) -> None:
     barrier(state)
     state.scratch_used += state.scratch_size(parts * es)  # the next level must not overwrite these partials
     try:
-        _reduce_all(state, op, kind, dtype, Imm(S), d_addr, fold((n + lanes - 1) // lanes), parts, es)
+        partials = Buf("ub", Imm(S), src.type.with_shape([parts]), SCRATCH)
+        _reduce_all(state, op, kind, dtype, partials, dst, fold((n + lanes - 1) // lanes), parts)
     finally:
         state.scratch_used -= state.scratch_size(parts * es)
 
@@ -352,8 +364,8 @@ def _reduce_outer(state, op, kind, dtype, src: Buf, dst: Buf, ext, d: int) -> No
     row_bytes = strides[d] * es  # one row: the dims inside d, padding included
     K = outer_fold_rows(cap, prod(shape[:d]), row_bytes, state.scratch_free())
     on_kept = lambda st: [0 if shape[k] == 1 and k != d else st[k] for k in range(rank)]  # noqa: E731
-    out = Operand(dst.addr, es, on_kept(dst.static_strides()))
-    srcs = Operand(src.addr, es, on_kept(strides))
+    out = Operand(dst.addr, es, on_kept(dst.static_strides()), dst.tag)
+    srcs = Operand(src.addr, es, on_kept(strides), src.tag)
     if K > 1:
         t_strides, acc = list(strides), outer_fold_bytes(K, 1, row_bytes) // es  # K rows per slab, whole blocks
         for k in reversed(range(d)):
@@ -424,7 +436,7 @@ def _max(a, b):
     return Imm(max(a.value, b.value)) if isinstance(a, Imm) and isinstance(b, Imm) else emax(a, b)
 
 
-def _prod_rows(state, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, e1) -> None:
+def _prod_rows(state, op, src: Buf, pitch_bytes: int, dst: Buf, R: int, P: int, e0, e1) -> None:
     """dst[r] = Π src[r, :e1] (f32) for r < e0, a group of G rows at a time, in scratch rows ``A`` of 256 B::
 
         A = 1;  A *= chunk c of the row, for each 64-column chunk      (vdup, vmul: the padding stays 1)
@@ -440,32 +452,35 @@ def _prod_rows(state, op, s_addr, pitch_bytes: int, d_addr, R: int, P: int, e0, 
     A = state.scratch(G * 256 + G * 32, "a product reduction")
     C = A + G * 256
     n_chunks = (e1 + 63) // 64
+    s_addr, d_addr = src.addr, dst.addr
+    binary, unary = buffer_tags(src0=SCRATCH, src1=SCRATCH, dst=SCRATCH), buffer_tags(src=SCRATCH, dst=SCRATCH)
 
     def halve(rows):
         for half in (32, 16, 8):
-            state.b.vmul("f32", A, A, A + half * 4, repeat=rows, mask=half)
+            state.b.vmul("f32", A, A, A + half * 4, repeat=rows, mask=half, tags=binary)
             barrier(state)
 
     def group(g):
         rows = fold(emin(G, e0 - g * G)) if R > G else e0
         base = fold(s_addr + g * (G * pitch_bytes))
         barrier(state)
-        state.b.vdup("f32", A, Imm(1.0), repeat=rows)
+        state.b.vdup("f32", A, Imm(1.0), repeat=rows, tags={"dst": SCRATCH})
         barrier(state)
 
         def chunk(c):
             state.b.vmul("f32", A, A, fold(base + c * 256), repeat=rows, mask=fold(emin(64, e1 - c * 64)),
-                         src1_rep=pitch_bytes // 32)
+                         src1_rep=pitch_bytes // 32, tags=buffer_tags(src0=SCRATCH, src1=src, dst=SCRATCH))
             barrier(state)
 
         counted(state, "c", n_chunks, chunk, max_unroll=2)
         halve(rows)
-        state.b.vcopy("f32", C, A, repeat=rows, mask=8, dst_rep=1)
+        state.b.vcopy("f32", C, A, repeat=rows, mask=8, dst_rep=1, tags=unary)
         barrier(state)
-        state.b.vbrcb("f32", A, C, repeat=rows)
+        state.b.vbrcb("f32", A, C, repeat=rows, tags=unary)
         barrier(state)
         halve(rows)
-        state.b.vcmax("f32", fold(d_addr + g * (G * 4)), A, repeat=rows, mask=1)
+        state.b.vcmax("f32", fold(d_addr + g * (G * 4)), A, repeat=rows, mask=1,
+                      tags=buffer_tags(src=SCRATCH, dst=dst))
 
     if R > G:
         counted(state, "g", (e0 + G - 1) // G, group, max_unroll=0)

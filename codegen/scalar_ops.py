@@ -72,8 +72,7 @@ def emit_alloc(state, op) -> None:
         raise CodegenError(op, f"a multi_buffer = {len(offsets)} alloc was not split (run hivm-enable-multi-buffer)")
     i = op.attributes.get("buffer")
     tag = f"buf{i}" if i is not None else (op.result.name_hint or f"alloc{len(state.values)}")
-    # the simulator checks buffer tags in UB only
-    state.values[op.result] = Buf(t.scope, Imm(int(offsets[0])), t, tag if t.scope == "ub" else None)
+    state.values[op.result] = Buf(t.scope, Imm(int(offsets[0])), t, tag)
 
 
 def emit_multi_buffer_select(state, op) -> None:
@@ -94,4 +93,4 @@ def emit_multi_buffer_select(state, op) -> None:
     tags = sorted({c.tag for c in copies if c.tag is not None})
     scope = copies[0].scope
     state.values[op.result] = Buf(scope, reg, op.result.type,
-                                  "|".join(tags) if scope == "ub" and len(tags) == len(copies) else None)
+                                  "|".join(tags) if len(tags) == len(copies) else None)

@@ -22,7 +22,7 @@ from graph_passes.intmath import ceil_div
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
-from .vector import fold, static_int, counted
+from .vector import SCRATCH, buffer_tags, counted, fold, static_int
 
 BLOCK_BYTES = TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2
 
@@ -53,11 +53,13 @@ def emit_vtranspose(state, op) -> None:
             k = state.mov("k", emin(TRANSPOSE_GROUP, nb - g0))
             state.b.pipe_barrier("V")  # scratch is free again (the previous group's copies read it)
             with state.b.loop(state.fresh("b"), 0, k, 1) as b:
-                state.b.vtranspose(dst.dtype, fold(scratch + b * BLOCK_BYTES), fold(s_addr + (g0 + b) * BLOCK_BYTES))
+                state.b.vtranspose(dst.dtype, fold(scratch + b * BLOCK_BYTES), fold(s_addr + (g0 + b) * BLOCK_BYTES),
+                                   tags=buffer_tags(src=src, dst=SCRATCH))
             state.b.pipe_barrier("V")  # the copies read what the transposes wrote
             for h in range(2):
                 state.b.vcopy(dst.dtype, fold(d_addr + g0 * 32 + h * 8 * pitch), scratch + h * 256, repeat=k,
-                              dst_blk=pitch // 32, src_blk=1, dst_rep=1, src_rep=BLOCK_BYTES // 32)
+                              dst_blk=pitch // 32, src_blk=1, dst_rep=1, src_rep=BLOCK_BYTES // 32,
+                              tags=buffer_tags(src=SCRATCH, dst=dst))
 
     def lead(d, s_addr, d_addr):
         if d == rank - 2:

@@ -46,6 +46,17 @@ class Operand:
 SCRATCH = "scratch"  # the buffer tag of every part of the kernel's scratch buffer
 
 
+def buffer_tags(**operands) -> dict:
+    """An instruction's ``tags=`` (the simulator's buffer-tag check): operand field -> the logical buffer it names,
+    from a Buf or an Operand (its ``tag``) or a tag string; untagged (None) operands are left out."""
+    out = {}
+    for field, b in operands.items():
+        t = b if isinstance(b, str) or b is None else b.tag
+        if t is not None:
+            out[field] = t
+    return out
+
+
 Emit = Callable[[list, Expr, Expr, list], None]  # (addresses, repeat, mask, rep strides in blocks) -> emits
 
 
@@ -54,14 +65,16 @@ def vector_instr(state, mnemonic: str, dtype: str | tuple[str, ...], operands, f
     """The :data:`Emit` issuing one ``mnemonic`` instruction per call: ``operands`` names the instruction operand each
     region operand is, in order (it gets the region's address and its repeat stride ``<name>_rep``; None: a region
     operand the instruction does not name); ``fields`` are its other operands, each a value or a function of the
-    call's addresses; ``dtype`` is its leading type operand (a tuple for several, vconv's source and destination).
+    call's addresses (``tags``: the buffer tags of operands given as fields); ``dtype`` is its leading type operand (a
+    tuple for several, vconv's source and destination).
     Addresses, repeat and mask are folded (:func:`fold`) unless ``fold_exprs`` is False."""
     dtypes = dtype if isinstance(dtype, tuple) else (dtype,)
     f = fold if fold_exprs else (lambda e: e)
+    field_tags = fields.pop("tags", None) or {}  # the tags of operands given as fields (a scratch block)
 
     def emit(addrs, repeat, mask, reps):
         kw = {"repeat": f(repeat), "mask": f(mask)}
-        tags = {}
+        tags = dict(field_tags)
         for name, a, r, t in zip(operands, addrs, reps, state.region_tags or [None] * len(addrs)):
             if name is not None:
                 kw[name], kw[name + "_rep"] = f(a), r

@@ -42,7 +42,7 @@ from . import bitwise, math_ops
 from .dtypes import np_dtype, sim_dtype
 from .errors import CodegenError
 from .operands import barrier, op_region, operand_of, splat, ub_buf, vector_dtype
-from .vector import SCRATCH, Operand, fold, region, rows, static_int, vector_instr
+from .vector import SCRATCH, Operand, buffer_tags, fold, region, rows, static_int, vector_instr
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")  # on i16 lanes over the bytes: codegen.bitwise
@@ -134,10 +134,12 @@ def _column_binary(state, op, fun, dtype, ins, columns, dst: Operand, ext, caps)
         if None not in ids:
             return _scalar_column_binary(state, fun, dtype, ins[1 - i], col, dst, ext, caps, ids, scale)
     S = state.scratch(column_scratch_bytes(caps[0]), f"the column operand of {op.name}", fence=True)
-    state.b.vbrcb(dtype, S, col.addr, repeat=fold((e0 + 7) // 8), dst_blk=1, dst_rep=8)
+    state.b.vbrcb(dtype, S, col.addr, repeat=fold((e0 + 7) // 8), dst_blk=1, dst_rep=8,
+                  tags=buffer_tags(src=col, dst=SCRATCH))
     barrier(state)
     if scale is not None:  # the column's blocks scaled in place: 8 rows' blocks a repeat
-        state.b.vmuls(dtype, S, S, Imm(float(scale)), repeat=fold((e0 + 7) // 8), mask=256 // col.es)
+        state.b.vmuls(dtype, S, S, Imm(float(scale)), repeat=fold((e0 + 7) // 8), mask=256 // col.es,
+                      tags=buffer_tags(src=SCRATCH, dst=SCRATCH))
         barrier(state)
     ops = list(ins)
     ops[i] = Operand(Imm(S), col.es, [32 // col.es, 0], SCRATCH)
@@ -177,7 +179,7 @@ def _scalar_column_binary(state, fun, dtype, x: Operand, col: Operand, dst: Oper
             body()
 
     def load(r):
-        state.b.ld_ub(dtype, regs[r], fold(col.addr + r * col.strides[0] * col.es))
+        state.b.ld_ub(dtype, regs[r], fold(col.addr + r * col.strides[0] * col.es), tags=buffer_tags(addr=col))
         if scale is not None:
             state.b.smul(dtype, regs[r], regs[r], factor)
         if fun == "sub":

@@ -1,12 +1,16 @@
-"""Buffer-tag check: a read must find the logical buffer it names in the UB bytes it reads.
+"""Buffer-tag check: a read must find the logical buffer it names in the local bytes it reads.
 
-An instruction may tag its UB operands with the logical buffer each means (``ProgramBuilder`` ``tags=``; the code
-generator tags the HIVM alloc or the kernel's scratch). Per core, every 32-B UB granule (the granule of the hazard
-checker; UB buffers are 32-B aligned, so two buffers never share one) holds the tag of its last write:
+An instruction may tag its local operands (UB, L1, L0A, L0B, L0C) with the logical buffer each means
+(``ProgramBuilder`` ``tags=``; the code generator tags the HIVM alloc or the kernel's scratch). Per core and scope,
+every 32-B granule (the granule of the hazard checker; local buffers are at least 32-B aligned, so two buffers never
+share one) holds the tag of its last write:
 
 - a tagged write sets it; an untagged write clears it to *unknown*, which any read accepts;
 - a tagged read of a granule carrying another tag, or never written since the launch, raises BufferTagError naming
-  both instructions and both tags. An untagged read is not checked.
+  both instructions and both tags. An untagged read is not checked. A vector instruction reads whole repeats and
+  blocks, a partial tile's padding included (``READS_PADDING``; code generators compute padding lanes nothing
+  stores), so it may read bytes never written, but not bytes of another buffer; reads of exact extents (DMA, the
+  cube's loads, mmad and fixpipe, the scalar unit's ld_ub) must find bytes written as their buffer.
 
 Tags ``a|b`` (a buffer chosen at run time among copies) match any tag they share a member with. Reuse the memory
 plan declares (buffers at the same bytes at different times, in-place results, the shared scratch) is legal: the
@@ -25,9 +29,9 @@ _NEVER, _UNKNOWN = -1, 0
 class BufferTags:
     def __init__(self, cores, items: list):
         self.items = items  # gid -> resolved instruction
-        self.ub = {c.index: np.full(c.mem["UB"].size // G + 1, _NEVER, np.int32) for c in cores if "UB" in c.mem}
+        self.tags = {(c.index, s): np.full(m.size // G + 1, _NEVER, np.int32) for c in cores for s, m in c.mem.items()}
         self.tagged: set = set()  # cores that issued a tagged access (before that, untagged programs cost nothing)
-        self.untagged_writes: set = set()  # cores that wrote UB untagged before their first tagged access
+        self.untagged_writes: set = set()  # cores that wrote local memory untagged before their first tagged access
         self.ids: dict[str, int] = {}
         self.names = ["<unknown>"]
         self.members: list[frozenset] = [frozenset()]
@@ -47,31 +51,35 @@ class BufferTags:
             r = self.ok[(a, b)] = bool(self.members[a] & self.members[b])
         return r
 
-    def check(self, ins, core, ub_accesses, gid) -> None:
-        """``ub_accesses``: (granules, access) of one instruction's UB accesses, reads checked before writes (the
-        writes are already in ``gid``, the hazard checker's last writer per granule, which names the other writer)."""
+    def check(self, ins, core, local_accesses, writers) -> None:
+        """``local_accesses``: (granules, access) of one instruction's local accesses, reads checked before writes
+        (the writes are already in ``writers(scope)``, the hazard checker's last writer per granule, which names the
+        other writer)."""
         if core.index not in self.tagged:
-            if all(acc.tag is None for _, acc in ub_accesses):
-                if any(acc.write for _, acc in ub_accesses):
+            if all(acc.tag is None for _, acc in local_accesses):
+                if any(acc.write for _, acc in local_accesses):
                     self.untagged_writes.add(core.index)
                 return
             self.tagged.add(core.index)
-            if core.index in self.untagged_writes:
-                self.ub[core.index][:] = _UNKNOWN  # bytes untagged instructions may have written: unknown
-        tag = self.ub[core.index]
-        for g, acc in ub_accesses:
+            if core.index in self.untagged_writes:  # bytes untagged instructions may have written: unknown
+                for (ci, _), t in self.tags.items():
+                    if ci == core.index:
+                        t[:] = _UNKNOWN
+        for g, acc in local_accesses:
             if acc.write or acc.tag is None:
                 continue
             me = self._id(acc.tag)
-            have = tag[g]
+            have = self.tags[(core.index, acc.scope)][g]
             bad = (have != me) & (have != _UNKNOWN)
+            if ins.READS_PADDING:  # whole repeats, a partial tile's padding included: unwritten bytes are fine
+                bad &= have != _NEVER
             if bad.any():
-                self._bad(ins, core, g, have, bad, me, gid)
-        for g, acc in ub_accesses:
+                self._bad(ins, core, acc.scope, g, have, bad, me, writers(acc.scope))
+        for g, acc in local_accesses:
             if acc.write:
-                tag[g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)
+                self.tags[(core.index, acc.scope)][g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)
 
-    def _bad(self, ins, core, g, have, bad, me, gid):
+    def _bad(self, ins, core, scope, g, have, bad, me, gid):
         """Raise for the first granule whose tag does not match (``gid``: the previous writers, before this one)."""
         g = np.arange(g.start, g.stop) if isinstance(g, slice) else np.asarray(g)
         for k in np.flatnonzero(bad):
@@ -80,7 +88,7 @@ class BufferTags:
                 continue
             sel = g[have == t]
             lo, hi = int(sel.min()) * G, (int(sel.max()) + 1) * G
-            where = f"UB[{lo:#06x}, {hi:#06x}) of core {core.name}"
+            where = f"{scope}[{lo:#06x}, {hi:#06x}) of core {core.name}"
             mine = f"{ins.mnemonic} (pc {ins.pc}) reads {where} as buffer '{self.names[me]}'"
             if t == _NEVER:
                 raise BufferTagError(f"buffer tag: {mine}, but nothing wrote those bytes since the launch")

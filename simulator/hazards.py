@@ -76,18 +76,17 @@ class HazardChecker:
         lvc = np.empty(NP + 1, np.int64)
         lvc[:NP] = vc[core.index * NP: core.index * NP + NP]
         lvc[NP] = _NEVER
-        ub = None
+        local = None
         for acc in accesses:
             g = granules(np.asarray(acc.starts), acc.length)
             if acc.scope == "GM":
                 self._global(ins, stream, seq, vc, g, acc.write)
             else:
                 self._local(ins, core, acc.scope, stream % NP, seq, lvc, g, acc.write)
-                if acc.scope == "UB":
-                    ub = ub or []
-                    ub.append((g, acc))
-        if ub:
-            self.tags.check(ins, core, ub, self.local[(core.index, "UB")].w_gid)
+                local = local or []
+                local.append((g, acc))
+        if local:
+            self.tags.check(ins, core, local, lambda scope: self.local[(core.index, scope)].w_gid)
 
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):

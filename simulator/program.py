@@ -167,6 +167,9 @@ class ProgramBuilder:
             except TypeError as e:
                 raise ProgramError(f"{mnemonic}: {e}") from None
             if tags:
+                unknown = sorted(set(tags) - {f.name for f in fields(cls)})
+                if unknown:
+                    raise ProgramError(f"{mnemonic}: tags name {unknown}, which are not operands of {mnemonic}")
                 ins.tags = dict(tags)
             return self.emit(ins)
         return make

@@ -59,7 +59,8 @@ class _Load(Instr):
 
     def accesses(self, core):
         rows, nb = self._rows()
-        return [Access("L1", False, rows, nb), Access(self.DST, True, np.asarray([self.dst]), self._frac_bytes())]
+        return [Access("L1", False, rows, nb, self.tag("src")),
+                Access(self.DST, True, np.asarray([self.dst]), self._frac_bytes(), self.tag("dst"))]
 
     def _read_nd(self, core):
         """The logical matrix (rows x cols of the target operand, after the optional transpose)."""
@@ -195,10 +196,11 @@ class Mmad(Instr):
 
     def accesses(self, core):
         sa, sb, sc = self._sizes()
-        acc = [Access("L0A", False, np.asarray([self.a]), sa), Access("L0B", False, np.asarray([self.b]), sb)]
+        acc = [Access("L0A", False, np.asarray([self.a]), sa, self.tag("a")),
+               Access("L0B", False, np.asarray([self.b]), sb, self.tag("b"))]
         if not self.init:
-            acc.append(Access("L0C", False, np.asarray([self.dst]), sc))
-        return acc + [Access("L0C", True, np.asarray([self.dst]), sc)]
+            acc.append(Access("L0C", False, np.asarray([self.dst]), sc, self.tag("dst")))
+        return acc + [Access("L0C", True, np.asarray([self.dst]), sc, self.tag("dst"))]
 
     def execute(self, core):
         M1, K1, N1, k0 = self._dims()
@@ -271,7 +273,8 @@ class _Fix(Instr):
 
     def accesses(self, core):
         rows, nb = self._rows()
-        return [Access("L0C", False, np.asarray([self.src]), self._src_bytes()), Access(self.DST, True, rows, nb)]
+        return [Access("L0C", False, np.asarray([self.src]), self._src_bytes(), self.tag("src")),
+                Access(self.DST, True, rows, nb, self.tag("dst"))]
 
     def gm_access(self):
         rows, nb = self._rows()

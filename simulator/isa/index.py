@@ -111,7 +111,8 @@ class VGather(VectorInstr):
         ub.check(self.describe(), np.asarray([self.offset]), self._offset_bytes(), align=32)
 
     def accesses(self, core):
-        offs = Access("UB", False, self.offset + np.arange(0, self._offset_bytes(), 32), 32, self.tag("offset"))
+        read = ((self.repeat - 1) * self.lanes + self.mask) * 4  # the active lanes' offsets (execute reads these)
+        offs = Access("UB", False, self.offset + np.arange(0, read, 32), 32, self.tag("offset"))
         src = Access("UB", False, self.src + np.arange(0, self.src_len, 32), 32, self.tag("src"))
         return [offs, src] + super().accesses(core)
 

@@ -92,6 +92,7 @@ def _no_b64(ins, dtype):
 @dataclass
 class VectorInstr(Instr):
     """Shared machinery: `ops` lists (role, addr field, dtype, blk field, rep field) per operand."""
+    READS_PADDING = True  # whole repeats and blocks: the lanes past a partial tile's data are its padding
     PIPE = "V"
     COST = "binary"
 

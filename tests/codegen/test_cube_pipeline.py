@@ -4,7 +4,8 @@ with the hazard checker on, against numpy; a dropped cube-side wait is reported 
 import numpy as np
 import pytest
 
-from simulator import RaceError, SyncError
+from simulator import RaceError
+from simulator.errors import BufferTagError
 
 from .helpers import lower, only_kernel, recompile_without, run_kernel
 
@@ -75,14 +76,15 @@ def test_symbolic_m_one_program():
     ("PIPE_FIX", "PIPE_M", RaceError),  # the next tile's first mmad overwrites the part FixPipe still drains
     ("PIPE_M", "PIPE_MTE1", RaceError),  # MTE1 overwrites the L0A/L0B window an mmad still reads
     ("PIPE_MTE2", "PIPE_MTE1", RaceError),  # MTE1 reads an L1 box MTE2 is still loading
-    ("PIPE_M", "PIPE_FIX", RaceError),  # FixPipe drains the accumulator before the last mmad wrote it
-    # the cube no longer waits for its windows: it runs ahead and sets M -> MTE1 again before MTE1 consumed the
-    # last one, which the simulator reports (SyncError) before the read of an unloaded window
-    ("PIPE_MTE1", "PIPE_M", SyncError),
+    # FixPipe drains the first tile's accumulator before any mmad wrote it: bytes never written (buffer-tag check)
+    ("PIPE_M", "PIPE_FIX", BufferTagError),
+    # the cube no longer waits for its windows: its first mmad reads an L0A window MTE1 has not loaded yet
+    ("PIPE_MTE1", "PIPE_M", BufferTagError),
 ])
 def test_dropping_a_cube_side_flag_is_reported(src, dst, error):
-    """Each of the cube pipes' flags orders something: without it the hazard checker reports a race (several tiles
-    and K steps a core, so the rotating buffers are reused)."""
+    """Each of the cube pipes' flags orders something: without it the hazard checker reports a race, or the
+    buffer-tag check a read of bytes never written (several tiles and K steps a core, so the rotating buffers are
+    reused)."""
     module = lower(_matmul(1024, 256, 1024, "f16"))
     ck = only_kernel(module)
     broken = _drop_flag_in_loops(ck, module, src, dst)

@@ -1,4 +1,4 @@
-"""The simulator's buffer-tag check (simulator/buffer_tags.py): tagged UB reads must find the buffer they name."""
+"""The simulator's buffer-tag check (simulator/buffer_tags.py): tagged local reads must find the buffer they name."""
 
 from __future__ import annotations
 
@@ -46,12 +46,22 @@ def test_the_buffer_last_written_reads_fine_and_the_check_rides_on_the_hazard_ch
     _run(_program("a"), check=False)  # no hazard checker, no tag check
 
 
-def test_never_written_bytes_are_an_error():
-    b = ProgramBuilder("unwritten", core_type="aiv", params=[])
+def test_never_written_bytes_are_an_error_for_an_exact_read():
+    b = ProgramBuilder("unwritten", core_type="aiv", params=["y"])
+    b.copy_ub_to_gm(b.reg("y"), 0, 256, tags={"src": "a"})
+    gm = GlobalMemory()
+    with pytest.raises(BufferTagError, match=r"copy_ub_to_gm \(pc 0\) reads UB\[0x0000, 0x0100\) of core aiv0 as "
+                                             r"buffer 'a', but nothing wrote those bytes since the launch"):
+        launch(b.build(), block_dim=1, args=dict(y=gm.alloc(256)), gm=gm)
+
+
+def test_a_vector_instruction_may_read_padding_never_written_but_not_another_buffer():
+    """Whole repeats: the lanes past a partial tile's data are padding nothing wrote (READS_PADDING)."""
+    b = ProgramBuilder("padding", core_type="aiv", params=[])
     b.vmuls("f16", 256, 0, 2.0, repeat=1, tags={"src": "a", "dst": "c"})
-    with pytest.raises(BufferTagError, match=r"reads UB\[0x0000, 0x0100\) of core aiv0 as buffer 'a', but nothing "
-                                             r"wrote those bytes since the launch"):
-        launch(b.build(), block_dim=1, args={}, gm=GlobalMemory())
+    launch(b.build(), block_dim=1, args={}, gm=GlobalMemory())
+    with pytest.raises(BufferTagError, match="as buffer 'a'.* last written as buffer 'b'"):
+        _run(_program("a"))
 
 
 def test_untagged_writes_make_the_bytes_unknown_and_alternatives_match_a_member():
