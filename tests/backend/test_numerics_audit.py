@@ -87,3 +87,15 @@ def test_gelu_of_infinities_as_eager():
         out, exp = torch.compile(F.gelu, backend="npu")(t.to(dt)), F.gelu(t.to(dt))
         assert torch.equal(out.isnan(), exp.isnan()), dt
         assert torch.equal(out.nan_to_num(0.0), exp.nan_to_num(0.0)), dt
+
+
+def test_gelu_tanh_of_infinities_and_large_values_as_eager():
+    """The tanh form: gelu(+inf) = +inf, gelu(-inf) NaN, and gelu(3e38) = 3e38 (eager halves x before the factor
+    1 + tanh = 2; doubling it first would overflow to inf)."""
+    t = torch.tensor([float("inf"), -float("inf"), 3e38, -3e38, 1.0] * 4)
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        fn = lambda x: F.gelu(x, approximate="tanh")  # noqa: E731
+        torch._dynamo.reset()
+        out, exp = torch.compile(fn, backend="npu")(t.to(dt)), fn(t.to(dt))
+        assert torch.equal(out.isnan(), exp.isnan()), dt
+        assert torch.equal(out.nan_to_num(0.0), exp.nan_to_num(0.0)), (dt, out[:5], exp[:5])
