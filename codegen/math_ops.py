@@ -16,7 +16,8 @@ Approximations (their errors, measured on the simulator against float64 torch, a
 - ``erf``: the rational approximation of XLA's ``ErfImpl32`` / Eigen's ``generic_fast_erf_float``: x clamped to
   [-4, 4], erf(x) = x·P(x²)/Q(x²), P of degree 6 and Q of degree 4 in x²; erf(±inf) = ±1 exactly (clamped to
   ±4, where the ratio rounds to ±1); NaN propagates (vmins/vmaxs are NaN-propagating).
-- ``gelu_erf``: 0.5·x·(1 + erf(x·√½)), erf as above.
+- ``gelu_erf``: 0.5·((1 + erf(x·√½))·x), erf as above; in f32 (bf16) the last x is x + x·0, NaN at +inf as
+  eager's f32/bf16 GELU (f16: +inf, as eager's).
 - ``sin``/``cos``: Cody–Waite range reduction as in Cephes ``sinf``/``cosf`` with π split in three parts
   (4× Cephes' DP1/DP2/DP3 for π/4; k·DP1 and k·DP2 are exact for |k| < 2^12): sin: k = rint(x/π),
   r = x − kπ ∈ [−π/2, π/2], sin x = (−1)^k·sin r; cos: m = rint(x/π − ½), r = x − (m + ½)π, cos x = (−1)^(m+1)·sin r.
@@ -144,11 +145,12 @@ class Seq:
 # -- the sequences (x: input, o: output; o is written last, x may be o's buffer in place) ------------------------------
 
 
-def _erf_core(s: Seq, a: Operand, out: Operand) -> None:
+def _erf_core(s: Seq, a: Operand, out: Operand, beside_quotient=None) -> None:
     """out = erf(a) (a: x or a temp other than t0, t1, t3; clobbers t0 … t3, reads a in the first step only).
 
     16 dependent steps: c = clamp(a, ±4) and z = min(a·a, 16) (= c·c, the same rounding) side by side, then P(z)
-    and Q(z) side by side (12 steps, P's), then c·P, then the quotient."""
+    and Q(z) side by side (12 steps, P's), then c·P, then the quotient. ``beside_quotient`` emits one instruction
+    into the quotient's step (t0 and t1 are free by then: it must not touch t2, t3 or ``out``)."""
     c, z, p, q = s.t[0], s.t[1], s.t[2], s.t[3]
     s.sc("mins", a, 4.0, c)
     s.also().bin("vmul", a, a, z)
@@ -157,6 +159,8 @@ def _erf_core(s: Seq, a: Operand, out: Operand) -> None:
     s.horner2(ERF_ALPHA, ERF_BETA, z, p, q)
     s.bin("vmul", p, c, p)
     s.bin("vdiv", p, q, out)
+    if beside_quotient is not None:
+        beside_quotient()
 
 
 def seq_erf(s: Seq) -> None:
@@ -164,11 +168,20 @@ def seq_erf(s: Seq) -> None:
 
 
 def seq_gelu_erf(s: Seq) -> None:
-    p = s.t[2]
+    """0.5·((1 + erf(x·√½))·x). In f32 (and bf16, computed in f32) the last factor is x + x·0: x itself for every
+    finite x (x·0 is a zero of x's sign), NaN at ±inf, so gelu(+inf) is NaN as eager's vectorized f32 GELU gives
+    (gelu(−inf) is NaN either way, (1 + erf) being 0 there). Its two instructions join steps the sequence already
+    has (the quotient's and the ``+ 1``'s): no dependent step, temporary or mask more. f16 keeps +inf, as eager's
+    f16 GELU does."""
+    p, x = s.t[2], s.x
+    nan_at_inf = not s.f16
     s.sc("muls", s.x, 0.7071067811865476, p)
-    _erf_core(s, p, p)
+    _erf_core(s, p, p, beside_quotient=(lambda: s.also().sc("muls", s.x, 0.0, s.t[0])) if nan_at_inf else None)
     s.sc("adds", p, 1.0, p)
-    s.bin("vmul", p, s.x, p)
+    if nan_at_inf:
+        x = s.t[0]
+        s.also().bin("vadd", s.x, x, x)
+    s.bin("vmul", p, x, p)
     s.sc("muls", p, 0.5, s.o)
 
 

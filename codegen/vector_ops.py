@@ -216,8 +216,9 @@ COMPOSITE = {  # unary funs with no instruction: steps in place on dst ("x" = mu
     "tanh": _TANH,
     "silu": _SIGMOID + [("x", "mul")],  # x * sigmoid(x)
     "gelu_tanh": [("x0", "mul"), ("s", "muls", 0.044715), ("s", "adds", 1.0), ("x", "mul"),
-                  ("s", "muls", 0.7978845608028654)] + _TANH + [("s", "adds", 1.0), ("x", "mul"),
-                                                                ("s", "muls", 0.5)],
+                  ("s", "muls", 0.7978845608028654)] + _TANH + [("s", "adds", 1.0), ("s", "muls", 0.5),
+                                                                ("x", "mul")],  # (1 + tanh)·½ before ·x: no
+    # overflow where eager's ½·x·(1 + tanh) has none (x = 3e38)
     "floor": [("r", "floor")],
     "ceil": [("r", "ceil")],
     "trunc": [("r", "trunc")],

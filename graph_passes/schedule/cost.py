@@ -41,9 +41,11 @@ COMPOSITE_STEPS = {"sigmoid": 4, "tanh": 6, "silu": 5, "gelu_tanh": 15, "floor":
                    "trunc": 1}
 # codegen.math_ops' f32 sequences: instructions by class, dependent steps (f16 adds a cast in and out)
 SEQUENCES = {"erf": ({"scalar": 15, "binary": 10, "div_f32": 1}, 16),
-             "gelu_erf": ({"scalar": 18, "binary": 11, "div_f32": 1}, 20),
+             "gelu_erf": ({"scalar": 19, "binary": 12, "div_f32": 1}, 20),
              "sin": ({"scalar": 14, "binary": 13, "cast": 2}, 29),
              "cos": ({"scalar": 17, "binary": 13, "cast": 2}, 32)}
+# f16 sequences other than the f32 one plus the casts: gelu_erf without the x + x·0 that makes f32's gelu(+inf) NaN
+F16_SEQUENCES = {"gelu_erf": ({"scalar": 18, "binary": 11, "div_f32": 1}, 20)}
 
 
 @dataclass
@@ -97,8 +99,8 @@ def op_estimate(op, plan: BufferPlan, tile, target, wide: bool = False) -> Estim
         if fun in TRANSCENDENTAL:
             return Estimate(reps * cyc("transcendental"), 1)
         if fun in SEQUENCES:
-            classes, levels = SEQUENCES[fun]
             f16 = 2 if v.type.dtype == "f16" else 0
+            classes, levels = F16_SEQUENCES.get(fun, SEQUENCES[fun]) if f16 else SEQUENCES[fun]
             per = sum(n * cyc(c) for c, n in classes.items()) + f16 * cyc("cast")
             return Estimate(reps * per, levels + f16)
         steps = COMPOSITE_STEPS.get(fun, 1)

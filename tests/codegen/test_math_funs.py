@@ -61,6 +61,17 @@ def _torch(f, x):
     return f(torch.from_numpy(x.astype(np.float64))).numpy()
 
 
+def _reference(fun, x):
+    """torch in float64, but eager's own result in x's dtype at ±inf for gelu_erf: NaN at +inf in f32 (its
+    vectorized GELU), +inf in f16."""
+    f = UNARY[fun][0]
+    ref = _torch(f, x)
+    if fun == "gelu_erf":
+        inf = np.isinf(x)
+        ref[inf] = f(torch.from_numpy(x[inf])).double().numpy()
+    return ref
+
+
 SPECIAL = (np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-30, -1e-30)
 UNARY = {
     "erf": (torch.erf, -6.0, 6.0),
@@ -77,9 +88,11 @@ def test_unary_math(fun, dt):
     special = SPECIAL if fun in ("erf", "gelu_erf") else (np.nan, 0.0, -0.0, 1e-30, np.pi, -np.pi / 2, 3 * np.pi / 2)
     x = _inputs(dt, lo, hi, special=special)
     out, ck = _run(_unary_module(fun, dt), x)
-    _check(out, _torch(f, x), dt)
+    _check(out, _reference(fun, x), dt)
     if fun == "erf":
         assert out[0] == 1 and out[1] == -1 and np.isnan(out[2])
+    if fun == "gelu_erf":  # gelu(+inf) as eager in the dtype; gelu(-inf) NaN in both
+        assert (np.isnan(out[0]) if dt == "f32" else out[0] == np.inf) and np.isnan(out[1]) and np.isnan(out[2])
     asm = ck.assembly()
     assert "vmul" in asm and ("vdiv" in asm) == (fun in ("erf", "gelu_erf"))  # the sequence, no fallback
     assert ("vconv" in asm) == (dt == "f16" or fun in ("sin", "cos"))
@@ -168,7 +181,7 @@ def test_erf_polynomials_share_their_steps(fun, levels):
     x = _inputs("f32", -6.0, 6.0, rows=8 * 512 // COLS + 1, special=SPECIAL)[: 8 * 512].reshape(8, 512)
     (out,), res = run_kernel(ck, [x], {})
     assert res.stats.hazards_checked
-    _check(out.reshape(-1), _torch(UNARY[fun][0], x.reshape(-1)), "f32")
+    _check(out.reshape(-1), _reference(fun, x.reshape(-1)), "f32")
 
 
 @pytest.mark.parametrize("fun", ["erf", "gelu_erf", "sin", "cos"])
@@ -186,3 +199,20 @@ def test_schedule_estimate_counts_the_sequence(fun):
     body = body[: body.index("\n#", 1)] if "\n#" in body[1:] else body
     n_instr = sum(1 for line in body.splitlines() if line.strip().startswith("v"))
     assert n_instr == sum(classes.values())
+
+
+def test_schedule_estimate_counts_the_f16_gelu():
+    """f16 gelu_erf keeps gelu(+inf) = +inf (eager's f16 GELU): the f32 sequence without its x + x·0, plus the casts
+    in and out; the schedule's ``F16_SEQUENCES`` counts what codegen emits."""
+    from graph_passes.schedule.cost import F16_SEQUENCES, SEQUENCES
+
+    t = "tensor<64xf16>"
+    ck = only_kernel(lower(_static_unary("gelu_erf").replace("tensor<8x512xf32>", t)))
+    classes, levels = F16_SEQUENCES["gelu_erf"]
+    assert op_levels(ck, "hivm.vunary") == levels + 2
+    asm = ck.assembly()
+    body = asm[asm.index("# hivm.vunary"):]
+    body = body[: body.index("\n#", 1)] if "\n#" in body[1:] else body
+    n_instr = sum(1 for line in body.splitlines() if line.strip().startswith("v"))
+    assert n_instr == sum(classes.values()) + 2  # the casts
+    assert sum(SEQUENCES["gelu_erf"][0].values()) == sum(classes.values()) + 2  # f32: x·0 and x + x·0 instead

@@ -11,8 +11,9 @@ import torch
 
 from graph_passes.dialects.hfusion import CompareOp, ElemwiseBinaryOp, ElemwiseTernaryOp, ElemwiseUnaryOp, SelectOp
 
+from ..eager_loops import all_scalar
 from . import register_lowering
-from .common import check_device, promote
+from .common import check_device, numel, promote
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -227,7 +228,7 @@ def _unary(fun):
 
 UNARY_ATEN = {
     "neg": aten.neg.default, "abs": aten.abs.default, "exp": aten.exp.default, "log": aten.log.default,
-    "sqrt": aten.sqrt.default, "rsqrt": aten.rsqrt.default, "reciprocal": aten.reciprocal.default,
+    "sqrt": aten.sqrt.default, "reciprocal": aten.reciprocal.default,
     "tanh": aten.tanh.default, "sigmoid": aten.sigmoid.default, "relu": aten.relu.default, "erf": aten.erf.default,
     "sin": aten.sin.default, "cos": aten.cos.default, "floor": aten.floor.default, "ceil": aten.ceil.default,
     "trunc": aten.trunc.default, "silu": aten.silu.default, "bitwise_not": aten.bitwise_not.default, "sign": aten.sign.default,
@@ -236,6 +237,21 @@ UNARY_ATEN = {
 
 for _fun, _op in UNARY_ATEN.items():
     register_lowering(_op)(_unary(_fun))
+
+
+@register_lowering(aten.rsqrt.default)
+def rsqrt(ctx, x):
+    """rsqrt in the result dtype. f16/bf16 as eager's ``rsqrt_kernel``: its vectorized function is 1/sqrt(x) in f32,
+    rounded once (the vector unit's ``vrsqrt``); its scalar function, ``1 / std::sqrt(x)`` on the dtype, rounds
+    sqrt(x) to the dtype and then the quotient. A tensor too short for one step of eager's vectorized loop (an RMS
+    norm's per-row statistic of a few rows) is all scalar-function results (``eager_loops``)."""
+    out = ctx.out_type()
+    v = ctx.cast(ctx.tensor(x), out.dtype)
+    n = numel(out.shape, range(len(out.shape)))
+    if out.dtype in ("f16", "bf16") and n.is_Integer and all_scalar(int(n), 2):
+        root = ctx.emit(ElemwiseUnaryOp, [v], out, fun="sqrt")
+        return ctx.emit(ElemwiseUnaryOp, [root], out, fun="reciprocal")
+    return ctx.emit(ElemwiseUnaryOp, [v], out, fun="rsqrt")
 
 
 @register_lowering(aten.gelu.default)

@@ -39,10 +39,22 @@ def softmax(ctx, x, dim, half_to_float):
 
 @register_lowering(aten._log_softmax.default)
 def log_softmax(ctx, x, dim, half_to_float):
-    """log_softmax = (x - max) - log(sum(exp(x - max)))."""
+    """log_softmax = (x - max) - log(sum(exp(x - max))).
+
+    Over the last dim of an f16/bf16 input, ATen's ``_vec_log_softmax_lastdim`` keeps each row's sum and then its
+    log in ``scalar_t`` buffers: both are rounded to the dtype before ``x - max - log_sum`` is computed in f32 and
+    rounded once. Its other kernel (a dim with an inner stride) keeps them in f32, as here for every other dim."""
     out = ctx.out_type()
-    shifted, _, s = _shifted(ctx, x, dim, opmath(out.dtype))
-    return ctx.cast(binary(ctx, "sub", shifted, unary(ctx, "log", s)), out.dtype)
+    dtype = opmath(out.dtype)
+    shifted, _, s = _shifted(ctx, x, dim, dtype)
+    rank = shifted.type.rank
+    last = rank > 0 and normalize_dims(ctx, dim, rank) == [rank - 1]
+    if last and out.dtype != dtype:
+        s = ctx.cast(ctx.cast(s, out.dtype), dtype)
+    log_sum = unary(ctx, "log", s)
+    if last and out.dtype != dtype:
+        log_sum = ctx.cast(ctx.cast(log_sum, out.dtype), dtype)
+    return ctx.cast(binary(ctx, "sub", shifted, log_sum), out.dtype)
 
 
 @register_lowering(aten._softmax_backward_data.default)
