@@ -73,10 +73,14 @@ def cache_dir_from_env() -> Path | None:
 
 @functools.cache
 def project_version() -> str:
-    """SHA-256 of every ``.py`` file of the project's packages (paths and contents), computed once per process."""
-    root = Path(__file__).resolve().parent.parent
+    """The project's version in keys: :func:`source_hash` of its packages, computed once per process."""
+    return source_hash(Path(__file__).resolve().parent.parent, PROJECT_PACKAGES)
+
+
+def source_hash(root: Path, packages) -> str:
+    """SHA-256 over every ``.py`` file under ``root/<package>`` for each package: relative paths and contents."""
     h = hashlib.sha256()
-    for package in PROJECT_PACKAGES:
+    for package in packages:
         for path in sorted((root / package).rglob("*.py")):
             h.update(path.relative_to(root).as_posix().encode() + b"\0")
             h.update(path.read_bytes() + b"\0")
@@ -125,7 +129,7 @@ class CompileCache:
         path = self.path(key)
         try:
             data = path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no entry (or no directory: the write will say why)
             COUNTERS["cache_misses"] += 1
             return None
         except OSError as e:
