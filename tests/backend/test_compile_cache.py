@@ -112,6 +112,23 @@ def test_hit_skips_the_passes_in_process(cache_dir, monkeypatch):
     torch.testing.assert_close(out2, f(X))
 
 
+def test_dynamic_shapes_hit(cache_dir):
+    """A symbolic graph's entry serves every size: its shape symbols and size predicates come from the import."""
+    runs = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        torch_npu_backend.COUNTERS.clear()
+        compiled = torch.compile(f, backend="npu", dynamic=True)
+        outs = [compiled(X[:n]) for n in (8, 5)]
+        runs.append((outs, dict(torch_npu_backend.COUNTERS)))
+    (cold, c), (warm, c2) = runs
+    assert c["cache_writes"] == c["graphs_compiled"] and c2["cache_hits"] == c2["graphs_compiled"], (c, c2)
+    for a, b, n in zip(cold, warm, (8, 5)):
+        assert torch.equal(a, b)
+        torch.testing.assert_close(b, f(X[:n]))
+    torch._dynamo.reset()
+
+
 def test_interpret_mode_is_cached(cache_dir):
     out, _, c = _run(X, execute="interpret")
     out2, _, c2 = _run(X, execute="interpret")
