@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -212,12 +213,11 @@ def test_corrupted_entry_is_rejected_and_rewritten(cache_dir, caplog, corrupt, r
     entry.write_bytes(corrupt(entry.read_bytes()))
     with caplog.at_level(logging.WARNING, logger=compile_cache.__name__):
         out2, cycles2, c = _run(X)
-        _run(X)  # the same entry again (rewritten): no second line
+        _, _, c3 = _run(X)  # the entry rewritten: a hit, no second line
     lines = [r.getMessage() for r in caplog.records if r.name == compile_cache.__name__]
     assert len(lines) == 1 and entry.name in lines[0] and reason in lines[0], lines
     assert c["cache_rejected"] == 1 and c.get("cache_hits", 0) == 0 and c["cache_writes"] == 1, c
     assert torch.equal(out, out2) and cycles == cycles2
-    _, _, c3 = _run(X)
     assert c3["cache_hits"] == 1, c3
 
 
@@ -274,3 +274,20 @@ def test_unwritable_dir_warns_and_compiles(tmp_path, monkeypatch):
         out, _, c = _run(X)
     assert c["cache_write_errors"] == 1 and c["cache_misses"] == 1, c
     torch.testing.assert_close(out, f(X))
+
+
+def test_a_rejected_entry_is_logged_once(cache_dir, caplog):
+    """An entry read twice while still corrupt (its rewrite failed, say) is counted twice, logged once."""
+    cache = compile_cache.CompileCache(cache_dir)
+    key = "ab" * 32
+    assert cache.store(key, {"x": 1}) and cache.load(key) == {"x": 1}
+    cache.path(key).write_bytes(cache.path(key).read_bytes()[:-1])
+    torch_npu_backend.COUNTERS.clear()
+    with caplog.at_level(logging.WARNING, logger=compile_cache.__name__):
+        assert cache.load(key) is None and cache.load(key) is None
+    assert torch_npu_backend.COUNTERS["cache_rejected"] == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        f"npu compile cache: entry {cache.path(key)} rejected: truncated: payload of "
+        f"{len(pickle.dumps({'x': 1}, protocol=pickle.HIGHEST_PROTOCOL)) - 1} bytes, header says "
+        f"{len(pickle.dumps({'x': 1}, protocol=pickle.HIGHEST_PROTOCOL))}; recompiling"]
+    assert not list(cache_dir.glob("*.tmp"))  # the writes left no temporary file
