@@ -87,7 +87,7 @@ def main() -> None:
         return
     from tabulate import tabulate
 
-    argv = [a for a in sys.argv[1:]]
+    argv = sys.argv[1:]
     rows, first = [], None
     with tempfile.TemporaryDirectory() as cache_dir:
         env = {**os.environ, "NPU_CACHE_DIR": cache_dir}
