@@ -291,3 +291,23 @@ def test_a_rejected_entry_is_logged_once(cache_dir, caplog):
         f"{len(pickle.dumps({'x': 1}, protocol=pickle.HIGHEST_PROTOCOL)) - 1} bytes, header says "
         f"{len(pickle.dumps({'x': 1}, protocol=pickle.HIGHEST_PROTOCOL))}; recompiling"]
     assert not list(cache_dir.glob("*.tmp"))  # the writes left no temporary file
+
+
+def test_a_hit_restores_the_compiled_graph(cache_dir):
+    """compile_graph twice: the hit's host module, tensor-level module, kernels (assembly), pass report and ladder are
+    those the miss computed."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from graph_passes.ir.printer import print_module
+
+    gm = make_fx(lambda x: (f(x),), tracing_mode="fake")(X)
+    miss = torch_npu_backend.compile_graph(gm, [X])
+    hit = torch_npu_backend.compile_graph(gm, [X])
+    assert (miss.stats["cache"], hit.stats["cache"]) == ("miss", "hit")
+    assert print_module(hit.module) == print_module(miss.module)
+    assert print_module(hit.tensor_module) == print_module(miss.tensor_module)
+    assert hit.kernels.keys() == miss.kernels.keys() and hit.simulated_kernels() == miss.simulated_kernels()
+    for name, info in miss.kernels.items():
+        assert hit.kernels[name].compiled.assembly() == info.compiled.assembly()
+    assert hit.pass_context.report() == miss.pass_context.report() and hit.ladder == miss.ladder
+    assert torch.equal(hit(X)[0], miss(X)[0])
