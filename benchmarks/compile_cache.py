@@ -68,9 +68,10 @@ def child(args) -> dict:
     step()
     second = time.perf_counter() - start
     c = torch_npu_backend.COUNTERS
-    return {"first_s": first, "second_s": second, "compile_s": compile_s[0], "graphs": c["graphs_compiled"], "hits": c["cache_hits"], "misses": c["cache_misses"],
-            "writes": c["cache_writes"], "kernels_compiled": c["kernels_compiled"],
-            "sim_us": sum(r.us for r in prof.simulated()), "logits": out.logits.detach().flatten().tolist()}  # fmt: skip
+    return {"first_s": first, "second_s": second, "compile_s": compile_s[0], "graphs": c["graphs_compiled"],
+            "hits": c["cache_hits"], "misses": c["cache_misses"], "writes": c["cache_writes"],
+            "kernels_compiled": c["kernels_compiled"], "sim_us": sum(r.us for r in prof.simulated()),
+            "logits": out.logits.detach().flatten().tolist()}  # fmt: skip
 
 
 def main() -> None:
@@ -96,10 +97,11 @@ def main() -> None:
                                  capture_output=True, text=True, check=True)  # fmt: skip
             r = json.loads(run.stdout.strip().splitlines()[-1])
             first = first or r
-            rows.append([label, f"{r['first_s']:.2f}", f"{r['second_s']:.2f}", f"{r['compile_s']:.2f}", r["graphs"], r["hits"], r["misses"], r["writes"],
-                         r["kernels_compiled"], f"{r['sim_us']:.2f}", r["logits"] == first["logits"]])  # fmt: skip
-    print(tabulate(rows, headers=["process", "first call (s)", "second call (s)", "compile_graph (s)", "graphs", "hits", "misses", "writes",
-                                  "kernels compiled", "simulated us", "same logits"]))  # fmt: skip
+            rows.append([label, f"{r['first_s']:.2f}", f"{r['second_s']:.2f}", f"{r['compile_s']:.2f}", r["graphs"],
+                         r["hits"], r["misses"], r["writes"], r["kernels_compiled"], f"{r['sim_us']:.2f}",
+                         r["logits"] == first["logits"]])  # fmt: skip
+    print(tabulate(rows, headers=["process", "first call (s)", "second call (s)", "compile_graph (s)", "graphs", "hits",
+                                  "misses", "writes", "kernels compiled", "simulated us", "same logits"]))  # fmt: skip
     cold, warm = float(rows[0][3]), float(rows[1][3])
     print(f"\ncompile_graph, warm / cold: {warm / cold:.0%}; first call, warm / cold: "
           f"{float(rows[1][1]) / float(rows[0][1]):.0%}")

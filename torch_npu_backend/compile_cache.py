@@ -94,7 +94,7 @@ def cache_key(ir_text: str, options) -> str:
     compile_options = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)
                        if f.name not in RUNTIME_OPTIONS}  # fmt: skip
     meta = json.dumps({"format": FORMAT_VERSION, "options": compile_options, "project": project_version(),
-                       "torch": torch.__version__, "python": sys.version}, sort_keys=True)  # fmt: skip
+                       "torch": torch.__version__, "python": sys.version}, sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(meta.encode() + b"\0" + ir_text.encode()).hexdigest()
 
 
