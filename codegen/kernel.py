@@ -22,7 +22,7 @@ from graph_passes.ir.core import Operation
 from graph_passes.ir.sizes import SizeVars, expr_str
 from graph_passes.ir.types import MemRefType, ScalarType
 from graph_passes.target import module_target, target_spec
-from simulator import GlobalMemory, Program, launch
+from simulator import GlobalMemory, If, Loop, MixProgram, Program, launch
 from simulator.assembly import to_text
 
 from .dtypes import ITEMSIZE, np_dtype
@@ -74,9 +74,20 @@ class CompiledKernel:
     tiling: Tiling
     arg_layout: list[ArgLayout]
     source_ops: Counter  # HIVM op name -> count
-    origin: dict = field(repr=False, default_factory=dict)  # id(instruction) -> HIVM op it came from
+    origin: dict = field(repr=False, default_factory=dict)  # id(program node) -> HIVM op it came from
     hivm: Operation | None = field(repr=False, default=None)
     chip: str = field(default_factory=lambda: target_spec(None).name)  # the chip it was compiled for
+
+    # -- pickling (the compile cache) --------------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """``origin`` is keyed by the program nodes' ids, which a loaded copy does not share: pickled as pairs."""
+        state = dict(self.__dict__)
+        state["origin"] = [(n, self.origin[id(n)]) for n in _nodes(self.program) if id(n) in self.origin]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.origin = {id(n): op for n, op in state["origin"]}
 
     # -- dumps -------------------------------------------------------------------------------------------------------
     def assembly(self) -> str:
@@ -152,6 +163,22 @@ def _scratch_region(func) -> tuple[int, int] | None:
             nbytes = prod(t.static_shape()) * ITEMSIZE[t.dtype]
             return int(op.attributes["offsets"][0]), nbytes // int(op.attributes.get("stages", 1))
     return None
+
+
+def _nodes(program) -> list:
+    """Every node of a program (both of a mix program's): instructions, loops and ifs, in text order."""
+    parts = [program.aic, program.aiv] if isinstance(program, MixProgram) else [program]
+    return [n for p in parts for n in _body_nodes(p.body)]
+
+
+def _body_nodes(body):
+    for n in body:
+        yield n
+        if isinstance(n, Loop):
+            yield from _body_nodes(n.body)
+        elif isinstance(n, If):
+            yield from _body_nodes(n.then)
+            yield from _body_nodes(n.orelse)
 
 
 def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:

@@ -1,7 +1,16 @@
-"""Shared fixtures for the test suite (markers and default options live in setup.cfg)."""
+"""Shared fixtures for the test suite (markers and default options live in setup.cfg).
+
+The compile cache on disk is off for the whole suite (``NPU_CACHE_DIR=0``, set before any test runs): a hit from an
+earlier test or run would skip the passes a test monkeypatches or expects an error from. The cache's own tests
+(tests/backend/test_compile_cache.py) turn it on with a temporary directory.
+"""
+
+import os
 
 import pytest
 import torch._dynamo
+
+os.environ["NPU_CACHE_DIR"] = "0"
 
 
 @pytest.fixture

@@ -7,16 +7,22 @@ execute="simulate" (the default)::
            → codegen per HIVM kernel                                      dumps: kernel_<name>.s, host_plan.mlir
 
 execute="interpret": import → verify → ``options.pipeline`` → run @main in the reference interpreter.
+
+Between import and the passes the compile cache (``compile_cache.py``) is asked for the imported module's IR text
+and the options; a hit fills the graph from the entry and skips the passes and codegen, a miss compiles and writes
+the entry.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 
 import torch
 
 from graph_passes.ir.verifier import verify
 
+from . import compile_cache
 from .host_scalars import split_host_scalars
 from .importer import import_graph
 from .options import NpuOptions
@@ -56,13 +62,43 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,
                           options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)},
                           predicates=result.predicates, host_prologue=host_prologue)  # fmt: skip
+    cache = compile_cache.for_options(options)
+    key = None
+    if cache is not None:
+        from graph_passes.ir.printer import print_module
+
+        key = compile_cache.cache_key(print_module(result.module), options)
+        payload = cache.load(key, check=functools.partial(_payload_problem, options))
+        if payload is not None:
+            for f in _PAYLOAD_FIELDS:
+                setattr(graph, f, payload[f])
+            graph.stats["cache"] = "hit"
+            return graph
     if options.execute == "interpret":
         pm = PassManager.from_pipeline(options.pipeline, verify=options.verify, debug_dir=debug_dir)
         graph.pass_context = pm.run(result.module)
-        return graph
-    ctx = PassContext()
-    _lower(graph, result.module, options, ctx, debug_dir)
+    else:
+        _lower(graph, result.module, options, PassContext(), debug_dir)
+    if cache is not None:
+        graph.stats["cache"] = "miss"
+        cache.store(key, _payload(graph))
     return graph
+
+
+_PAYLOAD_FIELDS = ("module", "tensor_module", "pass_context", "kernels", "ladder")
+"""What the passes and codegen compute: all a cache hit needs to fill a CompiledGraph the importer started."""
+
+
+def _payload(graph: CompiledGraph) -> dict:
+    return {"execute": graph.options.execute, **{f: getattr(graph, f) for f in _PAYLOAD_FIELDS}}
+
+
+def _payload_problem(options: NpuOptions, payload) -> str | None:
+    if not isinstance(payload, dict) or any(f not in payload for f in _PAYLOAD_FIELDS):
+        return "payload is not a compiled graph"
+    if payload.get("execute") != options.execute:
+        return f"payload compiled for execute={payload.get('execute')!r}, not {options.execute!r}"
+    return None
 
 
 def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) -> None:

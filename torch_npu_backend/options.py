@@ -64,13 +64,15 @@ class NpuOptions:
     """Write per-graph dumps (FX graph, IR after every pass, kernel assembly, host plan, report, trace) here."""
     verify: bool = True
     """Run the IR verifier after import and after every pass."""
+    cache: bool = True
+    """Read and write the compile cache on disk (``compile_cache.py``; also off with ``NPU_CACHE_DIR=0``)."""
 
     def __post_init__(self):
         if self.execute not in EXECUTE_MODES:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify"):
+        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify", "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:

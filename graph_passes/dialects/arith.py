@@ -67,8 +67,10 @@ def _make_binary(op_name: str, meaning: str):
             "traits": (Pure,),
             "__doc__": f"``{op_name}``: result = {meaning} on integers/index.",
             "verify_": _verify_same_scalar,
+            "__module__": __name__,
         },
     )
+    globals()[cls.__name__] = cls  # importable by name: pickle (the compile cache) finds the class
     return register_op(cls)
 
 

@@ -82,6 +82,19 @@ class Value:
         self.name_hint = name_hint
         self.uses: list[Use] = []
 
+    # Note: pickled without ``uses`` (the users' operand lists rebuild them on loading): a use leads to its op, whose
+    # results lead to their uses, so pickling them would recurse along every def-use chain (a few hundred chained
+    # ops overflow the stack). Without them pickling follows regions, blocks and ops: as deep as the nesting.
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["uses"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        uses = self.__dict__.get("uses", [])  # users loaded before this value added theirs already
+        self.__dict__.update(state)
+        self.uses = uses
+
     @property
     def users(self) -> list["Operation"]:
         seen, out = set(), []
@@ -202,6 +215,12 @@ class Operation:
         for key, spec in self.attribute_schema.items():
             if key not in self.attributes and spec.default is not None:
                 self.attributes[key] = spec.default
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: register this op's uses of its operands (:class:`Value` pickles without them)."""
+        self.__dict__.update(state)
+        for i, v in enumerate(self.operands):
+            v.__dict__.setdefault("uses", []).append(Use(self, i))
 
     # -- construction helpers ----------------------------------------------------------------------------
     @classmethod

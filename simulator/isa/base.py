@@ -6,7 +6,6 @@ execute, cost and hazard-check.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, fields
 from typing import ClassVar, NamedTuple
 
@@ -49,6 +48,13 @@ class Instr:
         self._compiled = None
         self.validate()
 
+    def __getstate__(self) -> dict:
+        """Pickled without the resolution closures (``_compiled``), rebuilt at the first issue after loading."""
+        state = dict(self.__dict__)
+        state["_compiled"] = None
+        state.pop("_consts", None)
+        return state
+
     # ---- identity ----------------------------------------------------------------------------------
     @property
     def mnemonic(self) -> str:
@@ -80,8 +86,9 @@ class Instr:
                                      if not isinstance(getattr(self, n), Imm)]
             self._consts = [(n, getattr(self, n).value) for n in self.EXPRS
                             if isinstance(getattr(self, n), Imm)]
-        r = copy.copy(self)
+        r = object.__new__(type(self))  # a shallow copy (copy.copy would go through __getstate__)
         d = r.__dict__
+        d.update(self.__dict__)
         for n, v in self._consts:
             d[n] = v
         for n, f in comp:
