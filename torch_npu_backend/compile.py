@@ -7,11 +7,15 @@ execute="simulate" (the default)::
            → codegen per HIVM kernel                                      dumps: kernel_<name>.s, host_plan.mlir
 
 execute="interpret": import → verify → ``options.pipeline`` → run @main in the reference interpreter.
+
+Nodes the backend cannot compile are ``host.fallback`` ops in @main (fallback.py); each compile with any warns once,
+listing them (op, FX node, reason); ``fallback="error"`` makes the import fail instead.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 
@@ -50,12 +54,17 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     if debug_dir and host_prologue is not None:
         with open(os.path.join(debug_dir, HOST_PROLOGUE_DUMP), "w") as f:
             f.write(host_prologue.print_readable())
-    result = import_graph(gm, target=options.chip)
+    result = import_graph(gm, target=options.chip, fallback=options.fallback)
+    if result.fallbacks:
+        COUNTERS["ops_fallen_back"] += len(result.fallbacks)
+        warnings.warn(f"npu: {name}: {len(result.fallbacks)} op(s) run eagerly on the host (fallback): "
+                      + "; ".join(map(str, result.fallbacks)), stacklevel=2)  # fmt: skip
     if options.verify:
         verify(result.module)
     graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,
                           options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)},
-                          predicates=result.predicates, host_prologue=host_prologue)  # fmt: skip
+                          predicates=result.predicates, host_prologue=host_prologue,
+                          fallbacks=result.fallbacks)  # fmt: skip
     if options.execute == "interpret":
         pm = PassManager.from_pipeline(options.pipeline, verify=options.verify, debug_dir=debug_dir)
         graph.pass_context = pm.run(result.module)
@@ -122,6 +131,8 @@ def _dump(graph: CompiledGraph, debug_dir: str) -> None:
         for name, info in graph.kernels.items():
             where = "simulator" if info.compiled is not None else f"interpreter ({info.reason})"
             f.write(f"// @{name} [{info.fusion_kind}] -> {where}\n")
+        for fb in graph.fallbacks:
+            f.write(f"// host fallback, run eagerly on the host: {fb}\n")
         for pred in graph.predicates:
             f.write(f"// size predicate, checked before each run: {pred} (FX node '{pred.loc}')\n")
         f.write(print_module(graph.module.lookup("main")) + "\n")
