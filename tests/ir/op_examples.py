@@ -65,11 +65,10 @@ OP_EXAMPLES: dict[str, str] = {
     ),
     # -- host ----------------------------------------------------------------------------------------------------
     "host.fallback": _main(
-        f"%x: {T}", f"{T}, tensor<s0xi64>",
+        f"%x: {T}", "tensor<s0xf32>, tensor<s0xi64>",
         f'%0:2 = host.fallback %x {{target = "aten.kthvalue.default", node = "kthvalue", reason = "no lowering", '
-        f'args = [{{operand = 0}}, (s0 - 1), 1, {{none = true}}], kwargs = {{keepdim = false}}}} : ({T}) -> '
-        f'({T}, tensor<s0xi64>)',
-        "%0#0, %0#1", f"{T}, tensor<s0xi64>",
+        f'args = [{{operand = 0}}, 2, 1], kwargs = {{keepdim = false}}}} : ({T}) -> (tensor<s0xf32>, tensor<s0xi64>)',
+        "%0#0, %0#1", "tensor<s0xf32>, tensor<s0xi64>",
     ),
     # -- arith ---------------------------------------------------------------------------------------------------
     "arith.constant": _main(
