@@ -21,6 +21,7 @@ import torch
 
 from graph_passes.ir.verifier import verify
 
+from .errors import NpuFallbackWarning
 from .host_scalars import split_host_scalars
 from .importer import import_graph
 from .options import NpuOptions
@@ -58,7 +59,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     if result.fallbacks:
         COUNTERS["ops_fallen_back"] += len(result.fallbacks)
         warnings.warn(f"npu: {name}: {len(result.fallbacks)} op(s) run eagerly on the host (fallback): "
-                      + "; ".join(map(str, result.fallbacks)), stacklevel=2)  # fmt: skip
+                      + "; ".join(map(str, result.fallbacks)), NpuFallbackWarning, stacklevel=2)  # fmt: skip
     if options.verify:
         verify(result.module)
     graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,

@@ -23,6 +23,10 @@ class UnsupportedOpError(NpuCompileError):
         super().__init__(f"no npu lowering for aten op {self.op}{where}{why}")
 
 
+class NpuFallbackWarning(UserWarning):
+    """Ops of a compiled graph run eagerly on the host (per-op fallback); one per graph, naming them all."""
+
+
 class UnsupportedDtypeError(NpuCompileError):
     """A tensor dtype the backend does not compile; names the dtype and the FX node."""
 

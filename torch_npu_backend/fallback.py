@@ -48,7 +48,7 @@ RANDOM_OPS = frozenset(
 (``bernoulli`` into ``rand_like(p) < p``) draw differently from eager's kernels, so the decomposition table keeps
 them out."""
 
-RANDOM_REASON = "random op: drawn on the host with torch's generator (bit-identical to eager under one seed)"
+RANDOM_REASON = "random op (drawn with torch's generator, as eager)"
 NO_LOWERING = "no lowering"
 
 

@@ -19,6 +19,8 @@ from torch_npu_backend import OptionsError
 from torch_npu_backend.errors import UnsupportedOpError
 from tests.helpers import assert_close
 
+pytestmark = pytest.mark.filterwarnings("default:npu. ")  # fallbacks are expected here (setup.cfg makes them errors)
+
 
 def _middle(x):
     y = torch.sigmoid(x) * 2
