@@ -60,7 +60,7 @@ class NpuOptions:
     """Simulate the chip's fixed costs (launch overhead, per-DMA fixed cost, cross-core hand-off; docs/simulator.md).
     False reproduces the simulator's timing without them: for before/after comparisons only."""
     fallback: str = "auto"
-    """"auto": an aten op the backend cannot compile (no lowering, a float64 value, a random op) runs eagerly on the
+    """"auto": an aten op the backend cannot compile (no lowering, a float64 or complex value, a random op) runs eagerly on the
     host inside the compiled graph, listed in the profile and in one warning per graph; "error": compiling fails
     with one error naming every such op."""
     pipeline: str = DEFAULT_PIPELINE

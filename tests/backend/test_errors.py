@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from torch_npu_backend import NpuOptions, OptionsError
-from torch_npu_backend.errors import UnsupportedDtypeError, UnsupportedOpError
+from torch_npu_backend.errors import UnsupportedOpError
 
 
 ERROR = {"fallback": "error"}
@@ -63,11 +63,11 @@ def test_unsupported_dtype_names_dtype():
     assert errs and errs[0].op == "aten.mul.Tensor" and "torch.float64 operand 'arg0_1'" in str(errs[0]), chain
 
 
-def test_complex_dtype_names_dtype():
-    """Complex values have no IR type, not even on the host: the import fails naming the dtype."""
-    chain = _compile_error(lambda x: torch.view_as_complex(x) * 2, torch.randn(4, 2))
-    errs = [e for e in chain if isinstance(e, UnsupportedDtypeError)]
-    assert errs and "torch.complex64" in str(errs[0]), chain
+def test_complex_dtype_names_every_op():
+    chain = _compile_error(lambda x: torch.view_as_complex(x) * 2, torch.randn(4, 2), options=ERROR)
+    errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
+    assert errs and [f.op for f in errs[0].unsupported] == ["aten.view_as_complex.default", "aten.mul.Tensor"], chain
+    assert "torch.complex64 result" in str(errs[0]) and "torch.complex64 operand 'view_as_complex'" in str(errs[0])
 
 
 def test_unknown_option_lists_valid_ones():

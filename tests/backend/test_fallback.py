@@ -160,6 +160,25 @@ def test_float64_input_and_output(fresh_dynamo):
     assert [r.kernel for r in prof.fallbacks()] == ["aten.mul.Tensor"]
 
 
+def test_complex_values_stay_on_the_host(fresh_dynamo):
+    """complex64 is a host dtype too: view_as_complex, the complex product, abs and view_as_real run on the host,
+    the f32 work before and after on the simulator."""
+
+    def fn(x):
+        c = torch.view_as_complex(torch.sigmoid(x))
+        c = c * c
+        return torch.view_as_real(c) + 1, c.abs()
+
+    x = torch.randn(4, 8, 2)
+    (re, mag), prof, _ = _run(fn, x)
+    want_re, want_mag = fn(x)
+    assert_close(re, want_re, "view_as_real + 1")
+    assert_close(mag, want_mag, "abs")
+    assert [r.kernel for r in prof.fallbacks()] == ["aten.view_as_complex.default", "aten.mul.Tensor",
+                                                    "aten.view_as_real.default", "aten.abs.default"]
+    assert len(prof.simulated()) == 2 and not prof.interpreted()
+
+
 def test_random_ops_match_eager_under_one_seed(fresh_dynamo):
     """rand, randn_like, bernoulli and dropout draw on the host with torch's generator, in eager's order: the same
     seed gives bit-identical values, and two rand calls stay two draws."""
