@@ -124,10 +124,12 @@ class Profile:
                              r.reason])  # fmt: skip
         headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "launch us", "us", "roofline us",
                    "efficiency", "busy", "GM bytes", "note"]  # fmt: skip
-        total = f"total: {len(self.records)} launches ({len(self.simulated())} simulated, "
-        total += f"{len(self.interpreted())} interpreted, {len(self.fallbacks())} host fallbacks moving "
-        total += f"{self.transfer_bytes():,} B), {self.total_us():,.2f} us simulated with launches "
+        kernels = len(self.simulated()) + len(self.interpreted())
+        total = f"total: {kernels} launches ({len(self.simulated())} simulated, "
+        total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated with launches "
         total += f"({self.launch_us():,.2f} us launch overhead, {self.total_us(launch=False):,.2f} us kernel bodies)"
+        if self.fallbacks():
+            total += f"; {len(self.fallbacks())} host fallbacks moving {self.transfer_bytes():,} B (no time charged)"
         return tabulate(rows, headers=headers) + "\n" + total
 
     def trace_events(self) -> list:
