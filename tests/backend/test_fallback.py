@@ -80,6 +80,43 @@ def test_fallback_under_dynamic_shapes(fresh_dynamo):
     assert fresh_dynamo["graphs_compiled"] == 1
 
 
+def test_random_op_sized_by_a_symbol(fresh_dynamo):
+    """dynamic=True: rand's size argument is a size expression the run's bindings evaluate; eager's draws."""
+
+    def fn(x):
+        return x * torch.rand(x.shape[0], 3) + 1
+
+    compiled = torch.compile(fn, backend="npu", dynamic=True)
+    for rows in (5, 7):
+        x = torch.randn(rows, 3)
+        torch.manual_seed(rows)
+        got = compiled(x)
+        torch.manual_seed(rows)
+        assert torch.equal(got, fn(x)), rows
+    assert fresh_dynamo["graphs_compiled"] == 1
+
+
+def test_i64_host_results_feed_kernels(fresh_dynamo):
+    """kthvalue's indices and randint's draws (i64, beyond i32) go back to the device: the kernels reading them make
+    no assumption about their range (i64 arithmetic is not narrowed to i32 there)."""
+
+    def fn(x):
+        v, i = torch.kthvalue(x, 3, dim=1)
+        r = torch.randint(0, 2**40, (x.shape[0],))
+        return i * 3000000000 + r, (i.float() + v).sum()
+
+    x = torch.randn(6, 9)
+    with torch_npu_backend.profile(trace=False) as prof:
+        torch.manual_seed(1)
+        got = torch.compile(fn, backend="npu")(x)
+    torch.manual_seed(1)
+    want = fn(x)
+    assert torch.equal(got[0], want[0])
+    assert_close(got[1], want[1], "sum")
+    assert [r.kernel for r in prof.fallbacks()] == ["aten.kthvalue.default", "aten.randint.low"]
+    assert prof.simulated() and not prof.interpreted()
+
+
 def test_fallback_error_names_every_unsupported_op(fresh_dynamo):
     with pytest.raises(Exception) as info:
         torch.compile(_middle, backend="npu", options={"fallback": "error"})(torch.randn(8, 16))
