@@ -93,7 +93,7 @@ def emit_fallback(ctx, node: torch.fx.Node, reason: str):
     many = isinstance(val, (tuple, list))
     vals = list(val) if many else [val]
     for v in vals:
-        if v is not None and not isinstance(v, torch.Tensor):
+        if (v is None and not many) or (v is not None and not isinstance(v, torch.Tensor)):
             raise UnsupportedOpError(node.target, node.name, f"cannot run on the host either: result {v!r} is not a "
                                      "tensor")  # fmt: skip
     types = [host_type(ctx, v) for v in vals if v is not None]

@@ -1,6 +1,9 @@
 """FX import: an aten FX graph (from AOTAutograd) → a ``builtin.module`` holding ``func.func @main`` in ``hfusion``.
 
-One lowering per aten op, looked up in :data:`torch_npu_backend.lowerings.LOWERINGS`. A lowering is called as
+One lowering per aten op, looked up in :data:`torch_npu_backend.lowerings.LOWERINGS`. A node without one (or whose
+lowering refuses its arguments, or that touches a host dtype, or draws random numbers) becomes a ``host.fallback``
+op run eagerly on the host (:mod:`torch_npu_backend.fallback`), or, with ``fallback="error"``, is named in one
+error with every other such node. A lowering is called as
 ``fn(ctx, *node.args, **node.kwargs)`` and returns the IR value(s) of the node; ``ctx`` is the
 :class:`ImportContext`, which owns the builder (every op it creates gets ``loc`` = the FX node name) and the shared
 helpers: explicit type promotion (``cast``), explicit broadcasting (``broadcast_to``: ``hfusion.reshape`` drops
@@ -43,11 +46,9 @@ from .dtypes import ir_dtype
 from .errors import NpuCompileError, UnsupportedDtypeError, UnsupportedOpError
 from .fallback import (HOST_DTYPES, NO_LOWERING, RANDOM_OPS, RANDOM_REASON, Fallback, dtype_reason, emit_fallback,
                        host_type, many_error)
+from .options import FALLBACK_MODES
 from .symbolic import (convert, guarded_equalities, is_symbolic, shape_env_of, symbol_range, to_expr,
                        to_predicate)
-
-FALLBACK_MODES = ("auto", "error")
-"""``auto``: a node the backend cannot compile runs on the host (``host.fallback``); ``error``: the import fails."""
 
 IGNORED_TARGETS = {torch.ops.aten._assert_tensor_metadata.default}
 """Assertions on tensor metadata (dtype, device) that dynamo already guards; they produce no value and no IR."""

@@ -22,6 +22,8 @@ on the simulator; "interpret" runs the HFusion IR with the reference interpreter
 CHIPS = ("ascend910b1", "ascend910b4", "ascend910a")  # the presets both graph_passes/target.py and simulator/presets.py know
 SYNC_MODES = ("normal", "barrier-all")
 FALLBACK_MODES = ("auto", "error")
+"""``auto``: an op the backend cannot compile runs eagerly on the host (``host.fallback``); ``error``: compiling
+fails, naming every such op."""
 DEFAULT_PIPELINE = "canonicalize,cse"
 
 
