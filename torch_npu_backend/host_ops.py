@@ -71,8 +71,9 @@ def _fallback(interp, op, *values):
     COUNTERS["host_fallbacks"] += 1
     COUNTERS["host_transfer_bytes"] += d2h + h2d
     graph = interp.launcher.graph.name if interp.launcher is not None else ""
-    rec = _profile.KernelRecord(graph, op.attributes["target"], None, None, "host", (op.attributes["node"],),
-                                {k: int(v) for k, v in interp.bindings.items()}, reason=op.attributes["reason"],
+    rec = _profile.KernelRecord(graph, op.attributes["target"], _profile.HOST_FALLBACK, None, "host",
+                                (op.attributes["node"],), {k: int(v) for k, v in interp.bindings.items()},
+                                reason=op.attributes["reason"],
                                 wall_s=wall, d2h_bytes=d2h, h2d_bytes=h2d)  # fmt: skip
     if interp.launcher is not None:
         interp.launcher.add(rec)

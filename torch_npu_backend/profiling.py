@@ -5,8 +5,8 @@
     print(prof.table()); prof.total_us(); prof.total_us(launch=False); prof.write_trace("trace.json")
 
 A record says which kernel ran, where (``executed``: "simulator" or "interpreter", with the ``reason`` a kernel was
-interpreted; "host" for an aten op run eagerly on the host — a per-op fallback, with its reason and the bytes it
-moved each way), what it came from (fusion kind, FX nodes), under which shape bindings, and — for simulated launches —
+interpreted; "host" for an aten op run eagerly on the host — a per-op fallback of kind "host fallback", with its
+reason and the bytes it moved each way), what it came from (fusion kind, FX nodes), under which shape bindings, and — for simulated launches —
 cycles, µs, the roofline bound, efficiency, per-pipe busy ratios, GM bytes and whether the hazard checker ran.
 
 A simulated launch's time has two parts: the launch overhead (``launch_us``, charged before the cores start;
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from tabulate import tabulate
 
 _ACTIVE: list["Profile"] = []
+HOST_FALLBACK = "host fallback"  # the kind of a host fallback's record (``executed="host"``)
 
 # msprof lane names, in the order a table shows them
 PIPE_COLUMNS = (("MTE2", "MTE2"), ("V", "VEC"), ("MTE3", "MTE3"), ("S", "SCALAR"), ("MTE1", "MTE1"), ("M", "CUBE"),
@@ -118,7 +119,7 @@ class Profile:
                              f"{r.gm_bytes:,}", note])  # fmt: skip
             elif r.executed == "host":
                 note = f"host fallback ({r.reason}); {r.d2h_bytes:,} B to host, {r.h2d_bytes:,} B back"
-                rows.append([r.graph, r.kernel, "", src, bind, r.executed, "", "", "", "", "", "", "", note])
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "", note])
             else:
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "",
                              r.reason])  # fmt: skip

@@ -50,6 +50,7 @@ def test_unknown_ops_in_the_middle_run_on_the_host(fresh_dynamo):
         ("aten.special_bessel_j0.default", ("special_bessel_j0",), "no lowering")]
     # kthvalue reads f32[8, 16] and returns f32[8] and i64[8]; bessel_j0 reads and returns f32[8]
     assert [(r.d2h_bytes, r.h2d_bytes) for r in fallbacks] == [(8 * 16 * 4, 8 * 4 + 8 * 8), (8 * 4, 8 * 4)]
+    assert all(r.fusion_kind == "host fallback" and r.executed == "host" for r in fallbacks)
     assert prof.transfer_bytes() == 512 + 96 + 32 + 32
     assert len(prof.simulated()) == 3 and not prof.interpreted()  # sigmoid·2, +1, ·3: kernels around the fallbacks
     assert fresh_dynamo["host_fallbacks"] == 2 and fresh_dynamo["ops_fallen_back"] == 2
