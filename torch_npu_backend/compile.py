@@ -11,18 +11,23 @@ execute="interpret": import → verify → ``options.pipeline`` → run @main in
 Between import and the passes the compile cache (``compile_cache.py``) is asked for the imported module's IR text
 and the options; a hit fills the graph from the entry and skips the passes and codegen, a miss compiles and writes
 the entry.
+
+Nodes the backend cannot compile are ``host.fallback`` ops in @main (fallback.py); each compile with any warns once,
+listing them (op, FX node, reason); ``fallback="error"`` makes the import fail instead.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import warnings
 
 import torch
 
 from graph_passes.ir.verifier import verify
 
 from . import compile_cache
+from .errors import NpuFallbackWarning
 from .host_scalars import split_host_scalars
 from .importer import import_graph
 from .options import NpuOptions
@@ -56,12 +61,17 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs=None, options: NpuOpt
     if debug_dir and host_prologue is not None:
         with open(os.path.join(debug_dir, HOST_PROLOGUE_DUMP), "w") as f:
             f.write(host_prologue.print_readable())
-    result = import_graph(gm, target=options.chip)
+    result = import_graph(gm, target=options.chip, fallback=options.fallback)
+    if result.fallbacks:
+        COUNTERS["ops_fallen_back"] += len(result.fallbacks)
+        warnings.warn(f"npu: {name}: {len(result.fallbacks)} op(s) run eagerly on the host (fallback): "
+                      + "; ".join(map(str, result.fallbacks)), NpuFallbackWarning, stacklevel=2)  # fmt: skip
     if options.verify:
         verify(result.module)
     graph = CompiledGraph(name=name, module=result.module, outputs=result.outputs, symbol_args=result.symbol_args,
                           options=options, debug_dir=debug_dir, stats={"lowered": len(result.lowered)},
-                          predicates=result.predicates, host_prologue=host_prologue)  # fmt: skip
+                          predicates=result.predicates, host_prologue=host_prologue,
+                          fallbacks=result.fallbacks)  # fmt: skip
     cache = compile_cache.for_options(options)
     key = None
     if cache is not None:
@@ -158,6 +168,8 @@ def _dump(graph: CompiledGraph, debug_dir: str) -> None:
         for name, info in graph.kernels.items():
             where = "simulator" if info.compiled is not None else f"interpreter ({info.reason})"
             f.write(f"// @{name} [{info.fusion_kind}] -> {where}\n")
+        for fb in graph.fallbacks:
+            f.write(f"// host fallback, run eagerly on the host: {fb}\n")
         for pred in graph.predicates:
             f.write(f"// size predicate, checked before each run: {pred} (FX node '{pred.loc}')\n")
         f.write(print_module(graph.module.lookup("main")) + "\n")

@@ -27,6 +27,8 @@ IR_TO_TORCH = {
     "i16": torch.int16,
     "i32": torch.int32,
     "i64": torch.int64,
+    "c64": torch.complex64,
+    "c128": torch.complex128,
 }
 """Every IR dtype the interpreter can execute (wider than what the importer emits)."""
 

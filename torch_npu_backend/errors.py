@@ -16,9 +16,15 @@ class UnsupportedOpError(NpuCompileError):
     def __init__(self, op, node: str | None = None, reason: str | None = None):
         self.op = str(op)
         self.node = node
+        self.reason = reason
+        self.unsupported: list = []  # fallback="error": every node without a compiled form (fallback.Fallback)
         where = f" (FX node '{node}')" if node else ""
         why = f": {reason}" if reason else ""
         super().__init__(f"no npu lowering for aten op {self.op}{where}{why}")
+
+
+class NpuFallbackWarning(UserWarning):
+    """Ops of a compiled graph run eagerly on the host (per-op fallback); one per graph, naming them all."""
 
 
 class UnsupportedDtypeError(NpuCompileError):

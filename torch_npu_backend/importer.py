@@ -1,6 +1,9 @@
 """FX import: an aten FX graph (from AOTAutograd) → a ``builtin.module`` holding ``func.func @main`` in ``hfusion``.
 
-One lowering per aten op, looked up in :data:`torch_npu_backend.lowerings.LOWERINGS`. A lowering is called as
+One lowering per aten op, looked up in :data:`torch_npu_backend.lowerings.LOWERINGS`. A node without one (or whose
+lowering refuses its arguments, or that touches a host dtype, or draws random numbers) becomes a ``host.fallback``
+op run eagerly on the host (:mod:`torch_npu_backend.fallback`), or, with ``fallback="error"``, is named in one
+error with every other such node. A lowering is called as
 ``fn(ctx, *node.args, **node.kwargs)`` and returns the IR value(s) of the node; ``ctx`` is the
 :class:`ImportContext`, which owns the builder (every op it creates gets ``loc`` = the FX node name) and the shared
 helpers: explicit type promotion (``cast``), explicit broadcasting (``broadcast_to``: ``hfusion.reshape`` drops
@@ -40,7 +43,10 @@ from graph_passes.ir.sizes import SizeVars
 from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dtype
 
 from .dtypes import ir_dtype
-from .errors import NpuCompileError, UnsupportedOpError
+from .errors import NpuCompileError, UnsupportedDtypeError, UnsupportedOpError
+from .fallback import (HOST_DTYPES, NO_LOWERING, RANDOM_OPS, RANDOM_REASON, Fallback, dtype_reason, emit_fallback,
+                       host_type, many_error)
+from .options import FALLBACK_MODES
 from .symbolic import (convert, guarded_equalities, is_symbolic, shape_env_of, symbol_range, to_expr,
                        to_predicate)
 
@@ -71,6 +77,8 @@ class ImportResult:
     """The aten ops lowered, in node order (tests use this to check coverage)."""
     predicates: list[SizePredicate] = field(default_factory=list)
     """Size predicates the graph asserts; the runtime checks them on every run."""
+    fallbacks: list[Fallback] = field(default_factory=list)
+    """The nodes imported as ``host.fallback`` ops (run eagerly on the host), in node order."""
 
 
 class ImportContext:
@@ -98,6 +106,8 @@ class ImportContext:
     def _placeholder_type(self, node: torch.fx.Node):
         val = node.meta.get("val")
         if isinstance(val, torch.Tensor):
+            if val.dtype in HOST_DTYPES and not (val.dtype == torch.float64 and val.dim() == 0):
+                return host_type(self, val)  # a host value: the nodes reading it run on the host (fallback.py)
             return self.tensor_type(val, node)
         if isinstance(val, torch.SymInt):
             expr = self.expr(val)
@@ -184,6 +194,18 @@ class ImportContext:
 
     def target_name(self) -> str:
         return str(self.node.target) if self.node is not None else "<none>"
+
+    def checkpoint(self) -> set[int]:
+        """The ops of @main now (for :meth:`rollback`)."""
+        return {id(op) for op in self.func.body.ops}
+
+    def rollback(self, checkpoint: set[int]) -> None:
+        """Erase the ops emitted since ``checkpoint`` (a lowering that gave up half way), except the cached size
+        sources (``tensor.dim`` at the top of @main), which later nodes may still read."""
+        keep = {id(v.op) for v in self._size_sources.values() if hasattr(v, "op")}
+        new = [op for op in self.func.body.ops if id(op) not in checkpoint and id(op) not in keep]
+        for op in reversed(new):
+            op.erase()
 
     def error(self, reason: str) -> UnsupportedOpError:
         """An error for the current node: its op does not support ``reason``."""
@@ -350,15 +372,16 @@ def _arg_name(name: str) -> str:
     return name if name.isidentifier() else None
 
 
-def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportResult:
-    """Import an aten FX graph; raises :class:`UnsupportedOpError` for an op without lowering."""
-    from .lowerings import LOWERINGS, record_lowering
-
+def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: str = "auto") -> ImportResult:
+    """Import an aten FX graph. A node the backend cannot compile becomes a ``host.fallback`` op (fallback.py);
+    with ``fallback="error"`` one :class:`UnsupportedOpError` names every such node instead."""
+    if fallback not in FALLBACK_MODES:
+        raise ValueError(f"fallback={fallback!r}; valid: {', '.join(FALLBACK_MODES)}")
     ctx = ImportContext(gm, target)
     for i, node in enumerate(ctx.placeholders):
         val = node.meta.get("val")
         ctx.env[node] = ctx.func.args[i] if isinstance(val, torch.Tensor) else ctx.expr(val)
-    lowered, outputs = [], None
+    lowered, fallbacks, outputs = [], [], None
     for node in gm.graph.nodes:
         ctx.node = node
         ctx.builder.loc = node.name
@@ -396,15 +419,39 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None) -> ImportR
         if isinstance(val, torch.SymInt):
             ctx.env[node] = ctx.expr(val)  # a size computation: it lives in the types, not as ops
             continue
-        lowering = LOWERINGS.get(node.target)
-        if lowering is None:
-            raise UnsupportedOpError(node.target, node.name)
-        ctx.env[node] = lowering(ctx, *node.args, **node.kwargs)
-        record_lowering(node.target)
-        lowered.append(node.target)
+        reason = _lower(ctx, node)
+        if reason is None:
+            lowered.append(node.target)
+            continue
+        ctx.env[node] = emit_fallback(ctx, node, reason)
+        fallbacks.append(Fallback(str(node.target), node.name, reason))
+    if fallbacks and fallback == "error":
+        raise many_error(fallbacks)
     ctx.narrow_symbols()
     ctx.record_equalities()
-    return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates))
+    return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates), fallbacks)
+
+
+def _lower(ctx: ImportContext, node: torch.fx.Node) -> str | None:
+    """Lower ``node`` into ``ctx.env``; or, when it must run on the host, emit nothing and return why."""
+    from .lowerings import LOWERINGS, record_lowering
+
+    if node.target in RANDOM_OPS:
+        return RANDOM_REASON
+    reason = dtype_reason(ctx, node)
+    if reason is not None:
+        return reason
+    lowering = LOWERINGS.get(node.target)
+    if lowering is None:
+        return NO_LOWERING
+    checkpoint = ctx.checkpoint()
+    try:
+        ctx.env[node] = lowering(ctx, *node.args, **node.kwargs)
+    except (UnsupportedOpError, UnsupportedDtypeError) as e:
+        ctx.rollback(checkpoint)
+        return (e.reason if isinstance(e, UnsupportedOpError) else None) or str(e)
+    record_lowering(node.target)
+    return None
 
 
 def _assert_scalar(ctx: ImportContext, node: torch.fx.Node) -> None:

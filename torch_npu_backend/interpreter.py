@@ -525,3 +525,6 @@ def _bitcast(interp, op, x):
 @rule("hfusion.reshape")
 def _reshape(interp, op, x):
     return x.reshape(interp.shape(op.result.type))
+
+
+from . import host_ops  # noqa: E402,F401  (registers the host.fallback rule)

@@ -21,6 +21,9 @@ on the simulator; "interpret" runs the HFusion IR with the reference interpreter
 
 CHIPS = ("ascend910b1", "ascend910b4", "ascend910a")  # the presets both graph_passes/target.py and simulator/presets.py know
 SYNC_MODES = ("normal", "barrier-all")
+FALLBACK_MODES = ("auto", "error")
+"""``auto``: an op the backend cannot compile runs eagerly on the host (``host.fallback``); ``error``: compiling
+fails, naming every such op."""
 DEFAULT_PIPELINE = "canonicalize,cse"
 
 
@@ -58,6 +61,10 @@ class NpuOptions:
     fixed_costs: bool = True
     """Simulate the chip's fixed costs (launch overhead, per-DMA fixed cost, cross-core hand-off; docs/simulator.md).
     False reproduces the simulator's timing without them: for before/after comparisons only."""
+    fallback: str = "auto"
+    """"auto": an aten op the backend cannot compile (no lowering, a float64 or complex value, a random op) runs eagerly on the
+    host inside the compiled graph, listed in the profile and in one warning per graph; "error": compiling fails
+    with one error naming every such op."""
     pipeline: str = DEFAULT_PIPELINE
     """execute="interpret" only: the pass pipeline run on the imported module (PassManager syntax)."""
     debug_dir: str | None = None
@@ -77,6 +84,8 @@ class NpuOptions:
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:
             raise OptionsError(f"option multi_buffer must be an int >= 1, got {self.multi_buffer!r}")
+        if self.fallback not in FALLBACK_MODES:
+            raise OptionsError(f"option fallback={self.fallback!r} is not supported; valid: {', '.join(FALLBACK_MODES)}")
         if self.sync_mode not in SYNC_MODES:
             raise OptionsError(f"option sync_mode={self.sync_mode!r} is not supported; valid: {', '.join(SYNC_MODES)}")
         if not _is_int(self.max_tile_elems) or self.max_tile_elems < 0:

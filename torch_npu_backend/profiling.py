@@ -5,7 +5,8 @@
     print(prof.table()); prof.total_us(); prof.total_us(launch=False); prof.write_trace("trace.json")
 
 A record says which kernel ran, where (``executed``: "simulator" or "interpreter", with the ``reason`` a kernel was
-interpreted), what it came from (fusion kind, FX nodes), under which shape bindings, and — for simulated launches —
+interpreted; "host" for an aten op run eagerly on the host — a per-op fallback of kind "host fallback", with its
+reason and the bytes it moved each way), what it came from (fusion kind, FX nodes), under which shape bindings, and — for simulated launches —
 cycles, µs, the roofline bound, efficiency, per-pipe busy ratios, GM bytes and whether the hazard checker ran.
 
 A simulated launch's time has two parts: the launch overhead (``launch_us``, charged before the cores start;
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from tabulate import tabulate
 
 _ACTIVE: list["Profile"] = []
+HOST_FALLBACK = "host fallback"  # the kind of a host fallback's record (``executed="host"``)
 
 # msprof lane names, in the order a table shows them
 PIPE_COLUMNS = (("MTE2", "MTE2"), ("V", "VEC"), ("MTE3", "MTE3"), ("S", "SCALAR"), ("MTE1", "MTE1"), ("M", "CUBE"),
@@ -31,16 +33,16 @@ CUBE_PIPES = ("MTE1", "M", "FIX")  # shown for the kernels that use them
 
 @dataclass
 class KernelRecord:
-    """One kernel launch (or one interpreted kernel call) of one graph run."""
+    """One kernel launch (or one interpreted kernel call, or one host fallback) of one graph run."""
 
     graph: str
     kernel: str
     fusion_kind: str | None
     core_type: str | None
-    executed: str  # "simulator" | "interpreter"
+    executed: str  # "simulator" | "interpreter" | "host" (a host fallback: ``kernel`` is the aten op)
     source: tuple[str, ...]  # FX node names of the kernel's ops (their ``loc``s), in body order
     bindings: dict[str, int]
-    reason: str | None = None  # why an interpreted kernel was not simulated
+    reason: str | None = None  # why an interpreted kernel was not simulated, why an op fell back to the host
     block_dim: int | None = None
     cycles: float | None = None
     us: float | None = None  # kernel body (the cores' time), without the launch overhead
@@ -52,6 +54,8 @@ class KernelRecord:
     gm_bytes: int | None = None
     hazards_checked: bool | None = None
     schedule: object = None  # the kernel's schedule attribute (a cube kernel's tile, K steps and waves)
+    d2h_bytes: int | None = None  # host fallback: bytes of its tensor arguments, moved device -> host
+    h2d_bytes: int | None = None  # host fallback: bytes of its results, moved host -> device
     wall_s: float = 0.0  # host wall time of the launch (simulation or interpretation)
     result: object = field(default=None, repr=False)  # simulator.LaunchResult of a simulated launch
 
@@ -71,7 +75,16 @@ class Profile:
         return [r for r in self.records if r.simulated]
 
     def interpreted(self) -> list[KernelRecord]:
-        return [r for r in self.records if not r.simulated]
+        """Device kernels run by the reference interpreter (not simulated)."""
+        return [r for r in self.records if r.executed == "interpreter"]
+
+    def fallbacks(self) -> list[KernelRecord]:
+        """Ops run eagerly on the host (per-op fallback)."""
+        return [r for r in self.records if r.executed == "host"]
+
+    def transfer_bytes(self) -> int:
+        """Bytes the host fallbacks moved between the device and the host, both ways (no time is charged)."""
+        return sum((r.d2h_bytes or 0) + (r.h2d_bytes or 0) for r in self.fallbacks())
 
     def total_us(self, launch: bool = True) -> float:
         """Simulated time of all launches, back to back, including each launch's overhead (``launch=False``: the
@@ -104,14 +117,20 @@ class Profile:
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, f"{r.cycles:,.0f}",
                              f"{r.launch_us or 0.0:,.2f}", f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,
                              f"{r.gm_bytes:,}", note])  # fmt: skip
+            elif r.executed == "host":
+                note = f"host fallback ({r.reason}); {r.d2h_bytes:,} B to host, {r.h2d_bytes:,} B back"
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "", note])
             else:
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "",
                              r.reason])  # fmt: skip
         headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "launch us", "us", "roofline us",
                    "efficiency", "busy", "GM bytes", "note"]  # fmt: skip
-        total = f"total: {len(self.records)} launches ({len(self.simulated())} simulated, "
+        kernels = len(self.simulated()) + len(self.interpreted())
+        total = f"total: {kernels} launches ({len(self.simulated())} simulated, "
         total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated with launches "
         total += f"({self.launch_us():,.2f} us launch overhead, {self.total_us(launch=False):,.2f} us kernel bodies)"
+        if self.fallbacks():
+            total += f"; {len(self.fallbacks())} host fallbacks moving {self.transfer_bytes():,} B (no time charged)"
         return tabulate(rows, headers=headers) + "\n" + total
 
     def trace_events(self) -> list:

@@ -64,6 +64,7 @@ class CompiledGraph:
     ladder: list[str] = field(default_factory=list)
     predicates: list = field(default_factory=list)  # graph_passes.ir.size_predicates.SizePredicate, checked per run
     host_prologue: object = None  # host_scalars.HostPrologue: f64 scalars computed on the host (inputs, outputs)
+    fallbacks: list = field(default_factory=list)  # fallback.Fallback: the nodes run eagerly on the host
     runs: int = 0
 
     def bindings(self, args) -> dict[str, int]:
@@ -85,8 +86,9 @@ class CompiledGraph:
             extra, host_outputs = self.host_prologue.run(args)
             args = [*args, *extra]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 else a
-                  for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made them f32
+        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and a.dim() == 0
+                  else a for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made
+        # them f32; other f64 inputs are host values (read by host.fallback ops only)
         if self.predicates or any(o.kind == "size" or o.strides for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:
@@ -172,7 +174,7 @@ class Launcher:
         sub = Interpreter(self.graph.tensor_module, interp.bindings)
         out = sub.call(name, list(args))
         COUNTERS["kernels_interpreted"] += 1
-        self._add(_profile.KernelRecord(self.graph.name, name, info.fusion_kind, info.core_type, "interpreter",
+        self.add(_profile.KernelRecord(self.graph.name, name, info.fusion_kind, info.core_type, "interpreter",
                                         info.source, _shape_bindings(interp.bindings), reason=info.reason,
                                         wall_s=time.perf_counter() - start))  # fmt: skip
         return out
@@ -191,9 +193,9 @@ class Launcher:
         else:
             rec.block_dim, rec.cycles, rec.us, rec.roofline_us, rec.efficiency, rec.gm_bytes = 0, 0, 0.0, 0.0, 1.0, 0
             rec.hazards_checked = self.graph.options.check_hazards
-        self._add(rec)
+        self.add(rec)
 
-    def _add(self, rec) -> None:
+    def add(self, rec) -> None:
         self.records.append(rec)
         _profile.record(rec)
 

@@ -1,4 +1,5 @@
-"""Failures name what is wrong: an aten op without lowering, an unsupported dtype, an unknown option."""
+"""Failures name what is wrong: an aten op without lowering, an unsupported dtype, an unknown option. The op and
+dtype tests compile with ``fallback="error"`` (the default, "auto", runs such ops on the host: test_fallback.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import pytest
 import torch
 
 from torch_npu_backend import NpuOptions, OptionsError
-from torch_npu_backend.errors import UnsupportedDtypeError, UnsupportedOpError
+from torch_npu_backend.errors import UnsupportedOpError
+
+
+ERROR = {"fallback": "error"}
 
 
 def _compile_error(fn, *args, **kw):
@@ -24,7 +28,7 @@ def _compile_error(fn, *args, **kw):
 
 
 def test_unsupported_op_names_op_and_node():
-    chain = _compile_error(lambda x: torch.cumprod(x, 0) + 1, torch.randn(4))
+    chain = _compile_error(lambda x: torch.cumprod(x, 0) + 1, torch.randn(4), options=ERROR)
     errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
     assert errs, f"no UnsupportedOpError in {chain}"
     assert errs[0].op == "aten.cumprod.default" and errs[0].node == "cumprod"
@@ -34,7 +38,7 @@ def test_unsupported_op_names_op_and_node():
 def test_cumsum_over_a_symbolic_length_names_the_reason():
     """A scan's step count is the length's log: a dynamic length along a summed dim other than the last (the last is
     a product with a triangle of ones) is refused, named."""
-    chain = _compile_error(lambda x: torch.cumsum(x, 0) + 1, torch.randn(6, 3), dynamic=True)
+    chain = _compile_error(lambda x: torch.cumsum(x, 0) + 1, torch.randn(6, 3), dynamic=True, options=ERROR)
     errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
     assert errs and errs[0].op == "aten.cumsum.default", chain
     assert "symbolic length" in str(errs[0]) and "step count must be static" in str(errs[0]), str(errs[0])
@@ -48,15 +52,22 @@ def test_cumsum_over_a_symbolic_length_names_the_reason():
 ])
 def test_advanced_indexing_limits_are_named(fn, args, dynamic, reason):
     """x[..., idx, ...] lowers one index tensor into a dim of static length; the rest is refused with the reason."""
-    chain = _compile_error(fn, *args, dynamic=dynamic)
+    chain = _compile_error(fn, *args, dynamic=dynamic, options=ERROR)
     errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
     assert errs and errs[0].op == "aten.index.Tensor" and reason in str(errs[0]), chain
 
 
 def test_unsupported_dtype_names_dtype():
-    chain = _compile_error(lambda x: x * 2, torch.randn(4, dtype=torch.float64))
-    errs = [e for e in chain if isinstance(e, UnsupportedDtypeError)]
-    assert errs and "torch.float64" in str(errs[0])
+    chain = _compile_error(lambda x: x * 2, torch.randn(4, dtype=torch.float64), options=ERROR)
+    errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
+    assert errs and errs[0].op == "aten.mul.Tensor" and "torch.float64 operand 'arg0_1'" in str(errs[0]), chain
+
+
+def test_complex_dtype_names_every_op():
+    chain = _compile_error(lambda x: torch.view_as_complex(x) * 2, torch.randn(4, 2), options=ERROR)
+    errs = [e for e in chain if isinstance(e, UnsupportedOpError)]
+    assert errs and [f.op for f in errs[0].unsupported] == ["aten.view_as_complex.default", "aten.mul.Tensor"], chain
+    assert "torch.complex64 result" in str(errs[0]) and "torch.complex64 operand 'view_as_complex'" in str(errs[0])
 
 
 def test_unknown_option_lists_valid_ones():

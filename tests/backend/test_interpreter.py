@@ -14,8 +14,9 @@ from tests.ir.op_examples import OP_EXAMPLES
 from torch_npu_backend.dtypes import torch_dtype
 from torch_npu_backend.interpreter import RULES, InterpreterError, interpret
 
-INTERPRETED_DIALECTS = ("builtin", "func", "arith", "scf", "tensor", "hfusion", "annotation")
-"""hivm (buffers, pipes, flags) is executed by the simulator, not by this interpreter."""
+INTERPRETED_DIALECTS = ("builtin", "func", "arith", "scf", "tensor", "hfusion", "annotation", "host")
+"""hivm (buffers, pipes, flags) is executed by the simulator, not by this interpreter. ``host.fallback`` runs the
+aten op it names."""
 
 INTERPRETED_OPS = sorted(n for n in OP_REGISTRY if n.split(".")[0] in INTERPRETED_DIALECTS)
 

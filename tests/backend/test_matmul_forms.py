@@ -272,5 +272,5 @@ def _mm_graph(op, args, a_dtype, b_dtype, out_dtype):
 def test_dtype_errors_name_the_op(op, args, dtypes, reason):
     gm = _mm_graph(op, args, *dtypes)
     with pytest.raises(UnsupportedOpError) as info:
-        compile_graph(gm, None, {"execute": "interpret"})
+        compile_graph(gm, None, {"execute": "interpret", "fallback": "error"})
     assert info.value.op == str(op) and reason in str(info.value), str(info.value)

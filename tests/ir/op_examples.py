@@ -63,6 +63,13 @@ OP_EXAMPLES: dict[str, str] = {
     "annotation.mark": _main(
         f"%x: {T}", T, f'annotation.mark %x {{tile = [(s0*2), 16], note = "a \\"quoted\\" hint"}} : {T}', "%x", T
     ),
+    # -- host ----------------------------------------------------------------------------------------------------
+    "host.fallback": _main(
+        f"%x: {T}", "tensor<s0xf32>, tensor<s0xi64>",
+        f'%0:2 = host.fallback %x {{target = "aten.kthvalue.default", node = "kthvalue", reason = "no lowering", '
+        f'args = [{{operand = 0}}, 2, 1], kwargs = {{keepdim = false}}}} : ({T}) -> (tensor<s0xf32>, tensor<s0xi64>)',
+        "%0#0, %0#1", "tensor<s0xf32>, tensor<s0xi64>",
+    ),
     # -- arith ---------------------------------------------------------------------------------------------------
     "arith.constant": _main(
         "",

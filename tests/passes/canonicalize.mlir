@@ -379,3 +379,16 @@ module {
     func.return %1, %3 : tensor<4x16xf32>, tensor<64xf32>
   }
 }
+
+// -----
+
+// A host fallback whose result is unused stays: it may draw from the generator (the next draw depends on it).
+// CHECK-LABEL: func.func @unused_random_draw(
+// CHECK:         host.fallback {{.*}}target = "aten.rand.default"
+// CHECK:         func.return
+module {
+  func.func @unused_random_draw(%x: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = host.fallback {target = "aten.rand.default", node = "rand", reason = "random op", args = [[8]], kwargs = {}} : () -> tensor<8xf32>
+    func.return %x : tensor<8xf32>
+  }
+}

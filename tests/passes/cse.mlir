@@ -59,3 +59,20 @@ module {
     func.return %r, %k2 : index, index
   }
 }
+
+// -----
+
+// Host fallbacks never merge, even with equal attributes (hand-written: imported ones name distinct FX nodes): two
+// draws of rand are two values.
+// CHECK-LABEL: func.func @random_draws(
+// CHECK:         [[A:%[0-9a-z_]+]] = host.fallback {{.*}}target = "aten.rand.default"
+// CHECK-NEXT:    [[B:%[0-9a-z_]+]] = host.fallback {{.*}}target = "aten.rand.default"
+// CHECK-NEXT:    hfusion.elemwise_binary [[A]], [[B]]
+module {
+  func.func @random_draws() -> tensor<8xf32> {
+    %0 = host.fallback {target = "aten.rand.default", node = "rand", reason = "random op", args = [[8]], kwargs = {}} : () -> tensor<8xf32>
+    %1 = host.fallback {target = "aten.rand.default", node = "rand", reason = "random op", args = [[8]], kwargs = {}} : () -> tensor<8xf32>
+    %2 = hfusion.elemwise_binary %0, %1 {fun = "add"} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    func.return %2 : tensor<8xf32>
+  }
+}
