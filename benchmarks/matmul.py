@@ -48,6 +48,12 @@ def workloads(quick: bool):
         ("linear 256x1024x1024", lambda x, w, b: F.linear(x, w, b), lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
         ("linear 256x1024x1024 + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)),
          lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
+        # few output tiles, long K: split-K (hfusion-split-k) candidates
+        ("split-K f16 64x64x16384", lambda a, b: a @ b, lambda: [_t(64, 16384), _t(16384, 64)]),
+        ("split-K f16 128x128x8192", lambda a, b: a @ b, lambda: [_t(128, 8192), _t(8192, 128)]),
+        ("split-K f16 256x256x4096", lambda a, b: a @ b, lambda: [_t(256, 4096), _t(4096, 256)]),
+        ("split-K GEMV-like f16 16x1024x16384", lambda a, b: a @ b, lambda: [_t(16, 16384), _t(16384, 1024)]),
+        ("weight grad f16 x.t() @ g 64x64x16384", lambda x, g: x.t() @ g, lambda: [_t(16384, 64), _t(16384, 64)]),
     ]
     return rows
 
@@ -60,10 +66,15 @@ def _tile(rec) -> tuple[str, str]:
     return f"{s.base_m}x{s.base_n}x{s.base_k} (L1 k {s.l1_k}{parts}, {s.work_item})", str(s.waves or "")
 
 
-def run(label, fn, make, chip):
+def _option(kv: str):
+    name, value = kv.split("=", 1)
+    return name, {"True": True, "False": False}.get(value, int(value) if value.isdigit() else value)
+
+
+def run(label, fn, make, chip, extra=None):
     torch._dynamo.reset()
     inputs = make()
-    compiled = torch.compile(fn, backend="npu", options={"chip": chip})
+    compiled = torch.compile(fn, backend="npu", options={"chip": chip, **(extra or {})})
     with torch_npu_backend.profile(trace=False) as prof:
         start = time.perf_counter()
         compiled(*inputs)
@@ -85,10 +96,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="leave out the GEMMs above 2048^3")
     ap.add_argument("--chip", default="ascend910b1")
+    ap.add_argument("--only", default="", help="run only the workloads whose label contains this text")
+    ap.add_argument("--options", default="", help="extra compile options, name=value,... (e.g. split_k=False)")
     args = ap.parse_args(argv)
+    extra = dict(_option(kv) for kv in args.options.split(",") if kv)
     rows = []
     for label, fn, make in workloads(args.quick):
-        rows.append(run(label, fn, make, args.chip))
+        if args.only not in label:
+            continue
+        rows.append(run(label, fn, make, args.chip, extra))
         print(f"  {label}: {rows[-1][2]} us, {rows[-1][4]}", file=sys.stderr, flush=True)
     headers = ["workload", "kernels cube / vector", "sim us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
                "tile", "waves", "wall s"]
