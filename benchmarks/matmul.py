@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/matmul.py [--quick] [--chip ascend910b1]
 
 Per workload: the kernels it launched (cube / vector), simulated µs of the kernel bodies (``total_us(launch=False)``,
-per-DMA fixed costs included), roofline µs (per kernel max(cube bound, GM bound), summed), efficiency = roofline /
-simulated, busy % of the cube kernel's Cube (M), MTE1, MTE2 and FixPipe pipes, its tile (base M x N x K, L1 K step,
-accumulator parts), waves of work items over the cube cores, and the wall seconds of the compiled call (simulation
-included). Targets: fp16 GEMM 4096^3 >= 85% of the cube roofline, GEMV >= 80% of its GM roofline. ``--quick``
-leaves out the GEMMs above 2048^3. A table, not a timed test.
+per-DMA fixed costs included) and with the launches (``total_us()``), roofline µs (per kernel max(cube bound, GM
+bound), summed), efficiency = roofline / simulated bodies, busy % of the largest cube kernel's Cube (M), MTE1, MTE2
+and FixPipe pipes, its tile (base M x N x K, L1 K step, accumulator parts, split-K chunk), waves of work items over
+the cube cores, and the wall seconds of the compiled call (simulation included). Targets: fp16 GEMM 4096^3 >= 85% of
+the cube roofline, GEMV >= 80% of its GM roofline. ``--quick`` leaves out the GEMMs above 2048^3; ``--only TEXT``
+runs the workloads whose label holds TEXT; ``--options split_k=False`` adds compile options (split-K before /
+after). A table, not a timed test.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def workloads(quick: bool):
         ("split-K f16 128x128x8192", lambda a, b: a @ b, lambda: [_t(128, 8192), _t(8192, 128)]),
         ("split-K f16 256x256x4096", lambda a, b: a @ b, lambda: [_t(256, 4096), _t(4096, 256)]),
         ("split-K GEMV-like f16 16x1024x16384", lambda a, b: a @ b, lambda: [_t(16, 16384), _t(16384, 1024)]),
-        ("weight grad f16 x.t() @ g 64x64x16384", lambda x, g: x.t() @ g, lambda: [_t(16384, 64), _t(16384, 64)]),
+        ("split-K weight grad f16 x.t() @ g 64x64x16384", lambda x, g: x.t() @ g, lambda: [_t(16384, 64), _t(16384, 64)]),
     ]
     return rows
 
@@ -63,7 +65,8 @@ def _tile(rec) -> tuple[str, str]:
     if s is None or not hasattr(s, "base_m"):
         return "", ""
     parts = f", {s.acc_parts} parts" if s.acc_parts > 1 else ""
-    return f"{s.base_m}x{s.base_n}x{s.base_k} (L1 k {s.l1_k}{parts}, {s.work_item})", str(s.waves or "")
+    chunk = f", K chunks of {s.k_chunk}" if getattr(s, "k_chunk", 0) else ""
+    return f"{s.base_m}x{s.base_n}x{s.base_k} (L1 k {s.l1_k}{parts}, {s.work_item}{chunk})", str(s.waves or "")
 
 
 def _option(kv: str):
@@ -88,7 +91,7 @@ def run(label, fn, make, chip, extra=None):
     busy = [f"{main.busy.get(p, 0.0):.0%}" if main else "" for p in ("M", "MTE1", "MTE2", "FIX")]
     tile, waves = _tile(main) if main else ("", "")
     kernels = f"{len(cube)} / {len(vector)}" + (f" (+{len(prof.interpreted())} interpreted)" if prof.interpreted() else "")
-    return [label, kernels, f"{us:,.2f}", f"{roof:,.2f}", f"{roof / us:.1%}" if us else "", *busy, tile, waves,
+    return [label, kernels, f"{us:,.2f}", f"{prof.total_us():,.2f}", f"{roof:,.2f}", f"{roof / us:.1%}" if us else "", *busy, tile, waves,
             f"{wall:.1f}"]
 
 
@@ -105,8 +108,8 @@ def main(argv=None):
         if args.only not in label:
             continue
         rows.append(run(label, fn, make, args.chip, extra))
-        print(f"  {label}: {rows[-1][2]} us, {rows[-1][4]}", file=sys.stderr, flush=True)
-    headers = ["workload", "kernels cube / vector", "sim us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
+        print(f"  {label}: {rows[-1][2]} us, {rows[-1][5]}", file=sys.stderr, flush=True)
+    headers = ["workload", "kernels cube / vector", "sim us", "+ launch us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
                "tile", "waves", "wall s"]
     print(f"matmuls on {args.chip} (kernel bodies; busy %: the largest cube kernel's pipes)")
     print(tabulate(rows, headers=headers))
