@@ -15,6 +15,9 @@ from .ir.core import Operation
 
 # 1. HFusion: clean up the imported graph, outline fused device kernels, flatten, schedule.
 HFUSION_PREPARE = [
+    # an accumulating matmul (addmm's init + a @ b) -> the product into zero and an add (NormalizeMatmul); first, so
+    # every later pass sees products of two operands
+    "hivm-normalize-matmul",
     "canonicalize",  # fold identities and constants, drop dead ops
     "cse",  # merge identical pure ops
     # a transpose of the last two dims feeding a matmul (x @ w.t(), a weight gradient's grad.t() @ x) becomes its

@@ -17,6 +17,8 @@ broadcast              out[..] = x[.. without ``dims``]            (``dims``: th
 reduce                 out = kind over ``dims`` of x               (the reduced dims are dropped)
 transpose              out[p(i)] = x[i] with out.shape[j] = x.shape[perm[j]]
 matmul                 out = op(a) @ op(b)                          (op = transpose when the flag is set)
+                       with a third operand ``init``: out = init + op(a) @ op(b)  (addmm; ``hivm-normalize-matmul``
+                       makes it the product into zero and an add before any other pass)
 batch_matmul           out[b] = op(a[b]) @ op(b[b])                (a rank-2 operand is one matrix for every b)
                        with ``k_chunk = c``: out[s] = op(a)[:, s·c:(s+1)·c] @ op(b)[s·c:(s+1)·c, :], a and b rank 2
                        (split-K partial products, ``hfusion-split-k``; the last chunk may be shorter)
@@ -308,16 +310,27 @@ class MatmulBase(HFusionOp):
     """``op(a) @ op(b)``; ``batch_matmul`` has a leading batch dim on its result and on at least one operand, an
     operand without it (rank 2) being one matrix shared by every batch (a broadcast batch, never materialised)."""
 
-    operand_names = ("a", "b")
+    operand_names = ("a", "b", "*init")
     result_names = ("result",)
     attribute_schema = {"transpose_a": BoolAttr(False), "transpose_b": BoolAttr(False)}
     traits = (Pure, Cube)
     batch_rank = 0
 
+    @property
+    def init(self):
+        """The accumulator's initial value (``out = init + product``), or None: the product into zero."""
+        return self.operands[2] if len(self.operands) > 2 else None
+
     def verify_(self) -> None:
         out = self.out_type()
-        a, b = (v.type for v in self.operands)
-        if self.attributes.get("k_chunk") is not None:
+        if len(self.operands) > 3:
+            raise self.error(f"takes a, b and at most one init, got {len(self.operands)} operands")
+        init = self.init
+        if init is not None and (not isinstance(init.type, TensorType) or init.type.dtype != out.dtype
+                                 or not _same_shape(self, init.type.shape, out.shape)):
+            raise self.error(f"init must be the result's type {out}, got {init.type}")
+        a, b = (v.type for v in self.operands[:2])
+        if self.attributes.get("k_chunk") is not None and init is None:
             self._verify_k_chunks(a, b, out)
             return
         r = self.batch_rank + 2
@@ -346,6 +359,8 @@ class MatmulBase(HFusionOp):
         """Split-K partial products: rank-2 operands of a static contraction size ``K``, the result
         ``[ceil(K / k_chunk), M, N]``."""
         chunk = self.attributes["k_chunk"]
+        if self.init is not None:
+            raise self.error("k_chunk partial products take no init")
         if self.batch_rank != 1 or a.rank != 2 or b.rank != 2 or out.rank != 3:
             raise self.error(f"k_chunk needs a batch_matmul of rank-2 operands and a rank-3 result, got "
                              f"{a.rank}, {b.rank}, {out.rank}")

@@ -75,6 +75,8 @@ def analyze_cube_kernel(func: Operation) -> CubeKernel:
         names = ", ".join(op.name for op in ops)
         raise Unsupported(ops[0].name if ops else "func.func", f"a cube kernel is one matmul, this one holds {names}")
     op = ops[0]
+    if len(op.operands) != 2:
+        raise Unsupported(op.name, "an accumulating matmul (init) is not a cube kernel: run hivm-normalize-matmul")
     ret = body.ops[-1]
     args = list(body.args)
     for v in op.operands:

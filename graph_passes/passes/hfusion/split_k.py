@@ -57,7 +57,7 @@ class SplitK(ModulePass):
         target = module_target(module)
         for host in [f for f in module.functions if not f.attributes.get("kernel")]:
             for op in [o for o in host.body.ops if o.name == "hfusion.matmul"]:
-                dims = _static_dims(op)
+                dims = _static_dims(op) if len(op.operands) == 2 else None
                 if dims is None:
                     continue
                 chunk = self._chunk(*dims, op.operands[0].type.dtype, op.result.type.dtype, target,
