@@ -51,8 +51,10 @@ def choose_split_k(m: int, n: int, k: int, dtype: str, out_dtype: str, target, t
     """The split of least estimate for a static ``m × k × n`` product of ``dtype`` operands giving ``out_dtype``,
     None when the unsplit kernel already fills the cube cores, K is too short to cut, or no split wins by
     ``MARGIN``."""
+    if k < 2 * MIN_CHUNK:
+        return None
     unsplit = estimate_product(1, m, n, k, dtype, out_dtype, target, transpose_a=transpose_a, transpose_b=transpose_b)
-    if unsplit is None or k < 2 * MIN_CHUNK:
+    if unsplit is None:
         return None
     items = ceil_div(m, unsplit.base_m) * ceil_div(n, unsplit.base_n)
     if items * unsplit.tail_strips >= target.aic_cores:
