@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/matmul.py [--quick] [--chip ascend910b1]
 
 Per workload: the kernels it launched (cube / vector), simulated µs of the kernel bodies (``total_us(launch=False)``,
-per-DMA fixed costs included), roofline µs (per kernel max(cube bound, GM bound), summed), efficiency = roofline /
-simulated, busy % of the cube kernel's Cube (M), MTE1, MTE2 and FixPipe pipes, its tile (base M x N x K, L1 K step,
-accumulator parts), waves of work items over the cube cores, and the wall seconds of the compiled call (simulation
-included). Targets: fp16 GEMM 4096^3 >= 85% of the cube roofline, GEMV >= 80% of its GM roofline. ``--quick``
-leaves out the GEMMs above 2048^3. A table, not a timed test.
+per-DMA fixed costs included) and with the launches (``total_us()``), roofline µs (per kernel max(cube bound, GM
+bound), summed), efficiency = roofline / simulated bodies, busy % of the largest cube kernel's Cube (M), MTE1, MTE2
+and FixPipe pipes, its tile (base M x N x K, L1 K step, accumulator parts, split-K chunk), waves of work items over
+the cube cores, and the wall seconds of the compiled call (simulation included). Targets: fp16 GEMM 4096^3 >= 85% of
+the cube roofline, GEMV >= 80% of its GM roofline. ``--quick`` leaves out the GEMMs above 2048^3; ``--only TEXT``
+runs the workloads whose label holds TEXT; ``--options split_k=False`` adds compile options (split-K before /
+after). A table, not a timed test.
 """
 
 from __future__ import annotations
@@ -48,6 +50,12 @@ def workloads(quick: bool):
         ("linear 256x1024x1024", lambda x, w, b: F.linear(x, w, b), lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
         ("linear 256x1024x1024 + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)),
          lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
+        # few output tiles, long K: split-K (hfusion-split-k) candidates
+        ("split-K f16 64x64x16384", lambda a, b: a @ b, lambda: [_t(64, 16384), _t(16384, 64)]),
+        ("split-K f16 128x128x8192", lambda a, b: a @ b, lambda: [_t(128, 8192), _t(8192, 128)]),
+        ("split-K f16 256x256x4096", lambda a, b: a @ b, lambda: [_t(256, 4096), _t(4096, 256)]),
+        ("split-K GEMV-like f16 16x1024x16384", lambda a, b: a @ b, lambda: [_t(16, 16384), _t(16384, 1024)]),
+        ("split-K weight grad f16 x.t() @ g 64x64x16384", lambda x, g: x.t() @ g, lambda: [_t(16384, 64), _t(16384, 64)]),
     ]
     return rows
 
@@ -57,13 +65,19 @@ def _tile(rec) -> tuple[str, str]:
     if s is None or not hasattr(s, "base_m"):
         return "", ""
     parts = f", {s.acc_parts} parts" if s.acc_parts > 1 else ""
-    return f"{s.base_m}x{s.base_n}x{s.base_k} (L1 k {s.l1_k}{parts}, {s.work_item})", str(s.waves or "")
+    chunk = f", K chunks of {s.k_chunk}" if getattr(s, "k_chunk", 0) else ""
+    return f"{s.base_m}x{s.base_n}x{s.base_k} (L1 k {s.l1_k}{parts}, {s.work_item}{chunk})", str(s.waves or "")
 
 
-def run(label, fn, make, chip):
+def _option(kv: str):
+    name, value = kv.split("=", 1)
+    return name, {"True": True, "False": False}.get(value, int(value) if value.isdigit() else value)
+
+
+def run(label, fn, make, chip, extra=None):
     torch._dynamo.reset()
     inputs = make()
-    compiled = torch.compile(fn, backend="npu", options={"chip": chip})
+    compiled = torch.compile(fn, backend="npu", options={"chip": chip, **(extra or {})})
     with torch_npu_backend.profile(trace=False) as prof:
         start = time.perf_counter()
         compiled(*inputs)
@@ -77,7 +91,7 @@ def run(label, fn, make, chip):
     busy = [f"{main.busy.get(p, 0.0):.0%}" if main else "" for p in ("M", "MTE1", "MTE2", "FIX")]
     tile, waves = _tile(main) if main else ("", "")
     kernels = f"{len(cube)} / {len(vector)}" + (f" (+{len(prof.interpreted())} interpreted)" if prof.interpreted() else "")
-    return [label, kernels, f"{us:,.2f}", f"{roof:,.2f}", f"{roof / us:.1%}" if us else "", *busy, tile, waves,
+    return [label, kernels, f"{us:,.2f}", f"{prof.total_us():,.2f}", f"{roof:,.2f}", f"{roof / us:.1%}" if us else "", *busy, tile, waves,
             f"{wall:.1f}"]
 
 
@@ -85,12 +99,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="leave out the GEMMs above 2048^3")
     ap.add_argument("--chip", default="ascend910b1")
+    ap.add_argument("--only", default="", help="run only the workloads whose label contains this text")
+    ap.add_argument("--options", default="", help="extra compile options, name=value,... (e.g. split_k=False)")
     args = ap.parse_args(argv)
+    extra = dict(_option(kv) for kv in args.options.split(",") if kv)
     rows = []
     for label, fn, make in workloads(args.quick):
-        rows.append(run(label, fn, make, args.chip))
-        print(f"  {label}: {rows[-1][2]} us, {rows[-1][4]}", file=sys.stderr, flush=True)
-    headers = ["workload", "kernels cube / vector", "sim us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
+        if args.only not in label:
+            continue
+        rows.append(run(label, fn, make, args.chip, extra))
+        print(f"  {label}: {rows[-1][2]} us, {rows[-1][5]}", file=sys.stderr, flush=True)
+    headers = ["workload", "kernels cube / vector", "sim us", "+ launch us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
                "tile", "waves", "wall s"]
     print(f"matmuls on {args.chip} (kernel bodies; busy %: the largest cube kernel's pipes)")
     print(tabulate(rows, headers=headers))

@@ -15,6 +15,9 @@ from .ir.core import Operation
 
 # 1. HFusion: clean up the imported graph, outline fused device kernels, flatten, schedule.
 HFUSION_PREPARE = [
+    # an accumulating matmul (addmm's init + a @ b) -> the product into zero and an add (NormalizeMatmul); first, so
+    # every later pass sees products of two operands
+    "hivm-normalize-matmul",
     "canonicalize",  # fold identities and constants, drop dead ops
     "cse",  # merge identical pure ops
     # a transpose of the last two dims feeding a matmul (x @ w.t(), a weight gradient's grad.t() @ x) becomes its
@@ -53,6 +56,12 @@ HFUSION_PREPARE = [
     "hfusion-propagate-reshape",
     "canonicalize",  # reshape(reshape(x)) -> reshape(x) / x, dead reshapes and re-created constants
 ]
+# A matmul whose output has too few tiles for the cube cores and a long K (64x64x16384, a weight gradient over many
+# tokens) becomes partial products over chunks of K (one cube kernel, f32 partials) and their sum, a vector kernel,
+# when the cube estimate says the split wins counting the sum's kernel and launch. After preparation (transposes
+# folded into the matmul's flags), before split-reductions and fusion (the sum is a column reduction; a following
+# cast or epilogue fuses into it).
+SPLIT_K = "hfusion-split-k"
 # A reduction to fewer rows than there are vector cores (x.sum(), a loss's mean, amax over 4 long rows) becomes a
 # multi-core partial reduction over rows split from the reduced elements and a final one (Inductor's split
 # reductions; AscendNPU-IR uses atomic-add stores instead). After preparation, so fusion sees the two reductions.
@@ -108,11 +117,13 @@ class PipelineOptions:
     tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic); the ladder halves it
     row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
     split_reductions: bool = True  # reductions to fewer rows than vector cores run as partial + final reductions
+    split_k: bool | int = True  # too few output tiles, long K: partial products + a vector sum; an int forces S chunks
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
     unfused = ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind", LEGALIZE_BOOL]
-    split = [SPLIT_REDUCTIONS] if opts.split_reductions else []
+    split_k = [] if opts.split_k is False else [SPLIT_K if opts.split_k is True else f"{SPLIT_K}{{chunks={opts.split_k}}}"]
+    split = split_k + ([SPLIT_REDUCTIONS] if opts.split_reductions else [])
     stages = HFUSION_PREPARE + split + (HFUSION_FUSE if opts.fusion else unfused)
     return ",".join(stages)
 

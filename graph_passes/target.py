@@ -52,6 +52,11 @@ class TargetSpec:
     l0c_to_gm_bytes_per_cycle: int = 40  # [CANN-INI, PTO]
     dma_fixed_gm_to_l1_cycles: int = 67  # [PTO arch_config.hpp fit]
     dma_fixed_l0c_to_gm_cycles: int = 1216  # [PTO arch_config.hpp fit]
+    # What a kernel more costs (hfusion-split-k weighs its reduction kernel with them): the launch overhead and the
+    # per-DMA fixed costs of GM->UB and UB->GM.
+    launch_cycles: int = 10905  # [PTO fa_cost_model.py; CATLASS gives ~20 us, HARDWARE.md]
+    dma_fixed_gm_to_ub_cycles: int = 214  # [PTO arch_config.hpp fit]
+    dma_fixed_ub_to_gm_cycles: int = 107  # [PTO arch_config.hpp fit]
 
     def cube_cycles_per_fractal(self, dtype: str) -> int:
         return dict(self.cube_fractal_cycles)[dtype]

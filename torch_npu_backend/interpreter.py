@@ -465,7 +465,7 @@ def _transpose(interp, op, x):
     return x.permute(op.attributes["perm"])
 
 
-def _matmul(interp, op, a, b):
+def _matmul(interp, op, a, b, init=None):
     """A rank-2 operand of batch_matmul broadcasts over the batch (torch.matmul's rule); an f32 product of f16/bf16
     operands is the product of the operands widened to f32 (the cube accumulates in f32 too)."""
     out = _dtype(op)
@@ -475,7 +475,11 @@ def _matmul(interp, op, a, b):
         a = a.transpose(-1, -2)
     if op.attributes.get("transpose_b"):
         b = b.transpose(-1, -2)
-    return torch.matmul(a, b)
+    chunk = op.attributes.get("k_chunk")
+    if chunk is not None:  # split-K partial products: one per chunk of K
+        return torch.stack([a[:, k:k + chunk] @ b[k:k + chunk] for k in range(0, a.shape[-1], chunk)])
+    product = torch.matmul(a, b)
+    return product if init is None else init + product  # an accumulating matmul (addmm): init + the product
 
 
 rule("hfusion.matmul", "hfusion.batch_matmul")(_matmul)

@@ -56,6 +56,10 @@ class NpuOptions:
     split_reductions: bool = True
     """Reductions to fewer rows than the chip has vector cores (``x.sum()``, a loss's mean, a max over a few long
     rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/passes.md)."""
+    split_k: bool | int = True
+    """Matmuls whose output has too few tiles for the cube cores and a long K run as partial products over chunks of
+    K and a vector sum, when the estimate says it wins (``hfusion-split-k``, docs/cube.md); False: never; an int
+    S >= 2: S chunks for every static matmul whose K holds two chunks of 256 (measurements)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     fixed_costs: bool = True
@@ -82,6 +86,8 @@ class NpuOptions:
         for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify", "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
+        if not isinstance(self.split_k, bool) and not (_is_int(self.split_k) and self.split_k >= 2):
+            raise OptionsError(f"option split_k must be a bool or an int >= 2 (chunks), got {self.split_k!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:
             raise OptionsError(f"option multi_buffer must be an int >= 1, got {self.multi_buffer!r}")
         if self.fallback not in FALLBACK_MODES:
@@ -136,7 +142,8 @@ class NpuOptions:
 
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
                                sync_mode=self.sync_mode, tile_elems=self.tile_elems,
-                               row_pipeline=self.row_pipeline, split_reductions=self.split_reductions)  # fmt: skip
+                               row_pipeline=self.row_pipeline, split_reductions=self.split_reductions,
+                               split_k=self.split_k)  # fmt: skip
 
 
 def _is_int(v) -> bool:

@@ -5,9 +5,10 @@ HFusionToHIVM ``Matmul.cpp``, at the level of one L0 step; docs/cube.md)::
       for (b, mi, ni) in the tiles of work item t:               # one tile, a band of tiles or a group of batches
         m0 = mi·BM; n0 = ni·BN
         em = min(BM, m - m0); en = min(BN, n - n0)
-        for kk in range(0, k, L1K):                               # a_l1, b_l1 rotate (ping-pong)
-            ek = min(L1K, k - kk)
-            hivm.load A box → a_l1;  hivm.load B box → b_l1      # MTE2, GM orientation (transposed in place)
+        for kk in range(0, kc, L1K):                              # a_l1, b_l1 rotate (ping-pong)
+            ek = min(L1K, kc - kk)                                # kc = k; split-K: the chunk of batch b
+            hivm.load A box → a_l1;  hivm.load B box → b_l1      # MTE2, GM orientation (transposed in place),
+                                                                  # at K index kk (split-K: b·k_chunk + kk)
             for k0 in range(0, ek, BK):                           # a_l0, b_l0 rotate (ping-pong)
                 ek0 = min(BK, ek - k0)
                 hivm.load_l0a a_l1 → a_l0 (k0, em, ek0);  hivm.load_l0b b_l1 → b_l0 (k0, 0, ek0, en)   # MTE1
@@ -26,6 +27,7 @@ from ..dialects.schedule_attrs import CubeSchedule
 from ..ir.sizes import as_expr
 from ..ir.types import IndexType, MemRefType, TensorType
 from ..schedule.cube import FRACTAL, CubeKernel
+from ..schedule.record import StaleSchedule
 from .hfusion_to_hivm import KernelLowering
 
 
@@ -35,6 +37,9 @@ class CubeLowering(KernelLowering):
     stage_tag = None
 
     def __init__(self, ck: CubeKernel, schedule: CubeSchedule, tiling: dict):
+        if schedule.k_chunk != ck.k_chunk:
+            raise StaleSchedule(f"{ck.op.name}: the schedule's k_chunk = {schedule.k_chunk} is not the product's "
+                             f"k_chunk = {ck.k_chunk}")
         self.ck, self.schedule, self.tiling = ck, schedule, tiling
         self.info = _Info(ck.func, [ck.op])
         self.counts = {"loads": 0, "cube-ops": 0, "fixpipes": 0}
@@ -144,21 +149,36 @@ class CubeLowering(KernelLowering):
             n0 = self.arith("addi", n0, cols[0], "n0s")
             en = cols[1]
         c0, c1 = self.const(0), self.const(1)
-        kloop = self.open_loop(c0, self.param("k"), self.const(s.l1_k), "kk")
+        k_lo, kc, kc_static = self.k_span(b)
+        self.whole_k = kc_static is not None and kc_static % s.l1_k == 0
+        kloop = self.open_loop(c0, kc, self.const(s.l1_k), "kk")
         kk = kloop.body.args[0]
-        ek = self.extent(kk, s.l1_k, "k", "ek")
-        a_box = ([kk, m0], [ek, em]) if ck.transpose_a else ([m0, kk], [em, ek])
-        b_box = ([n0, kk], [en, ek]) if ck.transpose_b else ([kk, n0], [ek, en])
+        ek = self.const(s.l1_k) if self.whole_k else self.arith(
+            "minsi", self.arith("subi", kc, kk), self.const(s.l1_k), "ek")
+        kg = kk if k_lo is None else self.arith("addi", k_lo, kk, "kg")  # the step's first K index in the operands
+        a_box = ([kg, m0], [ek, em]) if ck.transpose_a else ([m0, kg], [em, ek])
+        b_box = ([n0, kg], [en, ek]) if ck.transpose_b else ([kg, n0], [ek, en])
         self.load(ck.a, ck.batched_a, b, a_box, bufs["a_l1"])
         self.load(ck.b, ck.batched_b, b, b_box, bufs["b_l1"])
         # the drains run in the last L1 step only: a loop of one trip there and none before
-        k = as_expr(self.tiling["k"])
-        last_kk = self.const((int(k) - 1) // s.l1_k * s.l1_k) if k.is_Integer else self.arith(
-            "muli", self.arith("floordivsi", self.arith("subi", self.param("k"), c1), self.const(s.l1_k)),
+        last_kk = self.const((kc_static - 1) // s.l1_k * s.l1_k) if kc_static is not None else self.arith(
+            "muli", self.arith("floordivsi", self.arith("subi", kc, c1), self.const(s.l1_k)),
             self.const(s.l1_k), "last_kk")
         is_last = self.arith("subi", c1, self.arith("minsi", self.arith("subi", last_kk, kk), c1), "is_last")
         self.parts(kk, ek, m0, n0, em, en, b, is_last, bufs)
         self.close_loop(kloop)
+
+    def k_span(self, b):
+        """The K range of one product: (first K index or None for 0, length, the length when static). Split-K partial
+        products (``k_chunk``) take the chunk ``[b·k_chunk, min((b + 1)·k_chunk, k))`` of K for batch ``b``."""
+        k = as_expr(self.tiling["k"])
+        chunk = self.ck.k_chunk
+        if not chunk:
+            return None, self.param("k"), int(k) if k.is_Integer else None
+        k_lo = self.arith("muli", b, self.const(chunk), "k_lo")
+        if int(k) % chunk == 0:
+            return k_lo, self.const(chunk), chunk
+        return k_lo, self.arith("minsi", self.arith("subi", self.param("k"), k_lo), self.const(chunk), "kc"), None
 
     def parts(self, kk, ek, m0, n0, em, en, b, is_last, bufs) -> None:
         """The accumulator's column parts of one L1 step: part h's mmads, then (when ``is_last``) its drain, which
@@ -180,8 +200,7 @@ class CubeLowering(KernelLowering):
                 "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
         inner = self.open_loop(c0, ek, self.const(s.base_k), "k0")
         k0 = inner.body.args[0]
-        whole_k = as_expr(self.tiling["k"]).is_Integer and int(self.tiling["k"]) % s.l1_k == 0
-        ek0 = self.const(s.base_k) if whole_k else self.arith(
+        ek0 = self.const(s.base_k) if self.whole_k else self.arith(
             "minsi", self.arith("subi", ek, k0), self.const(s.base_k), "ek0")
         self.create(hivm_cube.LoadL0AOp, [bufs["a_l1"], bufs["a_l0"], k0, em, ek0], [], transpose=ck.transpose_a)
         self.create(hivm_cube.LoadL0BOp, [bufs["b_l1"], bufs["b_l0"], k0, c_off, ek0, en_h], [],

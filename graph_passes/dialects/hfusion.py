@@ -17,7 +17,11 @@ broadcast              out[..] = x[.. without ``dims``]            (``dims``: th
 reduce                 out = kind over ``dims`` of x               (the reduced dims are dropped)
 transpose              out[p(i)] = x[i] with out.shape[j] = x.shape[perm[j]]
 matmul                 out = op(a) @ op(b)                          (op = transpose when the flag is set)
+                       with a third operand ``init``: out = init + op(a) @ op(b)  (addmm; ``hivm-normalize-matmul``
+                       makes it the product into zero and an add before any other pass)
 batch_matmul           out[b] = op(a[b]) @ op(b[b])                (a rank-2 operand is one matrix for every b)
+                       with ``k_chunk = c``: out[s] = op(a)[:, s·c:(s+1)·c] @ op(b)[s·c:(s+1)·c, :], a and b rank 2
+                       (split-K partial products, ``hfusion-split-k``; the last chunk may be shorter)
 fill                   out[..] = value
 arange                 out[i] = start + i*step
 gather                 out[i][j] = x[i][index[i][j]] along ``dim`` (torch.gather)
@@ -306,15 +310,29 @@ class MatmulBase(HFusionOp):
     """``op(a) @ op(b)``; ``batch_matmul`` has a leading batch dim on its result and on at least one operand, an
     operand without it (rank 2) being one matrix shared by every batch (a broadcast batch, never materialised)."""
 
-    operand_names = ("a", "b")
+    operand_names = ("a", "b", "*init")
     result_names = ("result",)
     attribute_schema = {"transpose_a": BoolAttr(False), "transpose_b": BoolAttr(False)}
     traits = (Pure, Cube)
     batch_rank = 0
 
+    @property
+    def init(self):
+        """The accumulator's initial value (``out = init + product``), or None: the product into zero."""
+        return self.operands[2] if len(self.operands) > 2 else None
+
     def verify_(self) -> None:
         out = self.out_type()
-        a, b = (v.type for v in self.operands)
+        if len(self.operands) > 3:
+            raise self.error(f"takes a, b and at most one init, got {len(self.operands)} operands")
+        init = self.init
+        if init is not None and (not isinstance(init.type, TensorType) or init.type.dtype != out.dtype
+                                 or not _same_shape(self, init.type.shape, out.shape)):
+            raise self.error(f"init must be the result's type {out}, got {init.type}")
+        a, b = (v.type for v in self.operands[:2])
+        if self.attributes.get("k_chunk") is not None and init is None:
+            self._verify_k_chunks(a, b, out)
+            return
         r = self.batch_rank + 2
         ranks_ok = out.rank == r and {a.rank, b.rank} <= {2, r} and r in (a.rank, b.rank)
         if not ranks_ok:
@@ -337,6 +355,29 @@ class MatmulBase(HFusionOp):
         if not _same_shape(self, expected, out.shape):
             raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
 
+    def _verify_k_chunks(self, a, b, out) -> None:
+        """Split-K partial products: rank-2 operands of a static contraction size ``K``, the result
+        ``[ceil(K / k_chunk), M, N]``."""
+        chunk = self.attributes["k_chunk"]
+        if self.init is not None:
+            raise self.error("k_chunk partial products take no init")
+        if self.batch_rank != 1 or a.rank != 2 or b.rank != 2 or out.rank != 3:
+            raise self.error(f"k_chunk needs a batch_matmul of rank-2 operands and a rank-3 result, got "
+                             f"{a.rank}, {b.rank}, {out.rank}")
+        if a.dtype != b.dtype or out.dtype not in (a.dtype, WIDE_PRODUCTS.get(a.dtype)):
+            raise self.error(f"a product of {a.dtype} @ {b.dtype} operands cannot give {out.dtype}")
+        am, ak = (a.shape[-1], a.shape[-2]) if self.attributes["transpose_a"] else (a.shape[-2], a.shape[-1])
+        bk, bn = (b.shape[-1], b.shape[-2]) if self.attributes["transpose_b"] else (b.shape[-2], b.shape[-1])
+        if not _equal_size(self, ak, bk):
+            raise self.error(f"contraction sizes differ: {expr_str(ak)} vs {expr_str(bk)}")
+        k = as_expr(ak)
+        if not k.is_Integer or chunk < 1:
+            raise self.error(f"k_chunk = {chunk} needs a static contraction size and a chunk >= 1, got K = {expr_str(ak)}")
+        expected = [-(-int(k) // chunk), am, bn]
+        if not _same_shape(self, expected, out.shape):
+            raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)} "
+                             f"(K = {int(k)} in chunks of {chunk})")
+
 
 @register_op
 class MatmulOp(MatmulBase):
@@ -347,6 +388,7 @@ class MatmulOp(MatmulBase):
 class BatchMatmulOp(MatmulBase):
     name = "hfusion.batch_matmul"
     batch_rank = 1
+    attribute_schema = {**MatmulBase.attribute_schema, "k_chunk": IntAttr(optional=True)}
 
 
 @register_op

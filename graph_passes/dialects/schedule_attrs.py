@@ -176,8 +176,9 @@ class CubeSchedule(TypedAttr):
     batch when batches are not either), into how many column parts the accumulator is cut (``acc_parts``: the
     cube finishes part 0 of an L1 step before part 1, so one part drains through FixPipe while the other is
     computed), how many column strips each tile of a partial last wave is cut into (``tail_strips``: the strips
-    fill the cores the whole tiles would leave idle) and the estimate it was chosen by (``waves`` of work items over
-    the cube cores; 0 when the shape is known only at launch)."""
+    fill the cores the whole tiles would leave idle), the estimate it was chosen by (``waves`` of work items over
+    the cube cores; 0 when the shape is known only at launch) and, for split-K partial products (``hfusion-split-k``),
+    the K of one chunk (``k_chunk``; 0: the whole of K)."""
 
     mnemonic = "hfusion.cube_schedule"
     kind: str
@@ -190,6 +191,7 @@ class CubeSchedule(TypedAttr):
     tail_strips: int = 1
     waves: int = 0
     buffers: tuple[CubeBufferDecl, ...] = ()
+    k_chunk: int = 0
 
     def __post_init__(self):
         if self.work_item not in CUBE_WORK_ITEMS:

@@ -91,8 +91,11 @@ def concat_without_empty(op: Operation, rw: Rewriter) -> bool:
 
 def matmul_of_nothing(op: Operation, rw: Rewriter) -> bool:
     """matmul(a, b) contracting no elements -> fill(0)."""
-    if _empty(op.result) or _in_kernel(op) or not any(_empty(v) for v in op.operands):
+    if _empty(op.result) or _in_kernel(op) or not any(_empty(v) for v in op.operands[:2]):
         return False
+    if len(op.operands) > 2:  # init + nothing: the init itself
+        rw.replace_op(op, [op.operands[2]])
+        return True
     new = rw.create("hfusion.fill", [], [op.result.type], {"value": _fill_value(0, op.result.type.dtype)})
     rw.replace_op(op, new.results)
     return True

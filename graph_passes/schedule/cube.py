@@ -21,7 +21,9 @@ import sympy
 
 from ..dialects.hivm_cube import ACCUMULATOR, CUBE_INPUT_DTYPES
 from ..dialects.schedule_attrs import CubeBufferDecl, CubeSchedule
-from ..intmath import align_up as round_up, ceil_div
+from ..intmath import align_up, ceil_div
+
+round_up = align_up
 from ..ir.core import Operation
 from ..ir.sizes import SizeVars, as_expr
 from .kernel_info import Unsupported
@@ -30,6 +32,7 @@ ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4}
 FRACTAL = 16  # rows of a fractal (m0 = n0 = 16)
 TILE_SIDES = (16, 32, 64, 96, 128, 192, 256)
 K_STEPS = (32, 64, 128, 256, 512)
+GM_LINE = 512  # bytes of a GM line (the L2's fill unit; HARDWARE.md: GM addresses aligned to 512 B run fastest)
 ASSUMED_ROWS = 4096  # rows assumed for a symbolic M with no upper bound when estimating (large: full tiles)
 
 
@@ -52,6 +55,12 @@ class CubeKernel:
     transpose_b: bool
     batched_a: bool  # the operand has a batch dim (else one matrix for every batch)
     batched_b: bool
+    k_chunk: int = 0  # split-K partial products: batch s multiplies the chunk [s·k_chunk, (s+1)·k_chunk) of K
+
+    @property
+    def chunk_k(self):
+        """K of one product: the chunk's for split-K partial products, else the whole contraction."""
+        return self.k_chunk or self.k
 
     @property
     def k0(self) -> int:
@@ -66,6 +75,8 @@ def analyze_cube_kernel(func: Operation) -> CubeKernel:
         names = ", ".join(op.name for op in ops)
         raise Unsupported(ops[0].name if ops else "func.func", f"a cube kernel is one matmul, this one holds {names}")
     op = ops[0]
+    if len(op.operands) != 2:
+        raise Unsupported(op.name, "an accumulating matmul (init) is not a cube kernel: run hivm-normalize-matmul")
     ret = body.ops[-1]
     args = list(body.args)
     for v in op.operands:
@@ -89,7 +100,8 @@ def analyze_cube_kernel(func: Operation) -> CubeKernel:
     n = bt.shape[-2] if tb else bt.shape[-1]
     batched = op.name == "hfusion.batch_matmul"
     return CubeKernel(func, op, args.index(a), args.index(b), outs[0], ot.shape[0] if batched else 1,
-                      m, n, k, dtype, ot.dtype, ta, tb, batched and at.rank == 3, batched and bt.rank == 3)
+                      m, n, k, dtype, ot.dtype, ta, tb, batched and at.rank == 3, batched and bt.rank == 3,
+                      op.attributes.get("k_chunk") or 0)
 
 
 @dataclass(frozen=True)
@@ -156,6 +168,9 @@ class _Problem:
     item: str
     group: int
     target: object
+    lines: bool = False  # charge MTE2 whole GM lines for narrow box rows (split-K's decision: :func:`box_bytes`)
+    transpose_a: bool = False
+    transpose_b: bool = False
 
 
 def choose_cube_tile(ck: CubeKernel, sizes: SizeVars, target) -> CubeTile:
@@ -164,17 +179,37 @@ def choose_cube_tile(ck: CubeKernel, sizes: SizeVars, target) -> CubeTile:
     item = work_item(ck)
     group = min(B, _static(batch_group(ck), sizes, B)) if item == "batch" else 1
     p = _Problem(B, _static(ck.m, sizes, ASSUMED_ROWS), _static(ck.n, sizes, ASSUMED_ROWS),
-                 _static(ck.k, sizes, ASSUMED_ROWS), ITEMSIZE[ck.dtype], ck.k0, ITEMSIZE[ck.out_dtype],
+                 _static(ck.chunk_k, sizes, ASSUMED_ROWS), ITEMSIZE[ck.dtype], ck.k0, ITEMSIZE[ck.out_dtype],
                  target.cube_cycles_per_fractal(ck.dtype), item, group, target)
-    best = None
-    for bm, bn, base_k, l1_k, parts in _candidates(p.M, p.N, round_up(p.K, p.k0), p.es, target):
-        cand = _estimate(p, bm, bn, base_k, l1_k, parts)
-        if best is None or cand.cycles < best.cycles * 0.999 or (
-                cand.cycles <= best.cycles * 1.001 and _tie_rank(cand) > _tie_rank(best)):
-            best = cand
+    best = best_tile(p)
     if best is None:
         raise Unsupported(ck.op.name, f"no cube tile fits L0A {target.l0a_bytes} B / L0B {target.l0b_bytes} B / "
                                       f"L0C {target.l0c_bytes} B / L1 {target.l1_bytes} B for {ck.dtype}")
+    return best
+
+
+def estimate_product(B: int, M: int, N: int, K: int, dtype: str, out_dtype: str, target, *, k_total: int = 0,
+                     transpose_a: bool = False, transpose_b: bool = False) -> CubeTile | None:
+    """The best tile (and its estimate) of a static product of ``B`` unbatched-operand products ``M × K × N`` (the
+    split-K partial products' kernel when ``B`` > 1: ``K`` a chunk of ``k_total``), its work item as
+    :func:`work_item` would choose it; MTE2 charged in whole GM lines (:func:`box_bytes`)."""
+    out_es = ITEMSIZE[out_dtype]
+    item = "tile" if N * out_es % 32 == 0 else ("band" if B == 1 or M * N * out_es % 32 == 0 else "batch")
+    group = min(B, 32 // math.gcd(M * N * out_es, 32)) if item == "batch" else 1
+    es = ITEMSIZE[dtype]
+    return best_tile(_Problem(B, M, N, K, es, 32 // es, out_es, target.cube_cycles_per_fractal(dtype), item, group,
+                              target, True, transpose_a, transpose_b), k_total or K)
+
+
+def best_tile(p: "_Problem", k_pitch: int = 0) -> CubeTile | None:
+    """The candidate of least estimate (ties: :func:`_tie_rank`), None when no tile fits; ``k_pitch``: the operands'
+    K when it is not ``p.K`` (split-K chunks)."""
+    best = None
+    for bm, bn, base_k, l1_k, parts in _candidates(p.M, p.N, round_up(p.K, p.k0), p.es, p.target):
+        cand = _estimate(p, bm, bn, base_k, l1_k, parts, k_pitch or p.K)
+        if best is None or cand.cycles < best.cycles * 0.999 or (
+                cand.cycles <= best.cycles * 1.001 and _tie_rank(cand) > _tie_rank(best)):
+            best = cand
     return best
 
 
@@ -209,7 +244,7 @@ def _sides(extent: int) -> list[int]:
     return sorted({s for s in TILE_SIDES if s <= whole} | ({whole} if whole <= TILE_SIDES[-1] else set()))
 
 
-def _estimate(p: _Problem, bm: int, bn: int, base_k: int, l1_k: int, parts: int) -> CubeTile:
+def _estimate(p: _Problem, bm: int, bn: int, base_k: int, l1_k: int, parts: int, k_pitch: int) -> CubeTile:
     """Waves × work-item time, bounded below by the chip's DDR bandwidth over the bytes the kernel moves; the last
     wave of a "tile" kernel whose tiles are all whole may be cut into column strips (:func:`_tail_strips`)."""
     B, M, N, K, es, t = p.B, p.M, p.N, p.K, p.es, p.target
@@ -226,7 +261,14 @@ def _estimate(p: _Problem, bm: int, bn: int, base_k: int, l1_k: int, parts: int)
         exposed; with one part the whole drain is."""
         cube = ceil_div(em, FRACTAL) * ceil_div(K, p.k0) * ceil_div(width, FRACTAL) * p.frac_cycles
         l1_steps = ceil_div(K, l1_k)
-        mte2 = (em + width) * K * es / t.gm_port_read_bytes_per_cycle + l1_steps * 2 * t.dma_fixed_gm_to_l1_cycles
+        if p.lines:
+            step = min(l1_k, K)
+            a_box = box_bytes(step, em * es, M * es) if p.transpose_a else box_bytes(em, step * es, k_pitch * es)
+            b_box = box_bytes(width, step * es, k_pitch * es) if p.transpose_b else box_bytes(step, width * es, N * es)
+            moved = (a_box + b_box) * K / step
+        else:
+            moved = (em + width) * K * es
+        mte2 = moved / t.gm_port_read_bytes_per_cycle + l1_steps * 2 * t.dma_fixed_gm_to_l1_cycles
         mte1 = ceil_div(K, base_k) * (parts * round_up(em, FRACTAL) * base_k * es / t.l1_to_l0a_bytes_per_cycle
                                       + base_k * round_up(width, FRACTAL) * es / t.l1_to_l0b_bytes_per_cycle)
         n_parts = min(parts, ceil_div(width, bn // parts))
@@ -244,6 +286,16 @@ def _estimate(p: _Problem, bm: int, bn: int, base_k: int, l1_k: int, parts: int)
     unique = (B * M * K + B * K * N + B * M * N) * es
     cycles = max(body, unique / t.ddr_bytes_per_cycle)
     return CubeTile(bm, bn, base_k, l1_k, cycles, waves, p.item, parts, strips)
+
+
+def box_bytes(rows: int, row_bytes: int, pitch: int) -> int:
+    """GM bytes an operand box of ``rows`` rows of ``row_bytes``, ``pitch`` bytes apart, costs at a core's port: the
+    simulator's L2 fills whole 512-B lines (HARDWARE.md: 512-B aligned GM runs fastest) and a core reading a line
+    another core is filling waits for that fill, so a box costs the lines it touches — its rows rounded up to lines
+    when they are a line or more apart, else the span they cover."""
+    if pitch < GM_LINE:
+        return align_up((rows - 1) * pitch + row_bytes, GM_LINE)
+    return rows * align_up(row_bytes, GM_LINE)
 
 
 def _tail_strips(items: int, cores: int, bn: int) -> int:
@@ -277,7 +329,7 @@ def cube_buffers(ck: CubeKernel, tile: CubeTile) -> tuple[CubeBufferDecl, ...]:
 def cube_schedule(ck: CubeKernel, tile: CubeTile, static_shape: bool) -> CubeSchedule:
     return CubeSchedule("SINGLE_CUBE", tile.base_m, tile.base_n, tile.base_k, tile.l1_k, tile.work_item,
                         tile.acc_parts, tile.tail_strips if static_shape else 1, tile.waves if static_shape else 0,
-                        cube_buffers(ck, tile))
+                        cube_buffers(ck, tile), ck.k_chunk)
 
 
 def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
@@ -289,6 +341,8 @@ def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
     m_tiles = sympy.ceiling(as_expr(ck.m) / schedule.base_m)
     n_tiles = sympy.ceiling(as_expr(ck.n) / schedule.base_n)
     out = {"m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles), "n_tiles": norm(n_tiles)}
+    if ck.k_chunk:
+        out["k_chunk"] = ck.k_chunk
     if schedule.work_item == "batch":
         group = batch_group(ck)
         items = sympy.ceiling(as_expr(ck.batch) / group)

@@ -40,3 +40,6 @@ def test_cube_figures_restate_the_preset(name):
     assert target.l0c_to_gm_bytes_per_cycle == chip.l0c_to_gm_bpc
     assert target.dma_fixed_gm_to_l1_cycles == chip.dma_fixed_cycles["GM->L1"]
     assert target.dma_fixed_l0c_to_gm_cycles == chip.dma_fixed_cycles["L0C->GM"]
+    assert target.launch_cycles == chip.launch_cycles
+    assert target.dma_fixed_gm_to_ub_cycles == chip.dma_fixed_cycles["GM->UB"]
+    assert target.dma_fixed_ub_to_gm_cycles == chip.dma_fixed_cycles["UB->GM"]

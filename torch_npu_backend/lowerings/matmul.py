@@ -1,8 +1,10 @@
 """Matrix products → ``hfusion.matmul`` / ``hfusion.batch_matmul`` (Cube ops).
 
-``mm``/``bmm`` are one op each. ``addmm``/``baddbmm`` are the product, then ``beta * input + alpha * product`` as
-elementwise ops; for f16/bf16 the product is taken with an f32 result (the cube accumulates in f32 and its fixpipe
-writes f32) and the sum is rounded once at the end, as eager's CPU kernels do. The ``.dtype`` overloads
+``mm``/``bmm`` are one op each. ``addmm``/``baddbmm`` are ``beta * input + alpha * product``: with ``alpha = 1`` an
+accumulating matmul (its third operand ``init`` = ``beta * input`` broadcast to the product's shape), which
+``hivm-normalize-matmul`` splits into the product and an add; otherwise the product, then elementwise ops. For
+f16/bf16 the product is taken with an f32 result (the cube accumulates in f32 and its fixpipe writes f32) and the
+sum is rounded once at the end, as eager's CPU kernels do. The ``.dtype`` overloads
 (``torch.mm(a, b, out_dtype=torch.float32)``) give the f32 result of f16/bf16 operands the same way; any other
 ``out_dtype`` than the operands' own is an error naming the op, and so are operands of two dtypes. (``baddbmm.dtype``
 has no lowering: torch 2.13's fake-tensor rule for it fails while dynamo traces, so no graph holds it.)
@@ -69,6 +71,13 @@ def _scaled_sum(ctx, op_cls, bias, a, b, beta, alpha, out_dtype=None):
     result = out_dtype or out.dtype
     acc = WIDE_RESULT if ctx.tensor(a).type.dtype in LOW_PRECISION else result
     _operands(ctx, a, b, result)  # the checks, against the result's dtype
+    if alpha == 1 and beta != 0:  # init + a @ b: an accumulating matmul (hivm-normalize-matmul splits it)
+        va, vb, out = _operands(ctx, a, b, acc)
+        c = ctx.cast(ctx.tensor(bias), acc)
+        if beta != 1:
+            c = binary(ctx, "mul", c, ctx.scalar(beta, acc))
+        init = ctx.broadcast_to(c, out.shape)
+        return ctx.cast(ctx.emit(op_cls, [va, vb, init], out), result)
     prod = _product(ctx, op_cls, a, b, acc)
     if alpha != 1:
         prod = binary(ctx, "mul", prod, ctx.scalar(alpha, acc))

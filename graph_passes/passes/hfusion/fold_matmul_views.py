@@ -70,6 +70,8 @@ def _flip(mm: Operation, i: int, rw: Rewriter, operand: Value) -> None:
 
 def fold_operand_transpose(mm: Operation, rw: Rewriter) -> bool:
     """mm(transpose(x)) -> mm(x) with the flag flipped; through a batch-regrouping reshape for batch_matmul."""
+    if len(mm.operands) != 2:  # an accumulating matmul: hivm-normalize-matmul runs first
+        return False
     for i, v in enumerate(mm.operands):
         t = _defining(v, "hfusion.transpose")
         if t is not None and swaps_last_two(t):
@@ -103,7 +105,7 @@ def _broadcast_matrix(v: Value) -> Value | None:
 
 def fold_operand_broadcast(mm: Operation, rw: Rewriter) -> bool:
     """batch_matmul(a, broadcast(x)) -> batch_matmul(a, x), x rank 2, while the other operand keeps its batch."""
-    if mm.name != "hfusion.batch_matmul":
+    if mm.name != "hfusion.batch_matmul" or len(mm.operands) != 2:
         return False
     for i, v in enumerate(mm.operands):
         other = mm.operands[1 - i]
@@ -125,7 +127,7 @@ def fold_result_transpose(t: Operation, rw: Rewriter) -> bool:
     if r is not None and regroups_batch(r) and len(v.uses) == 1:
         v = r.operand("input")
     mm = getattr(v, "op", None)
-    if mm is None or mm.name not in MATMULS or len(v.uses) != 1:
+    if mm is None or mm.name not in MATMULS or len(v.uses) != 1 or len(mm.operands) != 2:
         return False
     a, b = mm.operands
     ta, tb = (bool(mm.attributes[f]) for f in FLAGS)
