@@ -156,6 +156,17 @@ CASES: list[Case] = [
     _unary_case("silu", lambda x: F.silu(x)),
     _unary_case("erf", lambda x: torch.erf(x)),
     _unary_case("sin_cos", lambda x: torch.sin(x) * torch.cos(x)),
+    # composed from exp/log/sqrt/div, compares and selects (lowerings/transcendental.py; edges: test_transcendental)
+    _unary_case("log1p_expm1", lambda x: torch.log1p(x) + torch.expm1(x),
+                lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-0.9, hi=2.0)]),
+    Case("atan_atan2", lambda x, y: torch.atan(x * 3) + torch.atan2(x, y), _xy),
+    _unary_case("asin_acos", lambda x: torch.asin(x) * torch.acos(x),
+                lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-0.95, hi=0.95)]),
+    _unary_case("sinh_cosh", lambda x: torch.sinh(x) + torch.cosh(x) * 2),
+    _unary_case("asinh_acosh_atanh", lambda x: torch.asinh(x * 4) + torch.acosh(x.abs() + 1.1) + torch.atanh(x * 0.45)),
+    Case("isnan_isinf_isfinite", lambda x: (torch.isnan(x), torch.isinf(x), torch.isfinite(x), torch.isneginf(x)),
+         lambda f, g: [torch.tensor([[0.0, -1.5, float("inf"), float("-inf"), float("nan"), 3.0, -0.0, 1e-3]] * 3,
+                                    dtype=f)], backward=False),
     _unary_case("floor_ceil_trunc", lambda x: torch.floor(x) + torch.ceil(x * 2) + torch.trunc(x * 3), backward=False),
     # -- rounding division ---------------------------------------------------------------------------------
     # floor_divide and a remainder of a scalar by a tensor have no derivative (torch): inputs without grad
