@@ -3,7 +3,9 @@ lowering of its own (a direct lowering gives better IR: softmax stays one max/ex
 plus torch's decompositions of the batch norms, which core aten keeps whole (into var_mean, the normalisation and,
 in training, the running statistics' update; their backward is core-aten's ``native_batch_norm_backward``), and of
 ``repeat`` (an expand of the tensor with a unit dim before each repeated dim, then a reshape: alibi slopes
-repeated over the batch, a rotary table).
+repeated over the batch, a rotary table), of ``linalg_vector_norm`` (``x.norm(dim=-1)``: ``sum(|x| ** p) ** (1/p)``
+in f32 for f16/bf16 inputs, ``amax``/``amin`` of ``|x|`` for ±inf, a count of nonzeros for 0; p = 2 is ``x·x`` and
+``vsqrt``) and of ``diagonal_backward`` (zeros and a ``diagonal_scatter``, lowered in ``lowerings/diagonal.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .lowerings import LOWERINGS
 aten = torch.ops.aten
 BATCH_NORMS = [aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
                aten._native_batch_norm_legit_no_training, aten.native_batch_norm]
-EXTRA = BATCH_NORMS + [aten.repeat]
+EXTRA = BATCH_NORMS + [aten.repeat, aten.linalg_vector_norm, aten.diagonal_backward]
 
 
 def decomposition_table() -> dict:

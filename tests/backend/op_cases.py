@@ -252,6 +252,9 @@ CASES: list[Case] = [
     Case("copy_slice_assign", lambda x, y: _shift_right(x, y), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                            rand(3, 8, dtype=f, gen=g)]),
     Case("empty_then_written", _empties, _x),
+    # a strided slice of the flattened matrices; the backward (diagonal_backward's decomposition) a diagonal_scatter
+    Case("diagonal", lambda x: (torch.diagonal(x, 0, 1, 2) * 2, torch.diagonal(x, 1, 1, 2), torch.diagonal(x, -2, 2, 0)),
+         lambda f, g: [rand(3, 4, 5, dtype=f, gen=g)]),
     Case("select_scatter", lambda x, y: aten.select_scatter(x, y, 0, 1), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                                      rand(8, dtype=f, gen=g)]),
     # -- reductions -----------------------------------------------------------------------------------------------
@@ -274,6 +277,14 @@ CASES: list[Case] = [
     Case("mean", lambda x: (x.mean(), x.mean(1), x.mean((0, 2), keepdim=True)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
     Case("var", lambda x: (x.var(1), x.var((0, 2), keepdim=True, correction=0), torch.var(x)),
          lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    # torch's decomposition: sum(|x| ** p) ** (1 / p) (p = 2: x·x and vsqrt), amax(|x|) for inf
+    # (a last-dim norm apart from norms over other dims: test_norms_diagonal's strict xfails)
+    Case("vector_norm", lambda x: (x.norm(dim=-1), x.norm()), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("vector_norm_dims", lambda x: (torch.linalg.vector_norm(x, 1, dim=(0, 2)), x.norm(dim=1, p=3)),
+         lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("vector_norm_inf", lambda x: (torch.linalg.vector_norm(x, float("inf"), dim=-1),
+                                       torch.linalg.vector_norm(x, float("-inf"), dim=-1),
+                                       torch.linalg.vector_norm(x, 0, dim=-1)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
     # -- normalisations -------------------------------------------------------------------------------------------
     Case("softmax", lambda x: torch.softmax(x, -1) + torch.softmax(x, 0), _x),
     Case("log_softmax", lambda x: F.log_softmax(x, 1), _x),
