@@ -272,6 +272,9 @@ CASES: list[Case] = [
                    "product is formed in f32 and rounded once (hfusion-legalize-bf16): closer to the exact product, "
                    "up to ~3 roundings (2.6e-3 relative in f16) from eager's"),
     Case("amax_amin", lambda x: (x.amax(1), x.amin((0, 2), keepdim=True), x.amax()), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    # ties (values 0..3): the first index, as eager (lowerings/arg_reductions.py; NaN and dtypes: test_arg_reductions)
+    Case("argmax_argmin", lambda x: (x.argmax(-1), x.argmin(1), x.argmax(0, keepdim=True), x.argmin()),
+         lambda f, g: [(torch.rand(2, 5, 7, generator=g) * 4).floor().to(f)], backward=False),
     Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),
          lambda f, g: [bools(2, 3, 4, gen=g)], backward=False, floats=False),
     Case("mean", lambda x: (x.mean(), x.mean(1), x.mean((0, 2), keepdim=True)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),

@@ -33,6 +33,6 @@ def record_lowering(op) -> None:
     LOWERING_HITS[op] += 1
 
 
-from . import creation, diagonal, elementwise, indexing, matmul, norms, reductions, shape, transcendental  # noqa: E402,F401
+from . import arg_reductions, creation, diagonal, elementwise, indexing, matmul, norms, reductions, shape, transcendental  # noqa: E402,F401
 
 __all__ = ["LOWERINGS", "LOWERING_HITS", "register_lowering", "record_lowering"]
