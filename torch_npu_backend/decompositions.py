@@ -20,6 +20,13 @@ aten = torch.ops.aten
 BATCH_NORMS = [aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
                aten._native_batch_norm_legit_no_training, aten.native_batch_norm]
 EXTRA = BATCH_NORMS + [aten.repeat, aten.linalg_vector_norm, aten.diagonal_backward]
+INTO = {  # what torch's decompositions of EXTRA produce (the ops table in docs/ops.md shows it)
+    **{op: "var_mean, the normalisation, the running statistics' update" for op in BATCH_NORMS},
+    aten.repeat: "expand with a unit dim per repeated dim, then view",
+    aten.linalg_vector_norm: "sum of abs ** p, then ** (1/p) (p = 2: x·x and sqrt); amax/amin of abs for ±inf; "
+                             "a count of nonzeros for 0",
+    aten.diagonal_backward: "zeros and diagonal_scatter",
+}
 
 
 def decomposition_table() -> dict:
