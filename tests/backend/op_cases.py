@@ -300,6 +300,10 @@ CASES: list[Case] = [
     Case("batch_norm_1d_eval", lambda x, w, b, m, v: F.batch_norm(x, m, v, w, b, training=False),
          lambda f, g: [rand(6, 8, dtype=f, gen=g), rand(8, dtype=f, gen=g), rand(8, dtype=f, gen=g),
                        rand(8, dtype=f, gen=g, grad=False), rand(8, dtype=f, gen=g, grad=False, lo=0.5)]),
+    # -- pooling (a sum of strided slices; avg_pool2d_backward has no lowering: forward only) ----------------------
+    Case("avg_pool2d", lambda x: (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+                                  F.adaptive_avg_pool2d(x, (2, 3)), F.adaptive_avg_pool2d(x, 1)),
+         lambda f, g: [rand(2, 3, 4, 6, dtype=f, gen=g, grad=False)], backward=False),
     # -- matmul -----------------------------------------------------------------------------------------------------
     Case("mm", lambda a, b: a @ b, lambda f, g: [rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
     Case("matmul_3d", lambda x, w: x @ w, lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
