@@ -275,6 +275,9 @@ CASES: list[Case] = [
     # ties (values 0..3): the first index, as eager (lowerings/arg_reductions.py; NaN and dtypes: test_arg_reductions)
     Case("argmax_argmin", lambda x: (x.argmax(-1), x.argmin(1), x.argmax(0, keepdim=True), x.argmin()),
          lambda f, g: [(torch.rand(2, 5, 7, generator=g) * 4).floor().to(f)], backward=False),
+    # values and first indices; the backward scatters the gradient to them (scatter.src, one index per slice)
+    Case("max_min_dim", lambda x: (x.max(-1).values * 2, *x.max(1, keepdim=True), *x.min(0)),
+         lambda f, g: [rand(2, 5, 7, dtype=f, gen=g)]),
     Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),
          lambda f, g: [bools(2, 3, 4, gen=g)], backward=False, floats=False),
     Case("mean", lambda x: (x.mean(), x.mean(1), x.mean((0, 2), keepdim=True)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
@@ -341,6 +344,9 @@ CASES: list[Case] = [
          lambda f, g: [rand(1, 8, 4, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),
     Case("scatter_value", lambda x, i, j: (torch.scatter(x, 1, i, 2.0), torch.scatter(x, 0, j, -1.0)),
          lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 2, hi=8, gen=g), ints(2, 8, hi=3, gen=g)],
+         backward=False),
+    Case("scatter_src", lambda x, i, y: torch.scatter(x, 1, i, y) * 2,
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 1, hi=8, gen=g), rand(3, 1, dtype=f, gen=g, grad=False)],
          backward=False),
     Case("cross_entropy", lambda x, t: F.cross_entropy(x, t), lambda f, g: [rand(4, 8, dtype=f, gen=g), ints(4, hi=8, gen=g)]),
     Case("embedding", lambda w, i: F.embedding(i, w) * 2, lambda f, g: [rand(10, 4, dtype=f, gen=g), ints(2, 5, gen=g)]),

@@ -1,4 +1,4 @@
-"""argmax/argmin (lowerings/arg_reductions.py): ties give the first index, a NaN counts as the extreme (its first
+"""argmax/argmin and max.dim/min.dim (lowerings/arg_reductions.py): ties give the first index, a NaN counts as the extreme (its first
 occurrence), every dtype, every kernel on the simulator."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def _run(fn, x):
     assert prof.records and not prof.interpreted(), [r.reason for r in prof.interpreted()]
     want = fn(x)
     for got, exp in zip(out, want):
-        assert got.dtype == torch.int64 and torch.equal(got, exp), (got, exp)
+        assert got.dtype == exp.dtype and torch.equal(got.nan_to_num(7.5), exp.nan_to_num(7.5)), (got, exp)
 
 
 def _ties(*shape):
@@ -35,7 +35,7 @@ def test_nan_is_the_extreme():
     x = _ties(3, 9)
     x[0, 4] = x[0, 6] = NAN
     x[2, 0] = NAN
-    _run(lambda t: (t.argmax(-1), t.argmin(-1), t.argmax(0), t.argmin(), t.argmax()), x)
+    _run(lambda t: (t.argmax(-1), t.argmin(-1), t.argmax(0), t.argmin(), t.argmax(), *t.max(-1), *t.min(0)), x)
 
 
 def test_integers_beyond_f32():
@@ -46,3 +46,9 @@ def test_integers_beyond_f32():
 
 def test_zero_dim():
     _run(lambda t: (t.argmax(), t.argmin()), torch.tensor(2.5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_max_min_dim_values_and_indices(dtype):
+    x = _ties(4, 6, 33).to(dtype)
+    _run(lambda t: (*t.max(-1), *t.min(1, keepdim=True), *t.max(0)), x)

@@ -1,4 +1,5 @@
-"""argmax / argmin over a dim (or over every element): the first index of the extreme value, as eager.
+"""argmax / argmin over a dim (or over every element), max.dim / min.dim (the values too): the first index of the
+extreme value, as eager.
 
     m = amax(x, dim)                       (amin for argmin; NaN when the row holds one)
     c = where(x == m, i, 2^24)             (i: the position along the dim; 2^24: past every position)
@@ -24,13 +25,15 @@ aten = torch.ops.aten
 EXACT_POSITIONS = 2**24  # f32 holds every integer up to here
 
 
-def _arg(ctx, kind, x, dim, keepdim):
-    out = ctx.out_type()
+def _arg(ctx, kind, x, dim, keepdim, out=None):
+    """(the extreme values as ``x``'s dtype, their first indices as ``out``) over ``dim``."""
+    out = out or ctx.out_type()
     v = ctx.tensor(x)
+    dtype = v.type.dtype
     if v.type.rank == 0:
-        return ctx.emit(FillOp, [], out, value=0)  # the one element's index
-    v = ctx.cast(v, "f32" if is_float_dtype(v.type.dtype) else "i64")  # exact; the f16 compare's column
-    # broadcast would need f16 staging room codegen lacks for 16-row tiles, the i32 max a vreduce the unit lacks
+        return v, ctx.emit(FillOp, [], out, value=0)  # the one element and its index
+    v = ctx.cast(v, "f32" if is_float_dtype(dtype) else "i64")  # exact; the f16 compare's column broadcast
+    # would need f16 staging room codegen lacks for 16-row tiles, the i32 max a vreduce the unit lacks
     if dim is None:
         v = ctx.reshape(v, [_numel(v.type.shape)])
         dim = 0
@@ -47,7 +50,8 @@ def _arg(ctx, kind, x, dim, keepdim):
     if is_float_dtype(v.type.dtype):
         c = select(ctx, compare(ctx, "ne", v, v), positions, c)
     first = reduce(ctx, "min", c, [d], keepdim)
-    return ctx.reshape(ctx.cast(first, out.dtype), out.shape)
+    values = extreme if keepdim else ctx.reshape(extreme, first.type.shape)
+    return ctx.cast(values, dtype), ctx.reshape(ctx.cast(first, out.dtype), out.shape)
 
 
 def _numel(shape):
@@ -59,9 +63,22 @@ def _numel(shape):
 
 @register_lowering(aten.argmax.default)
 def argmax(ctx, x, dim=None, keepdim=False):
-    return _arg(ctx, "max", x, dim, keepdim)
+    return _arg(ctx, "max", x, dim, keepdim)[1]
 
 
 @register_lowering(aten.argmin.default)
 def argmin(ctx, x, dim=None, keepdim=False):
-    return _arg(ctx, "min", x, dim, keepdim)
+    return _arg(ctx, "min", x, dim, keepdim)[1]
+
+
+@register_lowering(aten.max.dim)
+def max_dim(ctx, x, dim, keepdim=False):
+    """``x.max(dim)``: (amax, argmax) — the same extreme and positions."""
+    values, indices = _arg(ctx, "max", x, dim, keepdim, ctx.out_type(1))
+    return ctx.reshape(values, ctx.out_type(0).shape), indices
+
+
+@register_lowering(aten.min.dim)
+def min_dim(ctx, x, dim, keepdim=False):
+    values, indices = _arg(ctx, "min", x, dim, keepdim, ctx.out_type(1))
+    return ctx.reshape(values, ctx.out_type(0).shape), indices
