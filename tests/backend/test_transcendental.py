@@ -1,4 +1,5 @@
-"""log1p, expm1, the inverse trig and hyperbolic functions, isnan/isinf/isfinite (lowerings/transcendental.py):
+"""log1p, expm1, the inverse trig and hyperbolic functions, log2/log10, round, hardtanh/leaky_relu/elu,
+isnan/isinf/isfinite (lowerings/transcendental.py), clamp with tensor bounds:
 IEEE edge values as eager gives them (signed zeros included), f32 accuracy in ulps against float64 over a sample of
 every magnitude, and every kernel on the simulator."""
 
@@ -13,8 +14,8 @@ INF, NAN = float("inf"), float("nan")
 EDGES = [0.0, -0.0, 1.0, -1.0, INF, -INF, NAN, 0.5, -0.5, 1e-30, -1e-30, 1e-7, -1e-7, 0.99999, -0.99999, 1.00001,
          2.0, -2.0, 4095.0, 4097.0, 88.5, 89.0, 89.5, -20.5, -100.0, 1e20, -1e20, 3e38, 1e-45, 0.41421356,
          0.41421357, 2.4142135]  # fmt: skip
-UNARY = ["log1p", "expm1", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh"]
-MAX_ULP = 4.0  # measured: 3.84 (expm1), 3.3 (asinh), 3.0 (asin); eager's libm: ≤ 1.3
+UNARY = ["log1p", "expm1", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10"]
+MAX_ULP = 4.0  # measured: 3.84 (expm1), 3.3 (asinh), 3.0 (asin), 2.6 (log10); eager's libm: ≤ 1.3
 
 
 def _run(fn, *args):
@@ -117,3 +118,24 @@ def test_integer_input_promotes_to_float():
     out = _run(lambda v, w: (torch.atan(v), torch.log1p(v.abs()), torch.atan2(v, w)), i, j)
     for got, want in zip(out, (torch.atan(i), torch.log1p(i.abs()), torch.atan2(i, j))):
         _same(got, want, "integer input")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_round_half_to_even_bit_for_bit(dtype):
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, -0.4, 0.4, 1e10, -3.7, NAN, INF, -INF, 8388607.5, 4.5, 0.49999997,
+                      -0.0, 1e-40, 2.0**23 + 1, -(2.0**24) + 1]).to(dtype)
+    out = _run(torch.round, x)
+    want = torch.round(x)
+    assert torch.equal(out.nan_to_num(0.25), want.nan_to_num(0.25))
+    assert torch.equal(out[~want.isnan()].signbit(), want[~want.isnan()].signbit())
+
+
+def test_activations_and_tensor_clamp():
+    import torch.nn.functional as F
+
+    x = torch.cat([torch.tensor(EDGES), torch.linspace(-8, 8, 97)])
+    lo, hi = -torch.rand(len(x), generator=torch.Generator().manual_seed(2)), torch.full((len(x),), 0.75)
+    fns = (lambda v, a, b: (F.hardtanh(v), F.relu6(v), F.leaky_relu(v, 0.2), F.elu(v), F.selu(v), torch.clamp(v, a, b),
+                            torch.clamp(v, min=a)))  # fmt: skip
+    for got, want in zip(_run(fns, x, lo, hi), fns(x, lo, hi)):
+        _same(got, want, "activation")

@@ -1,5 +1,6 @@
 """Elementwise math with no vector instruction, composed from ones that have one: log1p, expm1, atan, atan2,
-asin, acos, sinh, cosh, asinh, acosh, atanh; and the float class tests isnan, isinf, isfinite.
+asin, acos, sinh, cosh, asinh, acosh, atanh, log2, log10, round; the activations hardtanh, leaky_relu, elu;
+and the float class tests isnan, isinf, isfinite.
 
 Every formula runs in f32 (an f16/bf16 op computes in f32 and rounds once, as torch's CPU kernels do; an integer
 input is converted to f32 first) out of ``exp``, ``log``, ``sqrt``, ``reciprocal``, ``abs``, the four arithmetic
@@ -31,6 +32,7 @@ aten = torch.ops.aten
 
 F32_MAX = 3.4028234663852886e38
 LN2 = math.log(2.0)
+LN10 = math.log(10.0)
 TAN_PI_8 = 0.4142135623730950  # Cephes atanf's reduction threshold: above it, atan t = π/4 + atan((t-1)/(t+1))
 ATAN_P = (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)  # Cephes atanf, z = t², highest first
 LARGE_ARG = 4096.0  # asinh/acosh(a) = ln(2a) + O(1/a²) within f32 rounding above this (1/(4·4096²) < 2^-26·ln 8192)
@@ -203,10 +205,26 @@ class F32:
         return self.copysign(self.mul(self.log1p(self.div(self.mul(a, 2.0), self.rsub(1.0, a))), 0.5), x)
 
 
+    def log2(self, x):
+        """ln x / ln 2 (a division: log2(2) = 1 exactly)."""
+        return self.div(self.log(x), LN2)
+
+    def log10(self, x):
+        return self.div(self.log(x), LN10)
+
+    def round(self, x):
+        """Half to even: (|x| + 2^23) - 2^23 rounds |x| < 2^23 to an integer in f32 (larger floats are integers);
+        x's sign (round(-0.4) = -0)."""
+        a = self.abs(x)
+        r = self.where(self.cmp("lt", a, 2.0**23), self.sub(self.add(a, 2.0**23), 2.0**23), a)
+        return self.copysign(r, x)
+
+
 FUNCTIONS = {
     aten.log1p.default: "log1p", aten.expm1.default: "expm1", aten.atan.default: "atan", aten.asin.default: "asin",
     aten.acos.default: "acos", aten.sinh.default: "sinh", aten.cosh.default: "cosh", aten.asinh.default: "asinh",
-    aten.acosh.default: "acosh", aten.atanh.default: "atanh",
+    aten.acosh.default: "acosh", aten.atanh.default: "atanh", aten.log2.default: "log2", aten.log10.default: "log10",
+    aten.round.default: "round",
 }  # fmt: skip
 """aten op → the :class:`F32` method that computes it."""
 
@@ -229,6 +247,38 @@ for _op, _name in FUNCTIONS.items():
 def atan2(ctx, y, x):
     out = ctx.out_type()
     return ctx.cast(F32(ctx).atan2(ctx.operand(y, "f32", out.shape), ctx.operand(x, "f32", out.shape)), out.dtype)
+
+
+# -- activations ------------------------------------------------------------------------------------------------------
+
+
+@register_lowering(aten.hardtanh.default)
+def hardtanh(ctx, x, min_val=-1.0, max_val=1.0):
+    """x below min_val → min_val, above max_val → max_val, else x (ReLU6 is hardtanh(0, 6)): selects, not max/min,
+    so that -0 stays -0 at a bound of 0 and NaN stays NaN, as eager's compare-and-select."""
+    out = ctx.out_type()
+    m = F32(ctx)
+    v = ctx.cast(ctx.tensor(x), "f32")
+    v = m.where(m.cmp("lt", v, float(min_val)), float(min_val), v)
+    return ctx.cast(m.where(m.cmp("gt", v, float(max_val)), float(max_val), v), out.dtype)
+
+
+@register_lowering(aten.leaky_relu.default)
+def leaky_relu(ctx, x, negative_slope=0.01):
+    out = ctx.out_type()
+    m = F32(ctx)
+    v = ctx.cast(ctx.tensor(x), "f32")
+    return ctx.cast(m.where(m.cmp("gt", v, 0.0), v, m.mul(v, float(negative_slope))), out.dtype)
+
+
+@register_lowering(aten.elu.default)
+def elu(ctx, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """scale·x above 0, else scale·alpha·expm1(input_scale·x) (eager's form)."""
+    out = ctx.out_type()
+    m = F32(ctx)
+    v = ctx.cast(ctx.tensor(x), "f32")
+    neg = m.mul(m.expm1(m.mul(v, float(input_scale))), float(alpha) * float(scale))
+    return ctx.cast(m.where(m.cmp("gt", v, 0.0), m.mul(v, float(scale)), neg), out.dtype)
 
 
 # -- float class tests ---------------------------------------------------------------------------------------------
