@@ -1,5 +1,5 @@
-"""argmax/argmin and max.dim/min.dim (lowerings/arg_reductions.py): ties give the first index, a NaN counts as the extreme (its first
-occurrence), every dtype, every kernel on the simulator."""
+"""argmax/argmin and max.dim/min.dim (lowerings/arg_reductions.py): ties give the first index, a NaN counts as the
+extreme (its first occurrence), every dtype, every kernel on the simulator."""
 
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ def _run(fn, *args):
 def _same(out, want, what):
     """Equal to eager within f32's op-suite tolerance, NaN where eager is NaN, and zeros with eager's sign.
     (atol: a subnormal result may be 0 in eager, whose vectorized log1p flushes log1p(1e-45) to 0.)"""
-    torch.testing.assert_close(out, want, rtol=1.3e-6, atol=torch.finfo(torch.float32).tiny, equal_nan=True, msg=lambda m: f"{what}: {m}")
+    torch.testing.assert_close(out, want, rtol=1.3e-6, atol=torch.finfo(torch.float32).tiny, equal_nan=True,
+                               msg=lambda m: f"{what}: {m}")
     zeros = want == 0
     assert torch.equal(out[zeros].signbit(), want[zeros].signbit()), f"{what}: signs of zeros differ"
 
@@ -128,6 +129,12 @@ def test_round_half_to_even_bit_for_bit(dtype):
     want = torch.round(x)
     assert torch.equal(out.nan_to_num(0.25), want.nan_to_num(0.25))
     assert torch.equal(out[~want.isnan()].signbit(), want[~want.isnan()].signbit())
+
+
+def test_round_of_integers_is_the_identity():
+    i = torch.tensor([2**40 + 1, -3, 7])
+    out = torch.compile(lambda v: torch.round(v) * 1, backend="npu")(i)
+    assert torch.equal(out, i)
 
 
 def test_activations_and_tensor_clamp():

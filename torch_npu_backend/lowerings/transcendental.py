@@ -34,7 +34,8 @@ F32_MAX = 3.4028234663852886e38
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
 TAN_PI_8 = 0.4142135623730950  # Cephes atanf's reduction threshold: above it, atan t = π/4 + atan((t-1)/(t+1))
-ATAN_P = (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)  # Cephes atanf, z = t², highest first
+# Cephes atanf's polynomial in z = t², highest power first
+ATAN_P = (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)
 LARGE_ARG = 4096.0  # asinh/acosh(a) = ln(2a) + O(1/a²) within f32 rounding above this (1/(4·4096²) < 2^-26·ln 8192)
 SINH_COSH_SPLIT = 88.0  # below: exp(a) is finite; above: (½·e^(a/2))·e^(a/2) stays finite up to cosh's f32 limit
 
@@ -232,6 +233,8 @@ FUNCTIONS = {
 def _math(name):
     def lower(ctx, x):
         out = ctx.out_type()
+        if not is_float_dtype(out.dtype):  # round of an integer tensor: itself
+            return ctx.tensor(x)
         v = ctx.cast(ctx.tensor(x), "f32")
         return ctx.cast(getattr(F32(ctx), name)(v), out.dtype)
 
