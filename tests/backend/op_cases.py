@@ -313,6 +313,8 @@ CASES: list[Case] = [
     Case("avg_pool2d", lambda x: (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
                                   F.adaptive_avg_pool2d(x, (2, 3)), F.adaptive_avg_pool2d(x, 1)),
          lambda f, g: [rand(2, 3, 4, 6, dtype=f, gen=g, grad=False)], backward=False),
+    Case("max_pool2d", lambda x: (*F.max_pool2d(x, 2, return_indices=True), F.max_pool2d(x, 3, 2, 1)),
+         lambda f, g: [rand(2, 3, 4, 6, dtype=f, gen=g, grad=False)], backward=False),
     # -- matmul -----------------------------------------------------------------------------------------------------
     Case("mm", lambda a, b: a @ b, lambda f, g: [rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
     Case("matmul_3d", lambda x, w: x @ w, lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
