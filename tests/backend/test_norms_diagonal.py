@@ -42,6 +42,11 @@ def test_diagonal_refuses_an_empty_diagonal():
         torch.compile(lambda t: torch.diagonal(t, 9) * 2, backend="npu")(torch.randn(4, 5))
 
 
+def test_diagonal_refuses_symbolic_sizes():
+    with pytest.raises(Exception, match="symbolic sizes are not supported"):
+        torch.compile(lambda t: torch.diagonal(t) * 2, backend="npu", dynamic=True)(torch.randn(4, 5))
+
+
 @pytest.mark.parametrize("p", [2, 1, 3, 0.5, float("inf"), float("-inf"), 0])
 def test_vector_norm_last_dim(p):
     x = torch.randn(4, 40, requires_grad=p != 0)

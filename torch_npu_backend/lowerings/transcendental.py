@@ -1,6 +1,6 @@
 """Elementwise math with no vector instruction, composed from ones that have one: log1p, expm1, atan, atan2,
 asin, acos, sinh, cosh, asinh, acosh, atanh, log2, log10, round; the activations hardtanh, leaky_relu, elu;
-and the float class tests isnan, isinf, isfinite.
+and the float class tests isnan, isinf.
 
 Every formula runs in f32 (an f16/bf16 op computes in f32 and rounds once, as torch's CPU kernels do; an integer
 input is converted to f32 first) out of ``exp``, ``log``, ``sqrt``, ``reciprocal``, ``abs``, the four arithmetic
@@ -288,13 +288,13 @@ def elu(ctx, x, alpha=1.0, scale=1.0, input_scale=1.0):
 
 
 def _float_test(name, test):
-    """``test(m, v)`` on a float tensor (f16 as is: its compares are exact; bf16 in f32), the constant ``name``
-    gives an integer or bool tensor otherwise."""
+    """``test(m, v)`` on a float tensor (f16 as is: its compares are exact; bf16 in f32); false for an integer or
+    bool tensor (never NaN or infinite)."""
 
     def lower(ctx, x):
         v = ctx.tensor(x)
         if not is_float_dtype(v.type.dtype):
-            return ctx.emit(FillOp, [], ctx.out_type(), value=name == "isfinite")
+            return ctx.emit(FillOp, [], ctx.out_type(), value=False)
         v = ctx.cast(v, "f32" if v.type.dtype == "bf16" else v.type.dtype)
         return test(F32Like(ctx, v.type.dtype), v)
 
@@ -315,4 +315,5 @@ class F32Like(F32):
 
 register_lowering(aten.isnan.default)(_float_test("isnan", lambda m, v: m.cmp("ne", v, v)))  # only NaN ≠ itself
 register_lowering(aten.isinf.default)(_float_test("isinf", lambda m, v: m.cmp("eq", m.abs(v), math.inf)))
-register_lowering(aten.isfinite.default)(_float_test("isfinite", lambda m, v: m.cmp("lt", m.abs(v), math.inf)))
+# isfinite never reaches a backend: it is CompositeImplicitAutograd, decomposed while tracing (into x == x and
+# |x| != inf, which lower here and in elementwise.py)
