@@ -3,8 +3,11 @@ lowering of its own (a direct lowering gives better IR: softmax stays one max/ex
 plus torch's decompositions of the batch norms, which core aten keeps whole (into var_mean, the normalisation and,
 in training, the running statistics' update; their backward is core-aten's ``native_batch_norm_backward``), and of
 ``repeat`` (an expand of the tensor with a unit dim before each repeated dim, then a reshape: alibi slopes
-repeated over the batch, a rotary table). Random ops stay whole (``fallback.RANDOM_OPS``): they run on the host
-with eager's own kernels, which draw differently from their core-aten decompositions.
+repeated over the batch, a rotary table), of ``linalg_vector_norm`` (``x.norm(dim=-1)``: ``sum(|x| ** p) ** (1/p)``
+in f32 for f16/bf16 inputs, ``amax``/``amin`` of ``|x|`` for ±inf, a count of nonzeros for 0; p = 2 is ``x·x`` and
+``vsqrt``) of ``diagonal_backward`` (zeros and a ``diagonal_scatter``, lowered in ``lowerings/diagonal.py``) and of
+``_adaptive_avg_pool2d`` (an ``avg_pool2d`` when the sizes divide). Random ops stay whole (``fallback.RANDOM_OPS``):
+they run on the host with eager's own kernels, which draw differently from their core-aten decompositions.
 """
 
 from __future__ import annotations
@@ -19,7 +22,16 @@ from .lowerings import LOWERINGS
 aten = torch.ops.aten
 BATCH_NORMS = [aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
                aten._native_batch_norm_legit_no_training, aten.native_batch_norm]
-EXTRA = BATCH_NORMS + [aten.repeat]
+EXTRA = BATCH_NORMS + [aten.repeat, aten.linalg_vector_norm, aten.diagonal_backward, aten._adaptive_avg_pool2d]
+INTO = {  # what torch's decompositions of EXTRA produce (the ops table in docs/ops.md shows it)
+    **{op: "var_mean, the normalisation, the running statistics' update" for op in BATCH_NORMS},
+    aten.repeat: "expand with a unit dim per repeated dim, then view",
+    aten.linalg_vector_norm: "sum of abs ** p, then ** (1/p) (p = 2: x·x and sqrt); amax/amin of abs for ±inf; "
+                             "a count of nonzeros for 0",
+    aten.diagonal_backward: "zeros and diagonal_scatter",
+    aten._adaptive_avg_pool2d: "avg_pool2d when the input's size is a multiple of the output's, else index.Tensor "
+                               "with two index tensors (no lowering) and sums",
+}
 
 
 def decomposition_table() -> dict:

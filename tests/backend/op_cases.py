@@ -146,6 +146,23 @@ CASES: list[Case] = [
     _unary_case("silu", lambda x: F.silu(x)),
     _unary_case("erf", lambda x: torch.erf(x)),
     _unary_case("sin_cos", lambda x: torch.sin(x) * torch.cos(x)),
+    # composed from exp/log/sqrt/div, compares and selects (lowerings/transcendental.py; edges: test_transcendental)
+    _unary_case("log1p_expm1", lambda x: torch.log1p(x) + torch.expm1(x),
+                lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-0.9, hi=2.0)]),
+    Case("atan_atan2", lambda x, y: torch.atan(x * 3) + torch.atan2(x, y), _xy),
+    _unary_case("asin_acos", lambda x: torch.asin(x) * torch.acos(x),
+                lambda f, g: [rand(3, 8, dtype=f, gen=g, lo=-0.95, hi=0.95)]),
+    _unary_case("sinh_cosh", lambda x: torch.sinh(x) + torch.cosh(x) * 2),
+    _unary_case("asinh_acosh_atanh", lambda x: torch.asinh(x * 4) + torch.acosh(x.abs() + 1.1) + torch.atanh(x * 0.45)),
+    _unary_case("log2_log10", lambda x: torch.log2(x) + torch.log10(x) * 2, lambda f, g: [pos(3, 8, dtype=f, gen=g)]),
+    _unary_case("round", lambda x: torch.round(x * 3), backward=False),
+    _unary_case("activations", lambda x: (F.hardtanh(x, -0.5, 1.0), F.relu6(x * 4), F.leaky_relu(x, 0.2), F.elu(x),
+                                          F.selu(x))),
+    Case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.clamp(x, max=hi),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g), rand(3, 8, dtype=f, gen=g, lo=-2, hi=0), rand(8, dtype=f, gen=g, lo=0)]),
+    Case("isnan_isinf_isfinite", lambda x: (torch.isnan(x), torch.isinf(x), torch.isfinite(x), torch.isneginf(x)),
+         lambda f, g: [torch.tensor([[0.0, -1.5, float("inf"), float("-inf"), float("nan"), 3.0, -0.0, 1e-3]] * 3,
+                                    dtype=f)], backward=False),
     _unary_case("floor_ceil_trunc", lambda x: torch.floor(x) + torch.ceil(x * 2) + torch.trunc(x * 3), backward=False),
     # -- rounding division ---------------------------------------------------------------------------------
     # floor_divide and a remainder of a scalar by a tensor have no derivative (torch): inputs without grad
@@ -231,6 +248,9 @@ CASES: list[Case] = [
     Case("copy_slice_assign", lambda x, y: _shift_right(x, y), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                            rand(3, 8, dtype=f, gen=g)]),
     Case("empty_then_written", _empties, _x),
+    # a strided slice of the flattened matrices; the backward (diagonal_backward's decomposition) a diagonal_scatter
+    Case("diagonal", lambda x: (torch.diagonal(x, 0, 1, 2) * 2, torch.diagonal(x, 1, 1, 2), torch.diagonal(x, -2, 2, 0)),
+         lambda f, g: [rand(3, 4, 5, dtype=f, gen=g)]),
     Case("select_scatter", lambda x, y: aten.select_scatter(x, y, 0, 1), lambda f, g: [rand(3, 8, dtype=f, gen=g),
                                                                                      rand(8, dtype=f, gen=g)]),
     # -- reductions -----------------------------------------------------------------------------------------------
@@ -248,11 +268,25 @@ CASES: list[Case] = [
                    "product is formed in f32 and rounded once (hfusion-legalize-bf16): closer to the exact product, "
                    "up to ~3 roundings (2.6e-3 relative in f16) from eager's"),
     Case("amax_amin", lambda x: (x.amax(1), x.amin((0, 2), keepdim=True), x.amax()), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    # ties (values 0..3): the first index, as eager (lowerings/arg_reductions.py; NaN and dtypes: test_arg_reductions)
+    Case("argmax_argmin", lambda x: (x.argmax(-1), x.argmin(1), x.argmax(0, keepdim=True), x.argmin()),
+         lambda f, g: [(torch.rand(2, 5, 7, generator=g) * 4).floor().to(f)], backward=False),
+    # values and first indices; the backward scatters the gradient to them (scatter.src, one index per slice)
+    Case("max_min_dim", lambda x: (x.max(-1).values * 2, *x.max(1, keepdim=True), *x.min(0)),
+         lambda f, g: [rand(2, 5, 7, dtype=f, gen=g)]),
     Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),
          lambda f, g: [bools(2, 3, 4, gen=g)], backward=False, floats=False),
     Case("mean", lambda x: (x.mean(), x.mean(1), x.mean((0, 2), keepdim=True)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
     Case("var", lambda x: (x.var(1), x.var((0, 2), keepdim=True, correction=0), torch.var(x)),
          lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    # torch's decomposition: sum(|x| ** p) ** (1 / p) (p = 2: x·x and vsqrt), amax(|x|) for inf
+    # (a last-dim norm apart from norms over other dims: test_norms_diagonal's strict xfails)
+    Case("vector_norm", lambda x: (x.norm(dim=-1), x.norm()), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("vector_norm_dims", lambda x: (torch.linalg.vector_norm(x, 1, dim=(0, 2)), x.norm(dim=1, p=3)),
+         lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
+    Case("vector_norm_inf", lambda x: (torch.linalg.vector_norm(x, float("inf"), dim=-1),
+                                       torch.linalg.vector_norm(x, float("-inf"), dim=-1),
+                                       torch.linalg.vector_norm(x, 0, dim=-1)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
     # -- normalisations -------------------------------------------------------------------------------------------
     Case("softmax", lambda x: torch.softmax(x, -1) + torch.softmax(x, 0), _x),
     Case("log_softmax", lambda x: F.log_softmax(x, 1), _x),
@@ -265,6 +299,12 @@ CASES: list[Case] = [
     Case("batch_norm_1d_eval", lambda x, w, b, m, v: F.batch_norm(x, m, v, w, b, training=False),
          lambda f, g: [rand(6, 8, dtype=f, gen=g), rand(8, dtype=f, gen=g), rand(8, dtype=f, gen=g),
                        rand(8, dtype=f, gen=g, grad=False), rand(8, dtype=f, gen=g, grad=False, lo=0.5)]),
+    # -- pooling (a sum of strided slices; avg_pool2d_backward has no lowering: forward only) ----------------------
+    Case("avg_pool2d", lambda x: (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+                                  F.adaptive_avg_pool2d(x, (2, 3)), F.adaptive_avg_pool2d(x, 1)),
+         lambda f, g: [rand(2, 3, 4, 6, dtype=f, gen=g, grad=False)], backward=False),
+    Case("max_pool2d", lambda x: (*F.max_pool2d(x, 2, return_indices=True), F.max_pool2d(x, 3, 2, 1)),
+         lambda f, g: [rand(2, 3, 4, 6, dtype=f, gen=g, grad=False)], backward=False),
     # -- matmul -----------------------------------------------------------------------------------------------------
     Case("mm", lambda a, b: a @ b, lambda f, g: [rand(4, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
     Case("matmul_3d", lambda x, w: x @ w, lambda f, g: [rand(2, 3, 8, dtype=f, gen=g), rand(8, 5, dtype=f, gen=g)]),
@@ -302,6 +342,9 @@ CASES: list[Case] = [
          lambda f, g: [rand(1, 8, 4, dtype=f, gen=g, grad=False), ints(5, hi=8, gen=g)], backward=False),
     Case("scatter_value", lambda x, i, j: (torch.scatter(x, 1, i, 2.0), torch.scatter(x, 0, j, -1.0)),
          lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 2, hi=8, gen=g), ints(2, 8, hi=3, gen=g)],
+         backward=False),
+    Case("scatter_src", lambda x, i, y: torch.scatter(x, 1, i, y) * 2,
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 1, hi=8, gen=g), rand(3, 1, dtype=f, gen=g, grad=False)],
          backward=False),
     Case("cross_entropy", lambda x, t: F.cross_entropy(x, t), lambda f, g: [rand(4, 8, dtype=f, gen=g), ints(4, hi=8, gen=g)]),
     Case("embedding", lambda w, i: F.embedding(i, w) * 2, lambda f, g: [rand(10, 4, dtype=f, gen=g), ints(2, 5, gen=g)]),

@@ -33,6 +33,7 @@ def record_lowering(op) -> None:
     LOWERING_HITS[op] += 1
 
 
-from . import creation, elementwise, indexing, matmul, norms, reductions, shape  # noqa: E402,F401
+from . import (arg_reductions, creation, diagonal, elementwise, indexing, matmul, norms, pooling, reductions,  # noqa: E402,F401
+               shape, transcendental)
 
 __all__ = ["LOWERINGS", "LOWERING_HITS", "register_lowering", "record_lowering"]

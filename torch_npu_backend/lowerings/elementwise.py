@@ -215,6 +215,17 @@ def clamp(ctx, x, min=None, max=None):
     raise ctx.error("clamp without min and max")
 
 
+@register_lowering(aten.clamp.Tensor)
+def clamp_tensor(ctx, x, min=None, max=None):
+    """clamp with tensor bounds: max with ``min``, then min with ``max`` (NaN-propagating, as eager)."""
+    out = ctx.out_type()
+    v = ctx.operand(x, out.dtype, out.shape)
+    for bound, fun in ((min, "max"), (max, "min")):
+        if bound is not None:
+            v = ctx.emit(ElemwiseBinaryOp, [v, ctx.operand(bound, out.dtype, out.shape)], out, fun=fun)
+    return v
+
+
 # -- unary -------------------------------------------------------------------------------------------------------
 
 def _unary(fun):

@@ -283,6 +283,29 @@ def scatter_value(ctx, x, dim, index, value):
     return ctx.emit(SelectOp, [mask, ctx.scalar(value, out.dtype), ctx.cast(v, out.dtype)], out)
 
 
+@register_lowering(aten.scatter.src)
+def scatter_src(ctx, x, dim, index, src):
+    """out = x with out[.., index[.., 0, ..], ..] = src[.., 0, ..] along ``dim``, one index per slice (the backward of
+    ``max.dim``/``min.dim``: the gradient scattered to the selected positions): the one-hot compare of
+    :func:`scatter_value` and a select of ``src`` broadcast along ``dim``. Several indices per slice are refused."""
+    v, idx, s = ctx.tensor(x), ctx.tensor(index), ctx.tensor(src)
+    out = ctx.out_type()
+    rank = v.type.rank
+    dim = normalize_dim(ctx, dim, rank)
+    if idx.type.rank != rank or idx.type.shape[dim] != 1 or \
+            any(idx.type.shape[i] != v.type.shape[i] for i in range(rank) if i != dim):
+        raise ctx.error(f"index {idx.type} into {v.type} along dim {dim}: one index per slice (extent 1 along dim, "
+                        f"the input's extents elsewhere) is lowered")
+    if tuple(s.type.shape) != tuple(idx.type.shape):
+        s = slice_value(ctx, s, dim, 0, 1, 1, s.type.with_shape(idx.type.shape))  # src[.., :1, ..] as eager reads it
+    c = v.type.shape[dim]
+    along = ctx.reshape(_positions(ctx, c), [c if i == dim else 1 for i in range(rank)])
+    mask = ctx.broadcast_to(compare(ctx, "eq", _as_position(ctx, idx), along), v.type.shape)
+    wide = opmath(out.dtype)  # f16/bf16 select in f32 (exact): a 16-bit column broadcast lacks staging room in
+    picked = ctx.broadcast_to(ctx.cast(s, wide), v.type.shape)  # codegen for some row counts
+    return ctx.cast(ctx.emit(SelectOp, [mask, picked, ctx.cast(v, wide)], out.with_dtype(wide)), out.dtype)
+
+
 @register_lowering(aten.flip.default)
 def flip(ctx, x, dims):
     """x reversed along ``dims``: an index_select of ``arange(n - 1, -1, -1)`` per dim (a cumsum's backward flips
