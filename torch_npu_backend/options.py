@@ -21,6 +21,7 @@ on the simulator; "interpret" runs the HFusion IR with the reference interpreter
 
 CHIPS = ("ascend910b1", "ascend910b4", "ascend910a")  # the presets both graph_passes/target.py and simulator/presets.py know
 SYNC_MODES = ("normal", "barrier-all")
+SIMULATE_MODES = ("once", "every")
 DEFAULT_PIPELINE = "canonicalize,cse"
 
 
@@ -55,6 +56,10 @@ class NpuOptions:
     rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/passes.md)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
+    simulate: str = "once"
+    """"once": each distinct launch (kernel, launch arguments, block dim, chip, check_hazards) is simulated in full
+    once; later launches replay its instructions' functional effects alone and report the recorded timing
+    (simulator/replay.py). "every": every launch is simulated in full."""
     fixed_costs: bool = True
     """Simulate the chip's fixed costs (launch overhead, per-DMA fixed cost, cross-core hand-off; docs/simulator.md).
     False reproduces the simulator's timing without them: for before/after comparisons only."""
@@ -75,6 +80,8 @@ class NpuOptions:
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not _is_int(self.multi_buffer) or self.multi_buffer < 1:
             raise OptionsError(f"option multi_buffer must be an int >= 1, got {self.multi_buffer!r}")
+        if self.simulate not in SIMULATE_MODES:
+            raise OptionsError(f"option simulate={self.simulate!r} is not supported; valid: {', '.join(SIMULATE_MODES)}")
         if self.sync_mode not in SYNC_MODES:
             raise OptionsError(f"option sync_mode={self.sync_mode!r} is not supported; valid: {', '.join(SYNC_MODES)}")
         if not _is_int(self.max_tile_elems) or self.max_tile_elems < 0:

@@ -40,7 +40,7 @@ class KernelRecord:
     executed: str  # "simulator" | "interpreter"
     source: tuple[str, ...]  # FX node names of the kernel's ops (their ``loc``s), in body order
     bindings: dict[str, int]
-    reason: str | None = None  # why an interpreted kernel was not simulated
+    reason: str | None = None  # why a kernel was interpreted; for a simulated one, why it was not replayed
     block_dim: int | None = None
     cycles: float | None = None
     us: float | None = None  # kernel body (the cores' time), without the launch overhead
@@ -52,7 +52,9 @@ class KernelRecord:
     gm_bytes: int | None = None
     hazards_checked: bool | None = None
     schedule: object = None  # the kernel's schedule attribute (a cube kernel's tile, K steps and waves)
-    wall_s: float = 0.0  # host wall time of the launch (simulation or interpretation)
+    wall_s: float = 0.0  # host wall time of the launch (simulation, replay or interpretation)
+    replayed: bool = False  # simulate="once": the outputs came from replaying the launch's recorded simulation;
+    # cycles, us and the rest are the recorded simulation's
     result: object = field(default=None, repr=False)  # simulator.LaunchResult of a simulated launch
 
     @property
@@ -100,19 +102,25 @@ class Profile:
             if r.simulated:
                 busy = " ".join(f"{lane} {r.busy.get(p, 0.0):.0%}" for p, lane in PIPE_COLUMNS
                                 if p in r.busy and (p not in CUBE_PIPES or r.busy[p] > 0))
-                note = "" if r.hazards_checked else "hazard check OFF"
-                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, f"{r.cycles:,.0f}",
+                note = "; ".join(n for n in ("" if r.hazards_checked else "hazard check OFF", r.reason or "") if n)
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed,
+                             "replayed" if r.replayed else "simulated", f"{r.cycles:,.0f}",
                              f"{r.launch_us or 0.0:,.2f}", f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,
                              f"{r.gm_bytes:,}", note])  # fmt: skip
             else:
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "",
-                             r.reason])  # fmt: skip
-        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "launch us", "us", "roofline us",
+                             "", r.reason])  # fmt: skip
+        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "timing", "cycles", "launch us", "us", "roofline us",
                    "efficiency", "busy", "GM bytes", "note"]  # fmt: skip
-        total = f"total: {len(self.records)} launches ({len(self.simulated())} simulated, "
+        replayed = sum(r.replayed for r in self.records)
+        total = f"total: {len(self.records)} launches ({len(self.simulated())} simulated, {replayed} of them replayed, "
         total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated with launches "
         total += f"({self.launch_us():,.2f} us launch overhead, {self.total_us(launch=False):,.2f} us kernel bodies)"
         return tabulate(rows, headers=headers) + "\n" + total
+
+    def replayed(self) -> list[KernelRecord]:
+        """Simulated launches whose outputs came from a replay (``simulate="once"``); their timing is recorded."""
+        return [r for r in self.records if r.replayed]
 
     def trace_events(self) -> list:
         """Every simulated launch's Chrome trace events, placed back to back on one time line; each launch's cores

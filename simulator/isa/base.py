@@ -64,6 +64,11 @@ class Instr:
         """Read the data-register operands (``reads_dregs``): called in phase 2 once the S data instructions issued
         before this instruction have run."""
 
+    def bound_addresses(self):
+        """What a bind decided that timing depends on (a register-computed GM address), or None (a bind that only
+        feeds a value). Launch replay (replay.py) compares it with the recorded launch's."""
+        return None
+
     def tag(self, field: str) -> str | None:
         """The logical buffer operand ``field`` names (None: untagged, not checked by the buffer-tag check)."""
         return self.tags.get(field) if self.tags else None

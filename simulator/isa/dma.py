@@ -72,6 +72,9 @@ class _Copy(Instr):
         n, L, s, d = self._geometry()
         core.gm.check(self.describe(), s if self.SRC == "GM" else d, L)
 
+    def bound_addresses(self):
+        return (self.src, self.dst)
+
     def _geometry(self):
         n, L = self.n_burst, self.burst_len
         if not (isinstance(n, int) and n >= 1 and isinstance(L, int) and L >= 1):
