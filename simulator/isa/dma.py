@@ -26,6 +26,7 @@ import numpy as np
 from .base import Access, Instr
 from .scalar_mem import check_dreg_name, read_dreg
 from ..errors import ProgramError
+from ..memory import byte_rows
 
 
 @lru_cache(maxsize=4096)
@@ -110,6 +111,10 @@ class _Copy(Instr):
         ss, ds = (self.src_stride or L), (self.dst_stride or L)
         if n == 1 or (ss == L and ds == L):
             dst[self.dst: self.dst + n * L] = src[self.src: self.src + n * L]
+            return
+        to = byte_rows(dst, self.dst, n, ds, L, write=True)
+        if to is not None and byte_rows(src, self.src, n, ss, L) is not None:
+            to[...] = byte_rows(src, self.src, n, ss, L)  # as_strided copies like the fancy path (rows disjoint)
             return
         off = np.arange(L)
         dst[(d[:, None] + off).reshape(-1)] = src[(s[:, None] + off).reshape(-1)]

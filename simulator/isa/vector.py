@@ -38,6 +38,14 @@ def lane_offsets(repeat: int, mask: int, es: int, blk: int, rep: int) -> np.ndar
 
 
 @lru_cache(maxsize=8192)
+def lanes_contiguous(repeat: int, mask: int, es: int, blk: int, rep: int) -> bool:
+    """Whether :func:`lane_offsets` are one run of ``repeat * mask`` consecutive elements (then an operand is a slice
+    of UB: the same elements as the index array, read and written without fancy indexing)."""
+    off = lane_offsets(repeat, mask, es, blk, rep).reshape(-1)
+    return bool((off == np.arange(off.size) * es).all())
+
+
+@lru_cache(maxsize=8192)
 def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
     """Start offsets of the 32-B blocks touched (nbytes active bytes per repeat)."""
     nb = ceil_div(nbytes, 32)
@@ -154,9 +162,21 @@ class VectorInstr(Instr):
         return (addr + lane_offsets(self.repeat, self.mask, es, blk, rep)) // es
 
     def load(self, core, addr, dt, blk, rep):
+        """The operand's active elements, (repeat, mask), a copy."""
+        es = itemsize(dt)
+        n, m = self.repeat, self.mask
+        if lanes_contiguous(n, m, es, blk, rep):
+            i = addr // es
+            return core.mem["UB"].view(dt)[i: i + n * m].reshape(n, m).copy()
         return core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)]
 
     def store(self, core, addr, dt, blk, rep, value):
+        es = itemsize(dt)
+        n, m = self.repeat, self.mask
+        if lanes_contiguous(n, m, es, blk, rep):
+            i = addr // es
+            core.mem["UB"].view(dt)[i: i + n * m].reshape(n, m)[...] = value
+            return
         core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)] = value
 
     def cycles(self, chip) -> int:

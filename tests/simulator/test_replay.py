@@ -79,3 +79,20 @@ def test_register_computed_addresses_replay_when_equal_and_mismatch_when_not():
     gm, _, _ = _gather(prog, table, index[::-1].copy())
     with pytest.raises(ReplayMismatch, match=r"copy_gm_to_ub \(pc \d+\) on core aiv0: register-computed GM address"):
         rec.replay(gm)
+
+
+def test_byte_rows_is_the_fancy_index_or_none():
+    """memory.byte_rows (strided rows for DMA, L1 loads, fixpipe) reads the bytes fancy indexing reads; it declines
+    negative strides, overlapping rows to write and rows past the end."""
+    from simulator.memory import byte_rows
+
+    data = np.arange(256, dtype=np.uint8)
+    for start, n, stride, length in ((0, 4, 40, 32), (5, 3, 16, 32), (64, 1, 0, 7), (0, 5, 32, 32)):
+        idx = start + np.arange(n)[:, None] * stride + np.arange(length)[None, :]
+        np.testing.assert_array_equal(byte_rows(data, start, n, stride, length), data[idx])
+    assert byte_rows(data, 5, 3, 16, 32, write=True) is None  # overlapping rows: fancy assignment's order decides
+    assert byte_rows(data, 64, 2, -32, 8) is None
+    assert byte_rows(data, 200, 2, 40, 32) is None
+    out = np.zeros(256, np.uint8)
+    byte_rows(out, 8, 3, 64, 16, write=True)[...] = 7
+    assert out.sum() == 7 * 48 and out[8:24].tolist() == [7] * 16 and out[24] == 0
