@@ -19,7 +19,11 @@ not apply and :class:`ReplayMismatch` is raised (the caller simulates again). A 
 """
 from __future__ import annotations
 
-from .core import Core
+import numpy as np
+
+from . import replay_batch
+from .core import KIND_SCOPES, Core
+from .memory import LocalMemory
 from .errors import SimulatorError
 
 
@@ -34,7 +38,16 @@ class Recording:
         self.name = name
         self.cores = [(c.index, c.name, c.kind, c.group) for c in cores]
         self.chip = chip
-        self.steps = _steps(items, binds)
+        steps = _steps(items, binds)
+        self.steps = [(f, ci) for f, ci, _ in steps]
+        self.plan = None  # the lock-step schedule across cores (replay_batch.py) when the cores are independent
+        per_core = [[] for _ in cores]
+        for f, ci, x in steps:
+            per_core[ci].append((f, x))
+        if len(cores) > 1 and replay_batch.independent([[x for _, x in s if x is not None] for s in per_core]):
+            kinds = [c.kind for c in cores]
+            rows = [sum(1 for k in kinds[:i] if k == kinds[i]) for i in range(len(cores))]
+            self.plan = replay_batch.plan(per_core, kinds, rows)
         for c in cores:  # the recorded launch is over: drop its memories and queues, keep what the steps name
             c.mem, c.queues, c.s_items, c.pending = {}, {}, [], {}
             for a in ("svc", "seg_vc", "flags", "xflags"):
@@ -44,14 +57,36 @@ class Recording:
         self.n_binds = len(binds)
         self.replays = 0
 
-    def replay(self, gm) -> None:
+    def replay(self, gm, batched: bool = True) -> None:
         """Apply the recorded launch's functional effects to ``gm`` (bit-identical to simulating it again);
-        :class:`ReplayMismatch` if a register-computed GM address differs from the recorded one."""
+        :class:`ReplayMismatch` if a register-computed GM address differs from the recorded one. ``batched``: across
+        the cores in lock step when they are independent (replay_batch.py), else in the recorded order."""
         chip = self.chip
-        cores = [Core(i, name, kind, chip, gm, group) for i, name, kind, group in self.cores]
-        for f, ci in self.steps:
-            f(cores[ci])
+        with np.errstate(all="ignore"):  # fast effects skip their own errstate; no value depends on it
+            if batched and self.plan is not None:
+                cores, stacks = self._stacked_cores(gm)
+                for op in self.plan:
+                    op(cores, stacks, gm)
+            else:
+                cores = [Core(i, name, kind, chip, gm, group) for i, name, kind, group in self.cores]
+                for f, ci in self.steps:
+                    f(cores[ci])
         self.replays += 1
+
+    def _stacked_cores(self, gm):
+        """Fresh cores whose local memories are rows of one zeroed (cores, bytes) array per kind and scope."""
+        chip = self.chip
+        counts: dict = {}
+        for _, _, kind, _ in self.cores:
+            counts[kind] = counts.get(kind, 0) + 1
+        stacks = {k: {s: np.zeros((n, chip.capacity(s)), np.uint8) for s in KIND_SCOPES[k]} for k, n in counts.items()}
+        cores, seen = [], dict.fromkeys(counts, 0)
+        for i, name, kind, group in self.cores:
+            row = seen[kind]
+            seen[kind] += 1
+            mem = {s: LocalMemory(s, chip.capacity(s), chip.align[s], stacks[kind][s][row]) for s in KIND_SCOPES[kind]}
+            cores.append(Core(i, name, kind, chip, gm, group, mem=mem))
+        return cores, stacks
 
 
 def _steps(items: list, binds: list) -> list:
@@ -62,7 +97,7 @@ def _steps(items: list, binds: list) -> list:
             steps.append(_bind_step(binds[b]))
             b += 1
         if x.KIND in ("op", "dma"):
-            steps.append((x.execute, x.core.index))
+            steps.append((x.fast_effect() or x.execute, x.core.index, x))
     while b < nb:
         steps.append(_bind_step(binds[b]))
         b += 1
@@ -79,4 +114,4 @@ def _bind_step(bind):
         if got != after:
             raise ReplayMismatch(f"{x.describe()} on core {core.name}: register-computed GM address {got} differs "
                                  f"from the recorded launch's {after}")
-    return step, ci
+    return step, ci, None

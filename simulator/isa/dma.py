@@ -36,6 +36,18 @@ def burst_starts(base: int, n: int, stride: int) -> np.ndarray:
     return a
 
 
+def _gm_rows(data, addrs, nb, write):
+    """The GM bytes [a, a + nb) for a in addrs as an (n, nb) array: a strided view when the addresses step evenly
+    (:func:`byte_rows`), else (reads) a gathered copy or (writes) None."""
+    n = len(addrs)
+    step = int(addrs[1] - addrs[0]) if n > 1 else nb
+    if n == 1 or (np.diff(addrs) == step).all():
+        rows = byte_rows(data, int(addrs[0]), n, step, nb, write=write)
+        if rows is not None:
+            return rows
+    return None if write else data[addrs[:, None] + np.arange(nb)]
+
+
 @dataclass
 class _Copy(Instr):
     dst: object
@@ -118,6 +130,52 @@ class _Copy(Instr):
             return
         off = np.arange(L)
         dst[(d[:, None] + off).reshape(-1)] = src[(s[:, None] + off).reshape(-1)]
+
+    def fast_effect(self):
+        if self.reads_dregs:  # the address is bound on every replay: execute reads it
+            return None
+        n, L = self.n_burst, self.burst_len
+        if not (n == 1 or ((self.src_stride or L) == L and (self.dst_stride or L) == L)):
+            return None
+        s0, d0, nb = self.src, self.dst, n * L
+        src_gm, dst_gm, src_s, dst_s = self.SRC == "GM", self.DST == "GM", self.SRC, self.DST
+
+        def effect(core):  # execute's contiguous case
+            src = core.gm.data if src_gm else core.mem[src_s].data
+            dst = core.gm.data if dst_gm else core.mem[dst_s].data
+            dst[d0: d0 + nb] = src[s0: s0 + nb]
+        return effect
+
+    def batch_key(self):
+        if self.fast_effect() is None:
+            return None
+        local = self.dst if self.SRC == "GM" else self.src
+        return (type(self), self.pc, self.n_burst * self.burst_len, local)
+
+    def batch_gm_address(self) -> int:
+        return self.src if self.SRC == "GM" else self.dst
+
+    def batch_effect(self):
+        """The contiguous copy for every row: GM rows at the members' addresses (a strided view when the addresses
+        step evenly) to or from the same local span of each row."""
+        nb = self.n_burst * self.burst_len
+        if self.SRC == "GM":
+            d0 = self.dst
+
+            def load(loc2, rows, gm, addrs):
+                loc2[rows, d0:d0 + nb] = _gm_rows(gm.data, addrs, nb, False)
+            return self.DST, load
+        s0 = self.src
+
+        def store(loc2, rows, gm, addrs):
+            vals = loc2[rows, s0:s0 + nb]
+            to = _gm_rows(gm.data, addrs, nb, True)
+            if to is not None:
+                to[...] = vals
+                return
+            for i, a in enumerate(addrs):  # rows of different cores never overlap (replay_batch.independent)
+                gm.data[a:a + nb] = vals[i]
+        return self.SRC, store
 
     def path_bytes(self):
         return (self.PATH, self.n_burst * self.burst_len)

@@ -45,6 +45,20 @@ def lanes_contiguous(repeat: int, mask: int, es: int, blk: int, rep: int) -> boo
     return bool((off == np.arange(off.size) * es).all())
 
 
+def _rows_get(v, rows, i):
+    """Elements ``i`` (a slice or flat index array) of the rows ``rows`` (a slice or index array) of ``v``."""
+    if isinstance(i, slice) or isinstance(rows, slice):
+        return v[rows, i]
+    return v[rows[:, None], i[None, :]]
+
+
+def _rows_set(v, rows, i, value):
+    if isinstance(i, slice) or isinstance(rows, slice):
+        v[rows, i] = value
+    else:
+        v[rows[:, None], i[None, :]] = value
+
+
 @lru_cache(maxsize=8192)
 def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
     """Start offsets of the 32-B blocks touched (nbytes active bytes per repeat)."""
@@ -170,6 +184,49 @@ class VectorInstr(Instr):
             return core.mem["UB"].view(dt)[i: i + n * m].reshape(n, m).copy()
         return core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)]
 
+    def _operand(self, addr, dt, blk, rep, write=False):
+        """The operand's active elements as an index of UB viewed as ``dt``, in load/store's row-major order: a slice
+        when contiguous, else a flat index array; None for a written operand with repeated elements (execute's
+        fancy assignment then decides which value lands)."""
+        es = itemsize(dt)
+        if lanes_contiguous(self.repeat, self.mask, es, blk, rep):
+            return slice(addr // es, addr // es + self.repeat * self.mask)
+        idx = self._idx(addr, dt, blk, rep).reshape(-1)
+        if write and np.unique(idx).size != idx.size:
+            return None
+        return idx
+
+    def _fast(self):
+        """None, or (source operand indices, destination index, fn, dtype) with execute's effect being
+        ``dst = asarray(fn(*sources)).astype(dtype)`` over UB viewed as ``self.dtype`` (subclasses)."""
+        return None
+
+    def fast_effect(self):
+        f = self._fast()
+        if f is None:
+            return None
+        srcs, d, fn, dt = f
+        name = self.dtype
+
+        def effect(core):  # fn makes a new array (astype copies what "copy" returns): read before written
+            v = core.mem["UB"].view(name)
+            v[d] = np.asarray(fn(*[v[i] for i in srcs])).astype(dt)
+        return effect
+
+    def batch_key(self):
+        if self.reads_dregs or self._fast() is None:
+            return None
+        return self._field_key()
+
+    def batch_effect(self):
+        """The fast effect on the cores' stacked UBs: the same fn over (rows, the operand's elements)."""
+        srcs, d, fn, dt = self._fast()
+
+        def g(ub2, rows, gm, addrs):
+            v = ub2.view(dt)
+            _rows_set(v, rows, d, np.asarray(fn(*[_rows_get(v, rows, i) for i in srcs])).astype(dt))
+        return "UB", g
+
     def store(self, core, addr, dt, blk, rep, value):
         es = itemsize(dt)
         n, m = self.repeat, self.mask
@@ -239,6 +296,14 @@ class VBinary(VectorInstr):
             r = BINARY_FUNS[self.op](a, b)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, r.astype(np_dtype(self.dtype)))
 
+    def _fast(self):
+        ops = [self._operand(self.src0, self.dtype, self.src0_blk, self.src0_rep),
+               self._operand(self.src1, self.dtype, self.src1_blk, self.src1_rep),
+               self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)]
+        if any(o is None for o in ops):
+            return None
+        return ops[:2], ops[2], BINARY_FUNS[self.op], np_dtype(self.dtype)
+
 
 def _f32(x):
     return x.astype(np.float32)
@@ -293,6 +358,13 @@ class VUnary(VectorInstr):
         with np.errstate(all="ignore"):
             r = UNARY_FUNS[self.op][0](x)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(np_dtype(self.dtype)))
+
+    def _fast(self):
+        ops = [self._operand(self.src, self.dtype, self.src_blk, self.src_rep),
+               self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)]
+        if any(o is None for o in ops):
+            return None
+        return ops[:1], ops[1], UNARY_FUNS[self.op][0], np_dtype(self.dtype)
 
 
 VECTOR_SCALAR_FUNS = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
@@ -351,6 +423,15 @@ class VScalar(VectorInstr):
         with np.errstate(all="ignore"):
             r = VECTOR_SCALAR_FUNS[self.op](x, s)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(dt))
+
+    def _fast(self):
+        ops = [self._operand(self.src, self.dtype, self.src_blk, self.src_rep),
+               self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)]
+        if any(o is None for o in ops):
+            return None
+        dt, fn = np_dtype(self.dtype), VECTOR_SCALAR_FUNS[self.op]
+        # self.scalar read per call: a bind (sreg) sets it on every replay; batched only without sreg (batch_key)
+        return ops[:1], ops[1], lambda x: fn(x, np.asarray(self.scalar).astype(dt)), dt
 
 
 @dataclass
