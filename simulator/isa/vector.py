@@ -213,19 +213,35 @@ class VectorInstr(Instr):
             v[d] = np.asarray(fn(*[v[i] for i in srcs])).astype(dt)
         return effect
 
+    def _batched(self):
+        """None, or ``g(ub2, rows)``: execute's effect on the rows ``rows`` of stacked UBs ``ub2`` (cores x bytes).
+        From :meth:`_fast`: the same fn over (rows, the operands' elements)."""
+        f = self._fast()
+        if f is None:
+            return None
+        srcs, d, fn, dt = f
+
+        def g(ub2, rows):
+            v = ub2.view(dt)
+            _rows_set(v, rows, d, np.asarray(fn(*[_rows_get(v, rows, i) for i in srcs])).astype(dt))
+        return g
+
     def batch_key(self):
-        if self.reads_dregs or self._fast() is None:
+        if self.reads_dregs or self._batched() is None:
             return None
         return self._field_key()
 
     def batch_effect(self):
-        """The fast effect on the cores' stacked UBs: the same fn over (rows, the operand's elements)."""
-        srcs, d, fn, dt = self._fast()
+        g = self._batched()
+        return "UB", lambda ub2, rows, gm, addrs: g(ub2, rows)
 
-        def g(ub2, rows, gm, addrs):
-            v = ub2.view(dt)
-            _rows_set(v, rows, d, np.asarray(fn(*[_rows_get(v, rows, i) for i in srcs])).astype(dt))
-        return "UB", g
+    def _fast_from_batched(self):
+        """A fast effect that runs :meth:`_batched` on the core's UB as a one-row stack."""
+        g = self._batched()
+        if g is None:
+            return None
+        one = slice(0, 1)
+        return lambda core: g(core.mem["UB"].data[None, :], one)
 
     def store(self, core, addr, dt, blk, rep, value):
         es = itemsize(dt)
@@ -462,6 +478,13 @@ class VDup(VectorInstr):
         v = np.full((self.repeat, self.mask), np.asarray(self.scalar).astype(dt), dtype=dt)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, v)
 
+    def _fast(self):
+        d = self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)
+        if d is None:
+            return None
+        dt, n = np_dtype(self.dtype), self.repeat * self.mask
+        return [], d, lambda: np.full(n, np.asarray(self.scalar).astype(dt), dtype=dt), dt  # broadcast over rows
+
 
 @dataclass
 class VBrcb(VectorInstr):
@@ -514,6 +537,18 @@ class VBrcb(VectorInstr):
         s = v[self.src // es: self.src // es + self.repeat * 8].reshape(self.repeat, 8)
         vals = np.repeat(s, 32 // es, axis=1)  # (repeat, 8 * epb) = lanes
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, vals)
+
+    def _fast(self):
+        d = self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)
+        if d is None:
+            return None
+        es, n = itemsize(self.dtype), self.repeat
+        src = slice(self.src // es, self.src // es + n * 8)
+
+        def fn(s):  # (..., repeat*8) -> (..., repeat*lanes): execute's np.repeat per row of 8
+            lead = s.shape[:-1]
+            return np.repeat(s.reshape(lead + (n, 8)), 32 // es, axis=-1).reshape(lead + (-1,))
+        return [src], d, fn, np_dtype(self.dtype)
 
 
 REDUCE_MNEMONICS = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}
@@ -864,6 +899,26 @@ class VCmp(VectorInstr):
         packed = np.packbits(bits, axis=1, bitorder="little").reshape(-1)
         core.mem["UB"].data[self.dst: self.dst + packed.size] = packed
 
+    def fast_effect(self):
+        return self._fast_from_batched()
+
+    def _batched(self):
+        a = self._operand(self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        b = None if self.scalar_rhs else self._operand(self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        if a is None or (b is None and not self.scalar_rhs):
+            return None
+        dt, fn, R, M, L, d0 = np_dtype(self.dtype), COMPARE_FUNS[self.op], self.repeat, self.mask, self.lanes, self.dst
+        nbytes = R * L // 8
+
+        def g(ub2, rows):  # execute per row: compare, place in zeroed lane bits, pack little-endian, store bytes
+            v = ub2.view(dt)
+            x = _rows_get(v, rows, a)
+            y = np.asarray(self.scalar).astype(dt) if b is None else _rows_get(v, rows, b).reshape(-1, R, M)
+            bits = np.zeros((x.shape[0], R, L), dtype=bool)
+            bits[:, :, :M] = fn(x.reshape(-1, R, M), y)
+            ub2[rows, d0:d0 + nbytes] = np.packbits(bits, axis=2, bitorder="little").reshape(x.shape[0], -1)
+        return g
+
 
 @dataclass
 class VSel(VectorInstr):
@@ -905,6 +960,26 @@ class VSel(VectorInstr):
         a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
         b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.where(bits, a, b))
+
+    def fast_effect(self):
+        return self._fast_from_batched()
+
+    def _batched(self):
+        a = self._operand(self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        b = self._operand(self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        d = self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)
+        if a is None or b is None or d is None:
+            return None
+        dt, R, M, s0 = np_dtype(self.dtype), self.repeat, self.mask, self.sel
+        n = R * self.lanes // 8
+
+        def g(ub2, rows):  # execute per row: the mask bits of each repeat select src0 or src1
+            raw = ub2[rows, s0:s0 + n]
+            k = raw.shape[0]
+            bits = np.unpackbits(raw.reshape(k, R, -1), axis=2, bitorder="little").astype(bool)[:, :, :M]
+            v = ub2.view(dt)
+            _rows_set(v, rows, d, np.where(bits.reshape(k, R * M), _rows_get(v, rows, a), _rows_get(v, rows, b)))
+        return g
 
 
 @dataclass

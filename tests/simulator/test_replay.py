@@ -122,3 +122,49 @@ def test_byte_rows_is_the_fancy_index_or_none():
     out = np.zeros(256, np.uint8)
     byte_rows(out, 8, 3, 64, 16, write=True)[...] = 7
     assert out.sum() == 7 * 48 and out[8:24].tolist() == [7] * 16 and out[24] == 0
+
+
+def _mixed_vector_program():
+    """Per core: its 512 f16 of x to UB; compare (tensor and scalar), select, dup with a partial mask, a strided
+    copy (blk 2), vbrcb, a scalar op; every result back to the core's slice of out."""
+    b = ProgramBuilder("mixed", "aiv", ["x", "y", "out"])
+    off = b.reg("block_idx") * 1024
+    b.copy_gm_to_ub(0, b.reg("x") + off, 1024)
+    b.copy_gm_to_ub(1024, b.reg("y") + off, 1024)
+    b.pipe_barrier("ALL")
+    b.vcmp_lt("f16", 8192, 0, 1024, repeat=4)
+    b.vcmps_gt("f16", 8448, 0, scalar=0.25, repeat=4)
+    b.pipe_barrier("V")
+    b.vsel("f16", 2048, 8192, 0, 1024, repeat=4)
+    b.vsel("f16", 3072, 8448, 1024, 0, repeat=4)
+    b.vdup("f16", 4096, -3.5, repeat=2, mask=100)
+    b.vcopy("f16", 4608, 0, repeat=2, mask=128, dst_blk=1, src_blk=2, src_rep=16)
+    b.vbrcb("f16", 5120, 0, repeat=2)
+    b.vmuls("f16", 6144, 1024, 1.5, repeat=4)
+    b.pipe_barrier("ALL")
+    b.copy_ub_to_gm(b.reg("out") + b.reg("block_idx") * 6144, 2048, 6144)
+    return b.build()
+
+
+def test_mixed_vector_ops_replay_batched_and_in_order():
+    rng = np.random.default_rng(4)
+    prog = _mixed_vector_program()
+
+    def run(x, y, record=False, full=True, batched=True, rec=None):
+        gm, (ax, ay), out = _place([x, y], 4 * 6144)
+        args = dict(x=ax, y=ay, out=out)
+        if full:
+            res = launch(prog, block_dim=4, args=args, gm=gm, record=record)
+        else:
+            rec.replay(gm, batched=batched)
+            res = None
+        return gm.read(out, "u8", (4 * 6144,)).tobytes(), res
+
+    x, y = (rng.standard_normal(2048).astype(np.float16) for _ in range(2))
+    _, res = run(x, y, record=True)
+    rec = res.recording
+    assert rec.plan is not None and len(rec.plan) < len(rec.steps) / 2
+    x2, y2 = (rng.standard_normal(2048).astype(np.float16) for _ in range(2))
+    want, _ = run(x2, y2)
+    for batched in (True, False):
+        assert run(x2, y2, full=False, batched=batched, rec=rec)[0] == want
