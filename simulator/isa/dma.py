@@ -48,6 +48,11 @@ def _gm_rows(data, addrs, nb, write):
     return None if write else data[addrs[:, None] + np.arange(nb)]
 
 
+def _rows_col(rows):
+    """Row selector that combines with a flat column index array: a slice as is, an index array as a column."""
+    return rows if isinstance(rows, slice) else rows[:, None]
+
+
 @dataclass
 class _Copy(Instr):
     dst: object
@@ -147,8 +152,17 @@ class _Copy(Instr):
         return effect
 
     def batch_key(self):
-        if self.fast_effect() is None:
+        if self.reads_dregs:
             return None
+        if self.fast_effect() is None:  # strided: bursts of each member must not overlap where they are written
+            n, L = self.n_burst, self.burst_len
+            ls, gs = ((self.dst_stride or L), (self.src_stride or L)) if self.SRC == "GM" else \
+                ((self.src_stride or L), (self.dst_stride or L))
+            written = ls if self.SRC == "GM" else gs
+            if written < L or ls < 0 or gs < 0:
+                return None
+            local = self.dst if self.SRC == "GM" else self.src
+            return (type(self), self.pc, "strided", n, L, ls, gs, local)
         local = self.dst if self.SRC == "GM" else self.src
         return (type(self), self.pc, self.n_burst * self.burst_len, local)
 
@@ -156,8 +170,11 @@ class _Copy(Instr):
         return self.src if self.SRC == "GM" else self.dst
 
     def batch_effect(self):
-        """The contiguous copy for every row: GM rows at the members' addresses (a strided view when the addresses
-        step evenly) to or from the same local span of each row."""
+        """The copy for every row: to or from the same local bytes of each row, GM at each member's address.
+        Contiguous: GM rows as a strided view when the addresses step evenly. Strided: execute's bursts as index
+        arrays (no burst overlaps another where written: batch_key)."""
+        if self.fast_effect() is None:
+            return self._batch_strided()
         nb = self.n_burst * self.burst_len
         if self.SRC == "GM":
             d0 = self.dst
@@ -175,6 +192,23 @@ class _Copy(Instr):
                 return
             for i, a in enumerate(addrs):  # rows of different cores never overlap (replay_batch.independent)
                 gm.data[a:a + nb] = vals[i]
+        return self.SRC, store
+
+    def _batch_strided(self):
+        n, L = self.n_burst, self.burst_len
+        off = np.arange(L)
+        if self.SRC == "GM":
+            li = (self.dst + np.arange(n)[:, None] * (self.dst_stride or L) + off).reshape(-1)
+            go = (np.arange(n)[:, None] * (self.src_stride or L) + off).reshape(-1)
+
+            def load(loc2, rows, gm, addrs):
+                loc2[_rows_col(rows), li] = gm.data[addrs[:, None] + go]
+            return self.DST, load
+        li = (self.src + np.arange(n)[:, None] * (self.src_stride or L) + off).reshape(-1)
+        go = (np.arange(n)[:, None] * (self.dst_stride or L) + off).reshape(-1)
+
+        def store(loc2, rows, gm, addrs):
+            gm.data[addrs[:, None] + go] = loc2[_rows_col(rows), li]
         return self.SRC, store
 
     def path_bytes(self):
