@@ -24,18 +24,20 @@ AIV_PIPES = ("S", "MTE2", "MTE3", "V")
 AIC_PIPES = ("S", "MTE2", "MTE1", "M", "FIX")
 AIV_SCOPES = ("UB",)
 AIC_SCOPES = ("L1", "L0A", "L0B", "L0C")
+KIND_SCOPES = {"aiv": AIV_SCOPES, "aic": AIC_SCOPES, "coupled": AIV_SCOPES + AIC_SCOPES}
 MAX_ISSUED = 20_000_000
 
 
 class Core:
     """A core: kind 'aiv', 'aic' or 'coupled' (all pipes and scopes), its memories and pipe queues."""
 
-    def __init__(self, index: int, name: str, kind: str, chip, gm, group: int):
+    def __init__(self, index: int, name: str, kind: str, chip, gm, group: int, mem: dict | None = None):
         self.index, self.name, self.kind, self.chip, self.gm, self.group = index, name, kind, chip, gm, group
         pipes = {"aiv": AIV_PIPES, "aic": AIC_PIPES, "coupled": PIPES}[kind]
-        scopes = {"aiv": AIV_SCOPES, "aic": AIC_SCOPES, "coupled": AIV_SCOPES + AIC_SCOPES}[kind]
+        scopes = KIND_SCOPES[kind]
         self.pipes = pipes
-        self.mem = {s: LocalMemory(s, chip.capacity(s), chip.align[s]) for s in scopes}
+        # mem: the scopes' memories when the caller provides them (launch replay stacks the cores' memories)
+        self.mem = mem if mem is not None else {s: LocalMemory(s, chip.capacity(s), chip.align[s]) for s in scopes}
         self.queues: dict[str, list] = {p: [] for p in pipes if p != "S"}
         self.s_items: list = []
         self.end_seg = 0

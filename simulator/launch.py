@@ -18,6 +18,7 @@ from .errors import ProgramError
 from .memory import GlobalMemory
 from .presets import get_chip
 from .program import MixProgram, Program
+from .replay import Recording
 from .report import LaunchResult, collect_stats
 from .timing import Scheduler
 
@@ -52,8 +53,9 @@ def _cores(program, chip, block_dim, gm):
 
 
 def launch(program: Program | MixProgram, *, chip="ascend910b1", block_dim: int = 1, args: dict | None = None,
-           gm: GlobalMemory, check_hazards: bool = True, trace: bool = True) -> LaunchResult:
-    """Run `program` on `block_dim` cores (or groups); results land in `gm`. See the module docstring."""
+           gm: GlobalMemory, check_hazards: bool = True, trace: bool = True, record: bool = False) -> LaunchResult:
+    """Run `program` on `block_dim` cores (or groups); results land in `gm`. See the module docstring.
+    ``record``: keep a replay.Recording in ``result.recording`` (replays the functional effects alone)."""
     chip = get_chip(chip)
     args = dict(args or {})
     missing = [p for p in program.params if p not in args]
@@ -71,5 +73,6 @@ def launch(program: Program | MixProgram, *, chip="ascend910b1", block_dim: int 
     sched.run()
     wall = time.perf_counter() - t0
     stats = collect_stats(program.name, chip, block_dim, cores, sched, check_hazards, wall)
+    recording = Recording(program.name, chip, cores, sched.items, sched.binds) if record else None
     return LaunchResult(stats, chip, [c.name for c in cores], sched.events if trace else [],
-                        sched.flows if trace else [])
+                        sched.flows if trace else [], recording)

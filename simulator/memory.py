@@ -31,15 +31,31 @@ def check_bursts(what: str, scope: str, size: int, starts, length: int, align: i
             raise MemoryAccessError(f"{what}: {scope} address {a:#x} is not {align}-byte aligned")
 
 
+def byte_rows(data: np.ndarray, start: int, n: int, stride: int, length: int, write: bool = False):
+    """The `n` rows of `length` bytes at ``start + i * stride`` of the byte array `data` as an (n, length) strided
+    view — the same bytes as fancy indexing with ``start + i * stride + arange(length)``, without the index array —
+    or None when a view cannot stand for it: a negative stride, or (``write``) rows that overlap, where fancy
+    assignment's last-write-wins order decides. Bounds are the caller's (checked at issue)."""
+    if stride < 0 or (write and n > 1 and stride < length) or start < 0 or start + (n - 1) * stride + length > data.size:
+        return None
+    if stride >= length and start + n * stride <= data.size:  # the cheap view: whole strides, reshaped, cut
+        return data[start:start + n * stride].reshape(n, stride)[:, :length]
+    return np.lib.stride_tricks.as_strided(data[start:], shape=(n, length), strides=(stride, 1), writeable=write)
+
+
 class LocalMemory:
     """One scratchpad (UB, L1, L0A, L0B or L0C) of one core."""
 
-    def __init__(self, scope: str, size: int, align: int):
+    def __init__(self, scope: str, size: int, align: int, data: np.ndarray | None = None):
         self.scope, self.size, self.align = scope, size, align
-        self.data = np.zeros(size, dtype=np.uint8)
+        self.data = np.zeros(size, dtype=np.uint8) if data is None else data  # data: `size` zeroed bytes given
+        self._views: dict = {}  # dtype name -> a view of data (data is never rebound)
 
     def view(self, dtype: str) -> np.ndarray:
-        return self.data.view(np_dtype(dtype))
+        v = self._views.get(dtype)
+        if v is None:
+            v = self._views[dtype] = self.data.view(np_dtype(dtype))
+        return v
 
     def check(self, what: str, starts, length: int, align: int | None = None) -> None:
         check_bursts(what, self.scope, self.size, starts, length, self.align if align is None else align)

@@ -105,6 +105,9 @@ class LaunchResult:
     core_names: list
     events: list
     flows: list
+    recording: object = None  # replay.Recording of a launch(record=True)
+    replayed: bool = False  # this launch's outputs came from replaying `recording` (stats, events: the recorded run's)
+    note: str | None = None  # why a launch that could have been replayed was simulated again
 
     def summary_table(self) -> str:
         return summary_table(self.stats)

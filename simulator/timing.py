@@ -31,6 +31,7 @@ class Scheduler:
         self.chip, self.cores, self.gm = chip, cores, gm
         self.n_streams = len(cores) * NP
         self.items: list = []
+        self.binds: list = []  # (items executed before it, core, instruction, fields before, bound GM addresses)
         self.gm_model = GmModel(chip, len(cores), max(gm.top, 1))
         self.check = HazardChecker(cores, max(gm.top, 1), self.items) if check_hazards else None
         self.record_trace = record_trace
@@ -220,10 +221,11 @@ class Scheduler:
             self.events.append((c.index, pipe, x.mnemonic, t, dur, x.pc))
         return touched
 
-    @staticmethod
-    def _bind(c, seg):
+    def _bind(self, c, seg):
         for x in c.pending.pop(seg, ()):
+            before = dict(x.__dict__)
             x.bind(c)
+            self.binds.append((len(self.items), c.index, x, before, x.bound_addresses()))  # for replay.py
 
     def _targets(self, c, x):
         if x.mode == "all":

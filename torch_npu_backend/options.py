@@ -24,6 +24,7 @@ SYNC_MODES = ("normal", "barrier-all")
 FALLBACK_MODES = ("auto", "error")
 """``auto``: an op the backend cannot compile runs eagerly on the host (``host.fallback``); ``error``: compiling
 fails, naming every such op."""
+SIMULATE_MODES = ("once", "every")
 DEFAULT_PIPELINE = "canonicalize,cse"
 
 
@@ -62,6 +63,10 @@ class NpuOptions:
     S >= 2: S chunks for every static matmul whose K holds two chunks of 256 (measurements)."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
+    simulate: str = "once"
+    """"once": each distinct launch (kernel, launch arguments, block dim, chip, check_hazards) is simulated in full
+    once; later launches replay its instructions' functional effects alone and report the recorded timing
+    (simulator/replay.py). "every": every launch is simulated in full."""
     fixed_costs: bool = True
     """Simulate the chip's fixed costs (launch overhead, per-DMA fixed cost, cross-core hand-off; docs/simulator.md).
     False reproduces the simulator's timing without them: for before/after comparisons only."""
@@ -92,6 +97,8 @@ class NpuOptions:
             raise OptionsError(f"option multi_buffer must be an int >= 1, got {self.multi_buffer!r}")
         if self.fallback not in FALLBACK_MODES:
             raise OptionsError(f"option fallback={self.fallback!r} is not supported; valid: {', '.join(FALLBACK_MODES)}")
+        if self.simulate not in SIMULATE_MODES:
+            raise OptionsError(f"option simulate={self.simulate!r} is not supported; valid: {', '.join(SIMULATE_MODES)}")
         if self.sync_mode not in SYNC_MODES:
             raise OptionsError(f"option sync_mode={self.sync_mode!r} is not supported; valid: {', '.join(SYNC_MODES)}")
         if not _is_int(self.max_tile_elems) or self.max_tile_elems < 0:

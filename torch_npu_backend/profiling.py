@@ -42,7 +42,8 @@ class KernelRecord:
     executed: str  # "simulator" | "interpreter" | "host" (a host fallback: ``kernel`` is the aten op)
     source: tuple[str, ...]  # FX node names of the kernel's ops (their ``loc``s), in body order
     bindings: dict[str, int]
-    reason: str | None = None  # why an interpreted kernel was not simulated, why an op fell back to the host
+    reason: str | None = None  # why a kernel was interpreted or an op fell back to the host; for a simulated kernel,
+    # why it was not replayed
     block_dim: int | None = None
     cycles: float | None = None
     us: float | None = None  # kernel body (the cores' time), without the launch overhead
@@ -56,7 +57,9 @@ class KernelRecord:
     schedule: object = None  # the kernel's schedule attribute (a cube kernel's tile, K steps and waves)
     d2h_bytes: int | None = None  # host fallback: bytes of its tensor arguments, moved device -> host
     h2d_bytes: int | None = None  # host fallback: bytes of its results, moved host -> device
-    wall_s: float = 0.0  # host wall time of the launch (simulation or interpretation)
+    wall_s: float = 0.0  # host wall time of the launch (simulation, replay or interpretation)
+    replayed: bool = False  # simulate="once": the outputs came from replaying the launch's recorded simulation;
+    # cycles, us and the rest are the recorded simulation's
     result: object = field(default=None, repr=False)  # simulator.LaunchResult of a simulated launch
 
     @property
@@ -113,25 +116,32 @@ class Profile:
             if r.simulated:
                 busy = " ".join(f"{lane} {r.busy.get(p, 0.0):.0%}" for p, lane in PIPE_COLUMNS
                                 if p in r.busy and (p not in CUBE_PIPES or r.busy[p] > 0))
-                note = "" if r.hazards_checked else "hazard check OFF"
-                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, f"{r.cycles:,.0f}",
+                note = "; ".join(n for n in ("" if r.hazards_checked else "hazard check OFF", r.reason or "") if n)
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed,
+                             "replayed" if r.replayed else "simulated", f"{r.cycles:,.0f}",
                              f"{r.launch_us or 0.0:,.2f}", f"{r.us:,.2f}", f"{r.roofline_us:,.2f}", f"{r.efficiency:.1%}", busy,
                              f"{r.gm_bytes:,}", note])  # fmt: skip
             elif r.executed == "host":
                 note = f"host fallback ({r.reason}); {r.d2h_bytes:,} B to host, {r.h2d_bytes:,} B back"
-                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "", note])
+                rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "", "",
+                             note])  # fmt: skip
             else:
                 rows.append([r.graph, r.kernel, r.fusion_kind, src, bind, r.executed, "", "", "", "", "", "", "",
-                             r.reason])  # fmt: skip
-        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "cycles", "launch us", "us", "roofline us",
+                             "", r.reason])  # fmt: skip
+        headers = ["graph", "kernel", "kind", "FX nodes", "bindings", "ran on", "timing", "cycles", "launch us", "us", "roofline us",
                    "efficiency", "busy", "GM bytes", "note"]  # fmt: skip
         kernels = len(self.simulated()) + len(self.interpreted())
-        total = f"total: {kernels} launches ({len(self.simulated())} simulated, "
+        replayed = len(self.replayed())
+        total = f"total: {kernels} launches ({len(self.simulated())} simulated, {replayed} of them replayed, "
         total += f"{len(self.interpreted())} interpreted), {self.total_us():,.2f} us simulated with launches "
         total += f"({self.launch_us():,.2f} us launch overhead, {self.total_us(launch=False):,.2f} us kernel bodies)"
         if self.fallbacks():
             total += f"; {len(self.fallbacks())} host fallbacks moving {self.transfer_bytes():,} B (no time charged)"
         return tabulate(rows, headers=headers) + "\n" + total
+
+    def replayed(self) -> list[KernelRecord]:
+        """Simulated launches whose outputs came from a replay (``simulate="once"``); their timing is recorded."""
+        return [r for r in self.records if r.replayed]
 
     def trace_events(self) -> list:
         """Every simulated launch's Chrome trace events, placed back to back on one time line; each launch's cores

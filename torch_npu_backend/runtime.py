@@ -155,8 +155,8 @@ class Launcher:
         chip = get_chip(self.graph.options.chip)
         if not self.graph.options.fixed_costs:
             chip = chip.without_fixed_costs()
-        outs, res = ck.run(arrays, interp.bindings, chip=chip,
-                           check_hazards=self.graph.options.check_hazards, trace=self.trace)  # fmt: skip
+        outs, res = ck.run(arrays, interp.bindings, chip=chip, check_hazards=self.graph.options.check_hazards,
+                           trace=self.trace, simulate=self.graph.options.simulate)  # fmt: skip
         wall = time.perf_counter() - start
         COUNTERS["kernels_simulated"] += 1
         results = [to_torch(o, interp.shape(r.type)) for o, r in zip(outs, op.results)]
@@ -190,6 +190,7 @@ class Launcher:
             rec.launch_us = s.launch_us
             rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
             rec.hazards_checked, rec.result = s.hazards_checked, res
+            rec.replayed, rec.reason = res.replayed, res.note
         else:
             rec.block_dim, rec.cycles, rec.us, rec.roofline_us, rec.efficiency, rec.gm_bytes = 0, 0, 0.0, 0.0, 1.0, 0
             rec.hazards_checked = self.graph.options.check_hazards

@@ -71,6 +71,11 @@ class Instr:
         """Read the data-register operands (``reads_dregs``): called in phase 2 once the S data instructions issued
         before this instruction have run."""
 
+    def bound_addresses(self):
+        """What a bind decided that timing depends on (a register-computed GM address), or None (a bind that only
+        feeds a value). Launch replay (replay.py) compares it with the recorded launch's."""
+        return None
+
     def tag(self, field: str) -> str | None:
         """The logical buffer operand ``field`` names (None: untagged, not checked by the buffer-tag check)."""
         return self.tags.get(field) if self.tags else None
@@ -102,6 +107,12 @@ class Instr:
     def execute(self, core) -> None:
         pass
 
+    def fast_effect(self):
+        """None, or a function ``f(core)`` with exactly ``execute``'s effect on this resolved instruction, built once
+        for launch replay (replay.py) with what can be decided ahead (operand spans). It may assume numpy's errors
+        are ignored (the replay runs under ``np.errstate(all="ignore")``: that changes no value)."""
+        return None
+
     def cycles(self, chip) -> int:
         """Busy cycles excluding start-up/head latency (see `head`)."""
         return 1
@@ -116,6 +127,23 @@ class Instr:
     def path_bytes(self) -> tuple[str, int] | None:
         """(data path name, bytes) for the stats."""
         return None
+
+    def batch_key(self):
+        """None, or a key equal for the instructions (of cores of one kind) whose effects ``batch_effect`` can apply
+        to all their cores at once: everything but the GM address (replay_batch.py)."""
+        return None
+
+    def batch_effect(self):
+        """``(scope, g)``: ``g(stack, rows, gm, gm_addresses)`` applies execute's effect of every instruction with
+        this batch key to the rows ``rows`` of ``stack`` (the cores' ``scope`` memories, one row each), each with
+        its own GM address (:meth:`batch_gm_address`, in row order)."""
+        raise NotImplementedError
+
+    def batch_gm_address(self) -> int:
+        return 0
+
+    def _field_key(self):
+        return (type(self), self.pc) + tuple(getattr(self, f.name) for f in fields(self))
 
     # ---- text --------------------------------------------------------------------------------------
     def operands(self) -> list[tuple[str, object]]:

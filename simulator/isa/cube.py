@@ -21,6 +21,7 @@ from .base import Access, Instr
 from ..dtypes import itemsize, np_dtype
 from ..errors import ProgramError
 from ..intmath import ceil_div
+from ..memory import byte_rows
 
 CUBE_IN = {"f16": "f32", "bf16": "f32", "i8": "i32", "f32": "f32"}  # input dtype -> L0C accumulator
 
@@ -67,8 +68,12 @@ class _Load(Instr):
         es = itemsize(self.dtype)
         nrows, ncols = self._nd_shape()
         data = core.mem["L1"].data
-        idx = (self.src + np.arange(nrows)[:, None] * self.src_ld + np.arange(ncols * es)[None, :])
-        mat = data[idx.reshape(-1)].view(np_dtype(self.dtype)).reshape(nrows, ncols)
+        rows = byte_rows(data, self.src, nrows, self.src_ld, ncols * es)
+        if rows is not None:
+            mat = np.ascontiguousarray(rows).view(np_dtype(self.dtype)).reshape(nrows, ncols)
+        else:
+            idx = (self.src + np.arange(nrows)[:, None] * self.src_ld + np.arange(ncols * es)[None, :])
+            mat = data[idx.reshape(-1)].view(np_dtype(self.dtype)).reshape(nrows, ncols)
         return mat.T if self.transpose else mat
 
     def cycles(self, chip):
@@ -294,6 +299,10 @@ class _Fix(Instr):
         rows, nb = self._rows()
         dst = core.gm.data if self.DST == "GM" else core.mem["UB"].data
         raw = np.ascontiguousarray(vals).view(np.uint8).reshape(self.m, nb)
+        to = byte_rows(dst, self.dst, self.m, self.dst_ld, nb, write=True)
+        if to is not None:
+            to[...] = raw
+            return
         dst[(rows[:, None] + np.arange(nb)[None, :]).reshape(-1)] = raw.reshape(-1)
 
     def path_bytes(self):

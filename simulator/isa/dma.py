@@ -26,6 +26,7 @@ import numpy as np
 from .base import Access, Instr
 from .scalar_mem import check_dreg_name, read_dreg
 from ..errors import ProgramError
+from ..memory import byte_rows
 
 
 @lru_cache(maxsize=4096)
@@ -33,6 +34,23 @@ def burst_starts(base: int, n: int, stride: int) -> np.ndarray:
     a = base + np.arange(n, dtype=np.int64) * stride
     a.flags.writeable = False
     return a
+
+
+def _gm_rows(data, addrs, nb, write):
+    """The GM bytes [a, a + nb) for a in addrs as an (n, nb) array: a strided view when the addresses step evenly
+    (:func:`byte_rows`), else (reads) a gathered copy or (writes) None."""
+    n = len(addrs)
+    step = int(addrs[1] - addrs[0]) if n > 1 else nb
+    if n == 1 or (np.diff(addrs) == step).all():
+        rows = byte_rows(data, int(addrs[0]), n, step, nb, write=write)
+        if rows is not None:
+            return rows
+    return None if write else data[addrs[:, None] + np.arange(nb)]
+
+
+def _rows_col(rows):
+    """Row selector that combines with a flat column index array: a slice as is, an index array as a column."""
+    return rows if isinstance(rows, slice) else rows[:, None]
 
 
 @dataclass
@@ -72,6 +90,9 @@ class _Copy(Instr):
         n, L, s, d = self._geometry()
         core.gm.check(self.describe(), s if self.SRC == "GM" else d, L)
 
+    def bound_addresses(self):
+        return (self.src, self.dst)
+
     def _geometry(self):
         n, L = self.n_burst, self.burst_len
         if not (isinstance(n, int) and n >= 1 and isinstance(L, int) and L >= 1):
@@ -108,8 +129,87 @@ class _Copy(Instr):
         if n == 1 or (ss == L and ds == L):
             dst[self.dst: self.dst + n * L] = src[self.src: self.src + n * L]
             return
+        to = byte_rows(dst, self.dst, n, ds, L, write=True)
+        if to is not None and byte_rows(src, self.src, n, ss, L) is not None:
+            to[...] = byte_rows(src, self.src, n, ss, L)  # as_strided copies like the fancy path (rows disjoint)
+            return
         off = np.arange(L)
         dst[(d[:, None] + off).reshape(-1)] = src[(s[:, None] + off).reshape(-1)]
+
+    def fast_effect(self):
+        if self.reads_dregs:  # the address is bound on every replay: execute reads it
+            return None
+        n, L = self.n_burst, self.burst_len
+        if not (n == 1 or ((self.src_stride or L) == L and (self.dst_stride or L) == L)):
+            return None
+        s0, d0, nb = self.src, self.dst, n * L
+        src_gm, dst_gm, src_s, dst_s = self.SRC == "GM", self.DST == "GM", self.SRC, self.DST
+
+        def effect(core):  # execute's contiguous case
+            src = core.gm.data if src_gm else core.mem[src_s].data
+            dst = core.gm.data if dst_gm else core.mem[dst_s].data
+            dst[d0: d0 + nb] = src[s0: s0 + nb]
+        return effect
+
+    def batch_key(self):
+        if self.reads_dregs:
+            return None
+        if self.fast_effect() is None:  # strided: bursts of each member must not overlap where they are written
+            n, L = self.n_burst, self.burst_len
+            ls, gs = ((self.dst_stride or L), (self.src_stride or L)) if self.SRC == "GM" else \
+                ((self.src_stride or L), (self.dst_stride or L))
+            written = ls if self.SRC == "GM" else gs
+            if written < L or ls < 0 or gs < 0:
+                return None
+            local = self.dst if self.SRC == "GM" else self.src
+            return (type(self), self.pc, "strided", n, L, ls, gs, local)
+        local = self.dst if self.SRC == "GM" else self.src
+        return (type(self), self.pc, self.n_burst * self.burst_len, local)
+
+    def batch_gm_address(self) -> int:
+        return self.src if self.SRC == "GM" else self.dst
+
+    def batch_effect(self):
+        """The copy for every row: to or from the same local bytes of each row, GM at each member's address.
+        Contiguous: GM rows as a strided view when the addresses step evenly. Strided: execute's bursts as index
+        arrays (no burst overlaps another where written: batch_key)."""
+        if self.fast_effect() is None:
+            return self._batch_strided()
+        nb = self.n_burst * self.burst_len
+        if self.SRC == "GM":
+            d0 = self.dst
+
+            def load(loc2, rows, gm, addrs):
+                loc2[rows, d0:d0 + nb] = _gm_rows(gm.data, addrs, nb, False)
+            return self.DST, load
+        s0 = self.src
+
+        def store(loc2, rows, gm, addrs):
+            vals = loc2[rows, s0:s0 + nb]
+            to = _gm_rows(gm.data, addrs, nb, True)
+            if to is not None:
+                to[...] = vals
+                return
+            for i, a in enumerate(addrs):  # rows of different cores never overlap (replay_batch.independent)
+                gm.data[a:a + nb] = vals[i]
+        return self.SRC, store
+
+    def _batch_strided(self):
+        n, L = self.n_burst, self.burst_len
+        off = np.arange(L)
+        if self.SRC == "GM":
+            li = (self.dst + np.arange(n)[:, None] * (self.dst_stride or L) + off).reshape(-1)
+            go = (np.arange(n)[:, None] * (self.src_stride or L) + off).reshape(-1)
+
+            def load(loc2, rows, gm, addrs):
+                loc2[_rows_col(rows), li] = gm.data[addrs[:, None] + go]
+            return self.DST, load
+        li = (self.src + np.arange(n)[:, None] * (self.src_stride or L) + off).reshape(-1)
+        go = (np.arange(n)[:, None] * (self.dst_stride or L) + off).reshape(-1)
+
+        def store(loc2, rows, gm, addrs):
+            gm.data[addrs[:, None] + go] = loc2[_rows_col(rows), li]
+        return self.SRC, store
 
     def path_bytes(self):
         return (self.PATH, self.n_burst * self.burst_len)

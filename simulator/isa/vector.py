@@ -38,6 +38,28 @@ def lane_offsets(repeat: int, mask: int, es: int, blk: int, rep: int) -> np.ndar
 
 
 @lru_cache(maxsize=8192)
+def lanes_contiguous(repeat: int, mask: int, es: int, blk: int, rep: int) -> bool:
+    """Whether :func:`lane_offsets` are one run of ``repeat * mask`` consecutive elements (then an operand is a slice
+    of UB: the same elements as the index array, read and written without fancy indexing)."""
+    off = lane_offsets(repeat, mask, es, blk, rep).reshape(-1)
+    return bool((off == np.arange(off.size) * es).all())
+
+
+def _rows_get(v, rows, i):
+    """Elements ``i`` (a slice or flat index array) of the rows ``rows`` (a slice or index array) of ``v``."""
+    if isinstance(i, slice) or isinstance(rows, slice):
+        return v[rows, i]
+    return v[rows[:, None], i[None, :]]
+
+
+def _rows_set(v, rows, i, value):
+    if isinstance(i, slice) or isinstance(rows, slice):
+        v[rows, i] = value
+    else:
+        v[rows[:, None], i[None, :]] = value
+
+
+@lru_cache(maxsize=8192)
 def block_offsets(repeat: int, nbytes: int, blk: int, rep: int) -> np.ndarray:
     """Start offsets of the 32-B blocks touched (nbytes active bytes per repeat)."""
     nb = ceil_div(nbytes, 32)
@@ -155,9 +177,80 @@ class VectorInstr(Instr):
         return (addr + lane_offsets(self.repeat, self.mask, es, blk, rep)) // es
 
     def load(self, core, addr, dt, blk, rep):
+        """The operand's active elements, (repeat, mask), a copy."""
+        es = itemsize(dt)
+        n, m = self.repeat, self.mask
+        if lanes_contiguous(n, m, es, blk, rep):
+            i = addr // es
+            return core.mem["UB"].view(dt)[i: i + n * m].reshape(n, m).copy()
         return core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)]
 
+    def _operand(self, addr, dt, blk, rep, write=False):
+        """The operand's active elements as an index of UB viewed as ``dt``, in load/store's row-major order: a slice
+        when contiguous, else a flat index array; None for a written operand with repeated elements (execute's
+        fancy assignment then decides which value lands)."""
+        es = itemsize(dt)
+        if lanes_contiguous(self.repeat, self.mask, es, blk, rep):
+            return slice(addr // es, addr // es + self.repeat * self.mask)
+        idx = self._idx(addr, dt, blk, rep).reshape(-1)
+        if write and np.unique(idx).size != idx.size:
+            return None
+        return idx
+
+    def _fast(self):
+        """None, or (source operand indices, destination index, fn, dtype) with execute's effect being
+        ``dst = asarray(fn(*sources)).astype(dtype)`` over UB viewed as ``self.dtype`` (subclasses)."""
+        return None
+
+    def fast_effect(self):
+        f = self._fast()
+        if f is None:
+            return None
+        srcs, d, fn, dt = f
+        name = self.dtype
+
+        def effect(core):  # fn makes a new array (astype copies what "copy" returns): read before written
+            v = core.mem["UB"].view(name)
+            v[d] = np.asarray(fn(*[v[i] for i in srcs])).astype(dt)
+        return effect
+
+    def _batched(self):
+        """None, or ``g(ub2, rows)``: execute's effect on the rows ``rows`` of stacked UBs ``ub2`` (cores x bytes).
+        From :meth:`_fast`: the same fn over (rows, the operands' elements)."""
+        f = self._fast()
+        if f is None:
+            return None
+        srcs, d, fn, dt = f
+
+        def g(ub2, rows):
+            v = ub2.view(dt)
+            _rows_set(v, rows, d, np.asarray(fn(*[_rows_get(v, rows, i) for i in srcs])).astype(dt))
+        return g
+
+    def batch_key(self):
+        if self.reads_dregs or self._batched() is None:
+            return None
+        return self._field_key()
+
+    def batch_effect(self):
+        g = self._batched()
+        return "UB", lambda ub2, rows, gm, addrs: g(ub2, rows)
+
+    def _fast_from_batched(self):
+        """A fast effect that runs :meth:`_batched` on the core's UB as a one-row stack."""
+        g = self._batched()
+        if g is None:
+            return None
+        one = slice(0, 1)
+        return lambda core: g(core.mem["UB"].data[None, :], one)
+
     def store(self, core, addr, dt, blk, rep, value):
+        es = itemsize(dt)
+        n, m = self.repeat, self.mask
+        if lanes_contiguous(n, m, es, blk, rep):
+            i = addr // es
+            core.mem["UB"].view(dt)[i: i + n * m].reshape(n, m)[...] = value
+            return
         core.mem["UB"].view(dt)[self._idx(addr, dt, blk, rep)] = value
 
     def cycles(self, chip) -> int:
@@ -220,6 +313,14 @@ class VBinary(VectorInstr):
             r = BINARY_FUNS[self.op](a, b)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, r.astype(np_dtype(self.dtype)))
 
+    def _fast(self):
+        ops = [self._operand(self.src0, self.dtype, self.src0_blk, self.src0_rep),
+               self._operand(self.src1, self.dtype, self.src1_blk, self.src1_rep),
+               self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)]
+        if any(o is None for o in ops):
+            return None
+        return ops[:2], ops[2], BINARY_FUNS[self.op], np_dtype(self.dtype)
+
 
 def _f32(x):
     return x.astype(np.float32)
@@ -274,6 +375,13 @@ class VUnary(VectorInstr):
         with np.errstate(all="ignore"):
             r = UNARY_FUNS[self.op][0](x)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(np_dtype(self.dtype)))
+
+    def _fast(self):
+        ops = [self._operand(self.src, self.dtype, self.src_blk, self.src_rep),
+               self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)]
+        if any(o is None for o in ops):
+            return None
+        return ops[:1], ops[1], UNARY_FUNS[self.op][0], np_dtype(self.dtype)
 
 
 VECTOR_SCALAR_FUNS = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
@@ -333,6 +441,15 @@ class VScalar(VectorInstr):
             r = VECTOR_SCALAR_FUNS[self.op](x, s)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.asarray(r).astype(dt))
 
+    def _fast(self):
+        ops = [self._operand(self.src, self.dtype, self.src_blk, self.src_rep),
+               self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)]
+        if any(o is None for o in ops):
+            return None
+        dt, fn = np_dtype(self.dtype), VECTOR_SCALAR_FUNS[self.op]
+        # self.scalar read per call: a bind (sreg) sets it on every replay; batched only without sreg (batch_key)
+        return ops[:1], ops[1], lambda x: fn(x, np.asarray(self.scalar).astype(dt)), dt
+
 
 @dataclass
 class VDup(VectorInstr):
@@ -361,6 +478,13 @@ class VDup(VectorInstr):
         dt = np_dtype(self.dtype)
         v = np.full((self.repeat, self.mask), np.asarray(self.scalar).astype(dt), dtype=dt)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, v)
+
+    def _fast(self):
+        d = self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)
+        if d is None:
+            return None
+        dt, n = np_dtype(self.dtype), self.repeat * self.mask
+        return [], d, lambda: np.full(n, np.asarray(self.scalar).astype(dt), dtype=dt), dt  # broadcast over rows
 
 
 @dataclass
@@ -414,6 +538,18 @@ class VBrcb(VectorInstr):
         s = v[self.src // es: self.src // es + self.repeat * 8].reshape(self.repeat, 8)
         vals = np.repeat(s, 32 // es, axis=1)  # (repeat, 8 * epb) = lanes
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, vals)
+
+    def _fast(self):
+        d = self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)
+        if d is None:
+            return None
+        es, n = itemsize(self.dtype), self.repeat
+        src = slice(self.src // es, self.src // es + n * 8)
+
+        def fn(s):  # (..., repeat*8) -> (..., repeat*lanes): execute's np.repeat per row of 8
+            lead = s.shape[:-1]
+            return np.repeat(s.reshape(lead + (n, 8)), 32 // es, axis=-1).reshape(lead + (-1,))
+        return [src], d, fn, np_dtype(self.dtype)
 
 
 REDUCE_MNEMONICS = {"sum": "vcadd", "rmax": "vcmax", "rmin": "vcmin"}
@@ -764,6 +900,26 @@ class VCmp(VectorInstr):
         packed = np.packbits(bits, axis=1, bitorder="little").reshape(-1)
         core.mem["UB"].data[self.dst: self.dst + packed.size] = packed
 
+    def fast_effect(self):
+        return self._fast_from_batched()
+
+    def _batched(self):
+        a = self._operand(self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        b = None if self.scalar_rhs else self._operand(self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        if a is None or (b is None and not self.scalar_rhs):
+            return None
+        dt, fn, R, M, L, d0 = np_dtype(self.dtype), COMPARE_FUNS[self.op], self.repeat, self.mask, self.lanes, self.dst
+        nbytes = R * L // 8
+
+        def g(ub2, rows):  # execute per row: compare, place in zeroed lane bits, pack little-endian, store bytes
+            v = ub2.view(dt)
+            x = _rows_get(v, rows, a)
+            y = np.asarray(self.scalar).astype(dt) if b is None else _rows_get(v, rows, b).reshape(-1, R, M)
+            bits = np.zeros((x.shape[0], R, L), dtype=bool)
+            bits[:, :, :M] = fn(x.reshape(-1, R, M), y)
+            ub2[rows, d0:d0 + nbytes] = np.packbits(bits, axis=2, bitorder="little").reshape(x.shape[0], -1)
+        return g
+
 
 @dataclass
 class VSel(VectorInstr):
@@ -805,6 +961,26 @@ class VSel(VectorInstr):
         a = self.load(core, self.src0, self.dtype, self.src0_blk, self.src0_rep)
         b = self.load(core, self.src1, self.dtype, self.src1_blk, self.src1_rep)
         self.store(core, self.dst, self.dtype, self.dst_blk, self.dst_rep, np.where(bits, a, b))
+
+    def fast_effect(self):
+        return self._fast_from_batched()
+
+    def _batched(self):
+        a = self._operand(self.src0, self.dtype, self.src0_blk, self.src0_rep)
+        b = self._operand(self.src1, self.dtype, self.src1_blk, self.src1_rep)
+        d = self._operand(self.dst, self.dtype, self.dst_blk, self.dst_rep, write=True)
+        if a is None or b is None or d is None:
+            return None
+        dt, R, M, s0 = np_dtype(self.dtype), self.repeat, self.mask, self.sel
+        n = R * self.lanes // 8
+
+        def g(ub2, rows):  # execute per row: the mask bits of each repeat select src0 or src1
+            raw = ub2[rows, s0:s0 + n]
+            k = raw.shape[0]
+            bits = np.unpackbits(raw.reshape(k, R, -1), axis=2, bitorder="little").astype(bool)[:, :, :M]
+            v = ub2.view(dt)
+            _rows_set(v, rows, d, np.where(bits.reshape(k, R * M), _rows_get(v, rows, a), _rows_get(v, rows, b)))
+        return g
 
 
 @dataclass

@@ -1,0 +1,117 @@
+"""Launch replay: the functional effects of a launch that was already simulated, without timing or hazard checks.
+
+A launch's timing, trace and hazard verdict depend on the program, its arguments, the block dim, the chip and
+whether the checker runs, not on the data, with one exception: a DMA whose GM address the scalar unit computed from
+a data register (``gm_reg``, isa/dma.py: embedding rows, gathers). A full simulation (``launch(..., record=True)``)
+therefore keeps a :class:`Recording`: the resolved instructions with a functional effect (op and dma items, the S
+data instructions among them), in the order the scheduler executed them, and the data-register binds at the points
+the scheduler made them. ``Recording.replay(gm)`` runs exactly those effects on fresh cores over ``gm``:
+
+    res = launch(prog, ..., gm=gm, record=True)          # full simulation; res.recording
+    ...                                                   # a new gm with the same layout and new data
+    res.recording.replay(gm2)                             # outputs land in gm2; res.stats still holds
+
+Same instruction objects, same ``execute`` methods, same order, fresh zeroed local memories and data registers:
+the results are bit-identical to a full simulation of the same launch. A bind is re-done on every replay (its
+register holds this run's data); when it yields a GM address other than the recorded one, the recorded timing does
+not apply and :class:`ReplayMismatch` is raised (the caller simulates again). A bind that only feeds a value
+(``vadds ... sreg=d``) never mismatches.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import replay_batch
+from .core import KIND_SCOPES, Core
+from .memory import LocalMemory
+from .errors import SimulatorError
+
+
+class ReplayMismatch(SimulatorError):
+    """A register-computed GM address differs from the recorded launch's: the recording does not apply."""
+
+
+class Recording:
+    """What :meth:`replay` needs: the cores to rebuild and the steps, each ``(function, core position)``."""
+
+    def __init__(self, name: str, chip, cores, items: list, binds: list):
+        self.name = name
+        self.cores = [(c.index, c.name, c.kind, c.group) for c in cores]
+        self.chip = chip
+        steps = _steps(items, binds)
+        self.steps = [(f, ci) for f, ci, _ in steps]
+        self.plan = None  # the lock-step schedule across cores (replay_batch.py) when the cores are independent
+        per_core = [[] for _ in cores]
+        for f, ci, x in steps:
+            per_core[ci].append((f, x))
+        if len(cores) > 1 and replay_batch.independent([[x for _, x in s if x is not None] for s in per_core]):
+            kinds = [c.kind for c in cores]
+            rows = [sum(1 for k in kinds[:i] if k == kinds[i]) for i in range(len(cores))]
+            self.plan = replay_batch.plan(per_core, kinds, rows)
+        for c in cores:  # the recorded launch is over: drop its memories and queues, keep what the steps name
+            c.mem, c.queues, c.s_items, c.pending = {}, {}, [], {}
+            for a in ("svc", "seg_vc", "flags", "xflags"):
+                if hasattr(c, a):
+                    setattr(c, a, None)
+        self.n_effects = sum(1 for x in items if x.KIND in ("op", "dma"))
+        self.n_binds = len(binds)
+        self.replays = 0
+
+    def replay(self, gm, batched: bool = True) -> None:
+        """Apply the recorded launch's functional effects to ``gm`` (bit-identical to simulating it again);
+        :class:`ReplayMismatch` if a register-computed GM address differs from the recorded one. ``batched``: across
+        the cores in lock step when they are independent (replay_batch.py), else in the recorded order."""
+        chip = self.chip
+        with np.errstate(all="ignore"):  # fast effects skip their own errstate; no value depends on it
+            if batched and self.plan is not None:
+                cores, stacks = self._stacked_cores(gm)
+                for op in self.plan:
+                    op(cores, stacks, gm)
+            else:
+                cores = [Core(i, name, kind, chip, gm, group) for i, name, kind, group in self.cores]
+                for f, ci in self.steps:
+                    f(cores[ci])
+        self.replays += 1
+
+    def _stacked_cores(self, gm):
+        """Fresh cores whose local memories are rows of one zeroed (cores, bytes) array per kind and scope."""
+        chip = self.chip
+        counts: dict = {}
+        for _, _, kind, _ in self.cores:
+            counts[kind] = counts.get(kind, 0) + 1
+        stacks = {k: {s: np.zeros((n, chip.capacity(s)), np.uint8) for s in KIND_SCOPES[k]} for k, n in counts.items()}
+        cores, seen = [], dict.fromkeys(counts, 0)
+        for i, name, kind, group in self.cores:
+            row = seen[kind]
+            seen[kind] += 1
+            mem = {s: LocalMemory(s, chip.capacity(s), chip.align[s], stacks[kind][s][row]) for s in KIND_SCOPES[kind]}
+            cores.append(Core(i, name, kind, chip, gm, group, mem=mem))
+        return cores, stacks
+
+
+def _steps(items: list, binds: list) -> list:
+    """The executed effects in order, each bind placed after the item it followed in the full simulation."""
+    steps, b, nb = [], 0, len(binds)
+    for i, x in enumerate(items):
+        while b < nb and binds[b][0] <= i:
+            steps.append(_bind_step(binds[b]))
+            b += 1
+        if x.KIND in ("op", "dma"):
+            steps.append((x.fast_effect() or x.execute, x.core.index, x))
+    while b < nb:
+        steps.append(_bind_step(binds[b]))
+        b += 1
+    return steps
+
+
+def _bind_step(bind):
+    _, ci, x, before, after = bind
+
+    def step(core):
+        x.__dict__.update(before)
+        x.bind(core)
+        got = x.bound_addresses()
+        if got != after:
+            raise ReplayMismatch(f"{x.describe()} on core {core.name}: register-computed GM address {got} differs "
+                                 f"from the recorded launch's {after}")
+    return step, ci, None

@@ -1,0 +1,87 @@
+"""Launch replay across cores at once: the recorded effects of all cores in lock step, identical steps batched.
+
+Legality. The replay must leave GM as the recorded execution order does. Local memories and data registers belong
+to one core, so two cores' effects can only interact through GM. :func:`independent` checks the recorded launch's
+GM footprint (every op and dma effect's GM accesses, in 32-B granules): when no granule one core writes is read or
+written by another core, the cores' effects commute, and any order that keeps each core's own order gives the same
+GM — position k of every core, then position k + 1, for instance. Otherwise the replay runs in the recorded order
+(replay.py). A replay checks its register-computed GM addresses against the recorded ones (replay.py), so the
+footprint it runs with is the one checked here.
+
+Batching. At position k, the cores whose step is the same instruction with the same operands apart from the GM
+address (the batch key, the instruction's ``batch_key()``) run as one numpy operation over the cores' stacked local
+memories (one ``(cores, bytes)`` array per kind of core and scope; each core's LocalMemory is a row of it):
+``batch_effect()`` gives a function of (the stack's rows, their GM addresses) with execute's effect on every row.
+Every other step runs alone, as in replay.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .hazards import _arr, granules
+
+
+def independent(per_core: list[list]) -> bool:
+    """Whether no GM granule written by one core is accessed by another (``per_core``: each core's effect
+    instructions, with the core they ran on as ``x.core``)."""
+    gs, cs, ws = [], [], []
+    for ci, xs in enumerate(per_core):
+        for x in xs:
+            for acc in x.accesses(x.core):
+                if acc.scope != "GM":
+                    continue
+                g = _arr(granules(np.asarray(acc.starts), acc.length))
+                gs.append(g)
+                cs.append(np.full(len(g), ci, np.int64))
+                if acc.write:
+                    ws.append(g)
+    if not ws:
+        return True
+    n = len(per_core)
+    pairs = np.unique(np.concatenate(gs).astype(np.int64) * n + np.concatenate(cs))
+    g_of, counts = np.unique(pairs // n, return_counts=True)
+    shared = g_of[counts > 1]
+    return not np.isin(shared, np.concatenate(ws)).any()
+
+
+def plan(seqs: list[list], kinds: list[str], rows: list[int]) -> list:
+    """The lock-step schedule: ``seqs[c]`` is core c's steps in its own order, each ``(function, instruction or
+    None)``; ``kinds[c]``, ``rows[c]``: its kind and its row in that kind's stacks. Returns functions
+    ``op(cores, stacks, gm)``."""
+    out = []
+    for k in range(max((len(s) for s in seqs), default=0)):
+        groups: dict = {}
+        for c, seq in enumerate(seqs):
+            if k >= len(seq):
+                continue
+            f, x = seq[k]
+            key = x.batch_key() if x is not None else None
+            if key is None:
+                out.append(_single(f, c))
+                continue
+            groups.setdefault((kinds[c], key), []).append((c, x))
+        for (kind, _), members in groups.items():
+            if len(members) == 1:
+                c, x = members[0]
+                out.append(_single(seqs[c][k][0], c))
+            else:
+                out.append(_batch(kind, members, rows))
+    return out
+
+
+def _single(f, c):
+    def op(cores, stacks, gm):
+        f(cores[c])
+    return op
+
+
+def _batch(kind, members, rows):
+    x0 = members[0][1]
+    scope, g = x0.batch_effect()
+    r = np.array([rows[c] for c, _ in members])
+    sel = slice(int(r[0]), int(r[-1]) + 1) if (np.diff(r) == 1).all() else r
+    gm_addr = np.array([x.batch_gm_address() for _, x in members], np.int64)
+
+    def op(cores, stacks, gm):
+        g(stacks[kind][scope], sel, gm, gm_addr)
+    return op
