@@ -86,6 +86,7 @@ class CompiledKernel:
         """``origin`` is keyed by the program nodes' ids, which a loaded copy does not share: pickled as pairs."""
         state = dict(self.__dict__)
         state["origin"] = [(n, self.origin[id(n)]) for n in _nodes(self.program) if id(n) in self.origin]
+        state["recorded"] = {}  # launch replay recordings belong to this process's launches
         return state
 
     def __setstate__(self, state: dict) -> None:
