@@ -148,3 +148,23 @@ def check_stages(fn, inputs, options: dict | None = None, tol_scale: float = 1.0
     graph = compile_graph(gm, inputs, opts)
     compare("codegen (simulator)", [t for t in graph(*inputs) if isinstance(t, torch.Tensor)])
     return stages
+
+
+def buffer_tag_error_of(fn, *inputs) -> str:
+    """Compile and run ``fn`` expecting the simulator's BufferTagError (the runtime names the launch and chains it):
+    its one-line message."""
+    import pytest
+
+    from simulator.errors import BufferTagError
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as err:
+        torch.compile(fn, backend="npu")(*inputs)
+    torch._dynamo.reset()
+    e = err.value
+    while e is not None and not isinstance(e, BufferTagError):
+        e = e.__cause__
+    assert e is not None, f"not a BufferTagError: {err.value!r}"
+    msg = str(e)
+    assert "\n" not in msg
+    return msg

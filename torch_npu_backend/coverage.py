@@ -16,6 +16,7 @@ from collections import defaultdict
 import torch
 
 from .decompositions import EXTRA, INTO, decomposition_table
+from .fallback import RANDOM_OPS
 from .lowerings import LOWERINGS
 
 HEADER = """# Aten op coverage
@@ -26,7 +27,11 @@ it prints). One row per aten op and status:
 - **lowered**: the lowering table has an entry (`torch_npu_backend/lowerings/<file>`): the op becomes hfusion ops.
 - **decomposed**: AOTAutograd rewrites it with torch's decomposition (the function named) into other aten ops
   before the backend sees the graph; it compiles when those ops do.
-- **no lowering**: a core aten op with neither: no kernel is generated for it.
+- **host (random)**: a random op, kept whole and drawn on the host with torch's generator, as eager draws it
+  (`fallback.RANDOM_OPS`; docs/runtime.md, *Random ops*).
+- **no lowering**: a core aten op with neither: no kernel is generated for it; with `fallback="auto"` (the default)
+  it runs eagerly on the host inside the compiled graph, with `fallback="error"` compiling it is an error
+  (docs/runtime.md, *Host fallback*).
 
 `.out` and in-place overloads are not listed (functionalized graphs never hold them).
 """
@@ -78,7 +83,8 @@ def rows() -> list[tuple[str, str, str, str]]:
         groups[(_name(op), "decomposed", how)].add(op._overloadname)
     for op in _core_ops():
         if op not in LOWERINGS and op not in decomposed and not _skipped(op):
-            groups[(_name(op), "no lowering", "")].add(op._overloadname)
+            status = "host (random)" if op in RANDOM_OPS else "no lowering"
+            groups[(_name(op), status, "")].add(op._overloadname)
     out = [(name, ", ".join(sorted(overloads)), status, how) for (name, status, how), overloads in groups.items()]
     return sorted(out)
 
@@ -97,7 +103,7 @@ def render() -> str:
     counts = defaultdict(int)
     for _, overloads, status, _ in table:
         counts[status] += len(overloads.split(", "))
-    summary = ", ".join(f"{counts[s]} {s}" for s in ("lowered", "decomposed", "no lowering"))
+    summary = ", ".join(f"{counts[s]} {s}" for s in ("lowered", "decomposed", "host (random)", "no lowering"))
     lines = [HEADER, f"Overloads: {summary}. Decompositions added to core aten's: "
                      f"{', '.join(sorted(f'`{p.__name__}`' for p in EXTRA))}.", "",
              "| op | overloads | status | how |", "|---|---|---|---|"]
