@@ -423,7 +423,10 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
         if reason is None:
             lowered.append(node.target)
             continue
-        ctx.env[node] = emit_fallback(ctx, node, reason)
+        try:
+            ctx.env[node] = emit_fallback(ctx, node, reason)
+        except NpuCompileError as e:  # e.g. a result size the IR cannot express: name the op and both reasons
+            raise UnsupportedOpError(node.target, node.name, f"{reason}; it cannot run on the host either: {e}") from None
         fallbacks.append(Fallback(str(node.target), node.name, reason))
     if fallbacks and fallback == "error":
         raise many_error(fallbacks)
