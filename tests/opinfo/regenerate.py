@@ -1,0 +1,126 @@
+"""Run the OpInfo sweep and rewrite the expected-failure table (``tests/opinfo/expected.json``).
+
+    .venv/bin/python -m tests.opinfo.regenerate                      # f32 forward, every op in op_db
+    .venv/bin/python -m tests.opinfo.regenerate --dtype f16 --dtype bf16 --backward
+    .venv/bin/python -m tests.opinfo.regenerate --ops add,softmax    # just these ops (their entries are replaced)
+
+The table maps ``<op>/<dtype>/<fwd|bwd>`` to the status and reason of every op that is not a plain ``pass`` (see
+``sweep.py``); ``swept`` lists the configurations a full run covered, which the tests check against. A summary
+table (tabulate) and the most common failure reasons are printed; ``--results FILE`` also writes one JSON line per
+op (appended as the sweep goes, so a long run can be watched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+
+from tabulate import tabulate
+
+from . import sweep
+
+EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected.json")
+
+
+def load_expected(path: str = EXPECTED) -> dict:
+    if not os.path.exists(path):
+        return {"swept": [], "entries": {}}
+    with open(path) as f:
+        return json.load(f)
+
+
+def config(dtype: str, backward: bool) -> str:
+    return f"{dtype}/{'bwd' if backward else 'fwd'}"
+
+
+def summary(results: list[sweep.OpResult]) -> str:
+    """Per configuration: counts by status, the pass rate over ops that run in eager, the share of all-simulated."""
+    rows = []
+    for cfg in sorted({config(r.dtype, r.backward) for r in results}):
+        rs = [r for r in results if config(r.dtype, r.backward) == cfg]
+        count = collections.Counter(r.status for r in rs)
+        ran = sum(count[s] for s in sweep.RAN_IN_EAGER)
+        passed = sum(count[s] for s in sweep.PASSES)
+        rows.append([cfg, len(rs), count[sweep.NO_DTYPE], count[sweep.EAGER_FAILS], ran, count[sweep.PASS],
+                     count[sweep.PASS_FALLBACK], count[sweep.PASS_INTERPRETED], count[sweep.NOT_COMPILED],
+                     count[sweep.MISMATCH], count[sweep.INTERNAL], count[sweep.TIMEOUT],
+                     f"{passed / ran:.1%}" if ran else "-", f"{count[sweep.PASS] / passed:.1%}" if passed else "-"])
+    return tabulate(rows, headers=["config", "ops", "no dtype", "eager fails", "run in eager", "pass (simulated)",
+                                   "pass (fallback)", "pass (interp.)", "not compiled", "mismatch", "internal error",
+                                   "timeout", "pass rate", "all simulated"])  # fmt: skip
+
+
+def common_reasons(results: list[sweep.OpResult], n: int = 10) -> str:
+    """The ``n`` most common reasons an op did not pass cleanly (fallback ops, interpreter reasons, errors)."""
+    count = collections.Counter()
+    for r in results:
+        if r.status in (sweep.MISMATCH, sweep.INTERNAL, sweep.TIMEOUT, sweep.NOT_COMPILED):
+            count[f"{r.status}: {_generic(r.reason)}"] += 1
+        for f in r.fallbacks:
+            count[f"host fallback: {f.split(': ', 1)[1] if ': ' in f else f}"] += 1
+        for i in r.interpreted:
+            count[f"interpreted: {i}"] += 1
+    return tabulate([[c, reason[:150]] for reason, c in count.most_common(n)], headers=["ops", "reason"])
+
+
+def _generic(reason: str) -> str:
+    return reason.split(": ", 1)[1] if reason.startswith("sample ") else reason
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dtype", action="append", choices=sorted(sweep.DTYPES), help="f32 (default), f16, bf16")
+    p.add_argument("--backward", action="store_true", help="forward and backward (gradients) instead of forward")
+    p.add_argument("--ops", help="comma-separated op names (with .variant); default: all of op_db")
+    p.add_argument("--part", help="I/N: only the ops whose op_db index is I mod N (a deterministic share)")
+    p.add_argument("--max-samples", type=int, default=None, help="at most this many samples per op")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per sample before it counts as a timeout")
+    p.add_argument("--results", help="append one JSON line per op to this file")
+    p.add_argument("--expected", default=EXPECTED, help="the table to rewrite (default: tests/opinfo/expected.json)")
+    p.add_argument("--no-write", action="store_true", help="print the summary only")
+    a = p.parse_args(argv)
+    dtypes = a.dtype or ["f32"]
+    ops = sweep.op_db()
+    if a.ops:
+        wanted = set(a.ops.split(","))
+        unknown = wanted - {sweep.op_name(o) for o in ops}
+        if unknown:
+            p.error(f"not in op_db: {', '.join(sorted(unknown))}")
+        ops = [o for o in ops if sweep.op_name(o) in wanted]
+    if a.part:
+        i, n = map(int, a.part.split("/"))
+        ops = [o for k, o in enumerate(ops) if k % n == i]
+    results = []
+    for dtype in dtypes:
+        for k, op in enumerate(ops):
+            r = sweep.run_op(op, dtype, a.backward, max_samples=a.max_samples, timeout_s=a.timeout)
+            results.append(r)
+            print(f"[{k + 1}/{len(ops)}] {r.key}: {r.status} ({r.samples} samples, {r.seconds:.1f} s) {r.reason[:120]}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            if a.results:
+                with open(a.results, "a") as f:
+                    f.write(json.dumps(r.__dict__) + "\n")
+    print(summary(results))
+    print()
+    print(common_reasons(results))
+    if not a.no_write:
+        table = load_expected(a.expected)
+        covered = {r.key for r in results}
+        entries = {k: v for k, v in table["entries"].items() if k not in covered}
+        entries.update({r.key: {"status": r.status, "reason": r.reason} for r in results if r.status != sweep.PASS})
+        swept = set(table["swept"])
+        if not a.ops and not a.part:
+            swept |= {config(d, a.backward) for d in dtypes}
+        with open(a.expected, "w") as f:
+            json.dump({"swept": sorted(swept), "entries": dict(sorted(entries.items())),
+                       "generated": time.strftime("%Y-%m-%d")}, f, indent=1)  # fmt: skip
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
