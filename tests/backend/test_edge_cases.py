@@ -24,6 +24,7 @@ ZERO_D = {
     "amax": (lambda a: (a.amax(), a.amax(0), a.amin(-1)), [S]),
     "any": (lambda a, b: (a.any(), (a > 0).any(0), (a > 0).all(), b.any(-1)), [S, B]),
     "prod": (lambda a: (a.prod(), a.prod(0)), [S]),
+    "cumsum": (lambda a, i: (a.cumsum(0), a.cumsum(-1), i.cumsum(0)), [S, I]),  # the value itself
     "logsumexp": (lambda a: (torch.logsumexp(a, 0), torch.logsumexp(a, -1)), [S]),
     "mean_var": (lambda a: (a.mean(), a.mean(0), torch.var(a, correction=0)), [S]),
     "softmax": (lambda a: (a.softmax(0), a.log_softmax(-1)), [S]),

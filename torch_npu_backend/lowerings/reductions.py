@@ -116,6 +116,8 @@ def cumsum(ctx, x, dim, *, dtype=None):
     would be symbolic) along the last dim: prefix sums by a triangle of ones, :func:`_cumsum_symbolic`."""
     out = ctx.out_type()
     v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
+    if v.type.rank == 0:  # a 0-d tensor's cumsum (dim 0 or -1) is the value itself
+        return ctx.cast(v, out.dtype)
     d = normalize_dim(ctx, dim, v.type.rank)
     n = v.type.shape[d]
     if not n.is_Integer:
