@@ -7,7 +7,8 @@
 The table maps ``<op>/<dtype>/<fwd|bwd>`` to the status and reason of every op that is not a plain ``pass`` (see
 ``sweep.py``); ``swept`` lists the configurations a full run covered, which the tests check against. A summary
 table (tabulate) and the most common failure reasons are printed; ``--results FILE`` also writes one JSON line per
-op (appended as the sweep goes, so a long run can be watched).
+op (appended as the sweep goes, so a long run can be watched); ``--summarize FILE`` prints the tables of such a
+file, with every aten op that fell back to the host.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 import time
 
@@ -60,15 +62,35 @@ def common_reasons(results: list[sweep.OpResult], n: int = 10) -> str:
     for r in results:
         if r.status in (sweep.MISMATCH, sweep.INTERNAL, sweep.TIMEOUT, sweep.NOT_COMPILED):
             count[f"{r.status}: {_generic(r.reason)}"] += 1
-        for f in r.fallbacks:
-            count[f"host fallback: {f.split(': ', 1)[1] if ': ' in f else f}"] += 1
+        for f in {_NODE.sub("operand", f.split(": ", 1)[-1]) for f in r.fallbacks}:
+            count[f"host fallback: {f}"] += 1
         for i in r.interpreted:
             count[f"interpreted: {i}"] += 1
     return tabulate([[c, reason[:150]] for reason, c in count.most_common(n)], headers=["ops", "reason"])
 
 
+def fallback_ops(results: list[sweep.OpResult]) -> str:
+    """Every aten op some OpInfo ran on the host, with its reason and how many OpInfos did."""
+    count = collections.Counter(_NODE.sub("operand", f) for r in results for f in set(r.fallbacks))
+    rows = [[op, reason, c] for (op, _, reason), c in
+            sorted(((f.partition(": ")), c) for f, c in count.items())]  # fmt: skip
+    return tabulate(rows, headers=["aten op run on the host", "reason", "OpInfos"])
+
+
+_NODE = re.compile(r"operand '[^']*'")  # an FX node's name: varies from graph to graph
+
+
 def _generic(reason: str) -> str:
     return reason.split(": ", 1)[1] if reason.startswith("sample ") else reason
+
+
+def _print(results: list[sweep.OpResult], fallbacks: bool = False) -> None:
+    print(summary(results))
+    print()
+    print(common_reasons(results))
+    if fallbacks:
+        print()
+        print(fallback_ops(results))
 
 
 def main(argv=None) -> int:
@@ -77,12 +99,32 @@ def main(argv=None) -> int:
     p.add_argument("--backward", action="store_true", help="forward and backward (gradients) instead of forward")
     p.add_argument("--ops", help="comma-separated op names (with .variant); default: all of op_db")
     p.add_argument("--part", help="I/N: only the ops whose op_db index is I mod N (a deterministic share)")
+    p.add_argument("--range", help="A:B: only op_db[A:B] (to split a sweep between processes)")
     p.add_argument("--max-samples", type=int, default=None, help="at most this many samples per op")
     p.add_argument("--timeout", type=int, default=300, help="seconds per sample before it counts as a timeout")
     p.add_argument("--results", help="append one JSON line per op to this file")
     p.add_argument("--expected", default=EXPECTED, help="the table to rewrite (default: tests/opinfo/expected.json)")
     p.add_argument("--no-write", action="store_true", help="print the summary only")
+    p.add_argument("--summarize", metavar="FILE", nargs="+",
+                   help="print the tables of --results files (and, without --no-write, write the table from them); "
+                        "run nothing")  # fmt: skip
     a = p.parse_args(argv)
+    if a.summarize:
+        latest = {}  # a rerun op's last line wins
+        for path in a.summarize:
+            with open(path) as f:
+                for line in f:
+                    if line.strip():
+                        r = sweep.OpResult(**json.loads(line))
+                        latest[r.key] = r
+        results = list(latest.values())
+        _print(results, fallbacks=True)
+        if not a.no_write:
+            names = {sweep.op_name(o) for o in sweep.op_db()}
+            done = {config(r.dtype, r.backward) for r in results}
+            full = {c for c in done if names <= {r.op for r in results if config(r.dtype, r.backward) == c}}
+            _write(a.expected, results, full)
+        return 0
     dtypes = a.dtype or ["f32"]
     ops = sweep.op_db()
     if a.ops:
@@ -91,6 +133,9 @@ def main(argv=None) -> int:
         if unknown:
             p.error(f"not in op_db: {', '.join(sorted(unknown))}")
         ops = [o for o in ops if sweep.op_name(o) in wanted]
+    if a.range:
+        lo, hi = (int(v) if v else None for v in a.range.split(":"))
+        ops = ops[lo:hi]
     if a.part:
         i, n = map(int, a.part.split("/"))
         ops = [o for k, o in enumerate(ops) if k % n == i]
@@ -104,22 +149,23 @@ def main(argv=None) -> int:
             if a.results:
                 with open(a.results, "a") as f:
                     f.write(json.dumps(r.__dict__) + "\n")
-    print(summary(results))
-    print()
-    print(common_reasons(results))
+    _print(results)
     if not a.no_write:
-        table = load_expected(a.expected)
-        covered = {r.key for r in results}
-        entries = {k: v for k, v in table["entries"].items() if k not in covered}
-        entries.update({r.key: {"status": r.status, "reason": r.reason} for r in results if r.status != sweep.PASS})
-        swept = set(table["swept"])
-        if not a.ops and not a.part:
-            swept |= {config(d, a.backward) for d in dtypes}
-        with open(a.expected, "w") as f:
-            json.dump({"swept": sorted(swept), "entries": dict(sorted(entries.items())),
-                       "generated": time.strftime("%Y-%m-%d")}, f, indent=1)  # fmt: skip
-            f.write("\n")
+        whole = not (a.ops or a.part or a.range)
+        _write(a.expected, results, {config(d, a.backward) for d in dtypes} if whole else set())
     return 0
+
+
+def _write(path: str, results: list[sweep.OpResult], swept: set[str]) -> None:
+    """Replace the entries of ``results``' keys (a plain pass has none), add the fully swept configurations."""
+    table = load_expected(path)
+    covered = {r.key for r in results}
+    entries = {k: v for k, v in table["entries"].items() if k not in covered}
+    entries.update({r.key: {"status": r.status, "reason": r.reason} for r in results if r.status != sweep.PASS})
+    with open(path, "w") as f:
+        json.dump({"swept": sorted(set(table["swept"]) | swept), "entries": dict(sorted(entries.items())),
+                   "generated": time.strftime("%Y-%m-%d")}, f, indent=1)  # fmt: skip
+        f.write("\n")
 
 
 if __name__ == "__main__":
