@@ -63,6 +63,12 @@ def test_zero_size_elementwise():
     check_model(lambda a: (a * 2 + 1, (a > 0) & (a < 1), a.long() * 3), [E])
 
 
+def test_var_with_no_degrees_of_freedom_is_nan_like_eager():
+    # eager divides by max(N - correction, 0): an empty dim, or one element with correction 2, gives 0/0 = nan
+    check_model(lambda a, b: (torch.var_mean(a), torch.std_mean(a, dim=0), torch.var(b, dim=1, correction=2)),
+                [torch.randn(0), torch.randn(3, 1)])
+
+
 def test_zero_size_reductions():
     """A sum over no elements is 0, a product 1, any false, all true, a mean NaN (eager's values)."""
     check_model(lambda a: (a.sum(0), a.sum(), a.sum(1), a.prod(0), (a > 0).any(0), (a > 0).all(0), a.mean(0),

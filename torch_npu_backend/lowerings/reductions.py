@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sympy
 import torch
 
 from graph_passes.dialects.hfusion import ArangeOp, ElemwiseBinaryOp, MatmulOp
@@ -79,11 +80,13 @@ def mean_all(ctx, x, *, dtype=None):
 
 
 def _var_and_mean(ctx, v, dims, correction, keepdim):
-    """(sum((v - mean)^2) / (N - correction), mean with the reduced dims kept) in v's dtype."""
+    """(sum((v - mean)^2) / max(N - correction, 0), mean with the reduced dims kept) in v's dtype."""
     mean = mean_value(ctx, v, dims, True)
     centered = binary(ctx, "sub", v, mean)
     sq = reduce(ctx, "sum", binary(ctx, "mul", centered, centered), dims, keepdim)
     denom = numel(v.type.shape, dims) - (1 if correction is None else correction)
+    if denom.is_Number:
+        denom = sympy.Max(denom, 0)  # eager divides by max(N - correction, 0): 0/0 is nan (an empty or short dim)
     d = ctx.scalar(float(denom), sq.type.dtype) if denom.is_Number else ctx.size_value(denom)
     return ctx.emit(ElemwiseBinaryOp, [sq, d], sq.type, fun="div"), mean
 
