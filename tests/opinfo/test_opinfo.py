@@ -1,7 +1,7 @@
 """The OpInfo sweep (tests/opinfo/sweep.py) against the expected-failure table (tests/opinfo/expected.json).
 
-Default run: a fixed subset of op_db (every :data:`SUBSET_STRIDE`-th entry), f32 forward, must give the statuses the
-table records (absent = ``pass``). ``-m slow``: every op, and the f16/bf16 and backward configurations the table has
+Default run: the table's ``subset`` (about 25 fast ops, picked by a fixed rule when the table was regenerated:
+``regenerate.subset``), f32 forward, must give the statuses the table records (absent = ``pass``). ``-m slow``: every op, and the f16/bf16 and backward configurations the table has
 swept. A difference means the compiler changed what an op does: fix it, or rerun ``python -m tests.opinfo.regenerate``
 and commit the table.
 """
@@ -15,9 +15,6 @@ import torch
 
 from tests.opinfo import sweep
 from tests.opinfo.regenerate import load_expected
-
-SUBSET_STRIDE = 40  # op_db[0], op_db[40], …: about 18 ops
-
 
 @pytest.fixture(scope="module")
 def db():
@@ -40,7 +37,11 @@ def _check(ops, dtype: str, backward: bool) -> None:
 
 
 def test_subset_matches_the_expected_table(db, fresh_dynamo):
-    _check(db[::SUBSET_STRIDE], "f32", False)
+    names = load_expected()["subset"]
+    assert len(names) >= 20, "the table has no subset: python -m tests.opinfo.regenerate (a whole f32 forward run)"
+    ops = [o for o in db if sweep.op_name(o) in set(names)]
+    assert len(ops) == len(names), f"not in op_db: {set(names) - {sweep.op_name(o) for o in ops}}"
+    _check(ops, "f32", False)
 
 
 @pytest.mark.slow
