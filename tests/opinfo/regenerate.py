@@ -158,6 +158,7 @@ def main(argv=None) -> int:
 
 SUBSET_SECONDS = 3.0  # the default run's subset: ops whose f32 forward took under this …
 SUBSET_STRIDE = 12  # … every this many of them, in op_db order
+SUBSET_MIN_RESULTS = 200  # f32 forward results a run (or merged results files) needs to pick the subset anew
 
 
 def subset(results: list[sweep.OpResult]) -> list[str]:
@@ -171,9 +172,10 @@ def subset(results: list[sweep.OpResult]) -> list[str]:
 
 def _write(path: str, results: list[sweep.OpResult], swept: set[str]) -> None:
     """Replace the entries of ``results``' keys (a plain pass has none), add the fully swept configurations; a whole
-    f32 forward sweep also picks the default run's :func:`subset`."""
+    f32 forward sweep (or at least :data:`SUBSET_MIN_RESULTS` f32 forward results) also picks the default run's
+    :func:`subset`."""
     table = load_expected(path)
-    if "f32/fwd" in swept:
+    if "f32/fwd" in swept or sum(r.dtype == "f32" and not r.backward for r in results) >= SUBSET_MIN_RESULTS:
         table["subset"] = subset(results)
     covered = {r.key for r in results}
     entries = {k: v for k, v in table["entries"].items() if k not in covered}
