@@ -157,7 +157,7 @@ def main(argv=None) -> int:
 
 
 SUBSET_SECONDS = 3.0  # the default run's subset: ops whose f32 forward took under this …
-SUBSET_STRIDE = 12  # … every this many of them, in op_db order
+SUBSET_STRIDE = 16  # … every this many of them, in op_db order
 SUBSET_MIN_RESULTS = 200  # f32 forward results a run (or merged results files) needs to pick the subset anew
 
 

@@ -264,6 +264,8 @@ def _compare(actual, expected, atol, rtol, values: bool = True) -> None:
 
 
 def _line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    first = next((ln for ln in text if ln.strip() and not ln.startswith("Traceback")), "")
+    text = [ln for ln in str(e).strip().splitlines() if ln.strip() and not ln.startswith("Traceback")]
+    first = text[0] if text else ""
+    if first.endswith("raised:") and len(text) > 1:  # BackendCompilerFailed: the backend's own error is next
+        first = text[1]
     return f"{type(e).__name__}: {first}"[:300]
