@@ -1,7 +1,8 @@
 """``torch.compile(model, backend="npu")``: compile like AscendNPU-IR, run the kernels on the simulator.
 
 Public API: :func:`compile_graph`, :class:`NpuOptions`, :data:`COUNTERS` (compile and run statistics),
-:func:`profile` (per-launch records), :func:`interpret` (the reference interpreter), :func:`register_backends`.
+:func:`profile` (per-launch records), :func:`coverage_report` (aten ops → where they run, CSV),
+:func:`interpret` (the reference interpreter), :func:`register_backends`.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ def __getattr__(name):
         from .interpreter import interpret
 
         return interpret
+    if name == "coverage_report":
+        from .op_coverage import coverage_report
+
+        return coverage_report
     raise AttributeError(f"module 'torch_npu_backend' has no attribute {name!r}")
 
 
 AVAILABLE_BACKENDS = register_backends()
 
-__all__ = ["compile_graph", "interpret", "NpuOptions", "OptionsError", "COUNTERS", "npu_backend", "npu_sim_backend",
+__all__ = ["compile_graph", "interpret", "coverage_report", "NpuOptions", "OptionsError", "COUNTERS", "npu_backend", "npu_sim_backend",
            "register_backends", "AVAILABLE_BACKENDS", "profile", "Profile", "KernelRecord"]  # fmt: skip

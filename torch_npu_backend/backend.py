@@ -16,6 +16,8 @@ from .options import NpuOptions
 from .stats import COUNTERS
 
 _ENTRY_POINT_GROUP = "torch_dynamo_backends"
+GRAPH_OBSERVERS: list = []
+"""Callables ``(gm, compiled_graph, kind)`` told of every graph the backend compiles (the coverage report's hook)."""
 
 
 def npu_backend(gm, example_inputs, options: dict | None = None, mode: str | None = None):
@@ -49,7 +51,10 @@ def _compile(gm, example_inputs, *, options, kind):
 
     from .compile import compile_graph
 
-    return make_boxed_func(compile_graph(gm, example_inputs, options, kind=kind))
+    graph = compile_graph(gm, example_inputs, options, kind=kind)
+    for observe in list(GRAPH_OBSERVERS):
+        observe(gm, graph, kind)
+    return make_boxed_func(graph)
 
 
 def npu_sim_backend(gm, example_inputs, options: dict | None = None, mode: str | None = None):

@@ -24,6 +24,7 @@ ZERO_D = {
     "amax": (lambda a: (a.amax(), a.amax(0), a.amin(-1)), [S]),
     "any": (lambda a, b: (a.any(), (a > 0).any(0), (a > 0).all(), b.any(-1)), [S, B]),
     "prod": (lambda a: (a.prod(), a.prod(0)), [S]),
+    "cumsum": (lambda a, i: (a.cumsum(0), a.cumsum(-1), i.cumsum(0)), [S, I]),  # the value itself
     "logsumexp": (lambda a: (torch.logsumexp(a, 0), torch.logsumexp(a, -1)), [S]),
     "mean_var": (lambda a: (a.mean(), a.mean(0), torch.var(a, correction=0)), [S]),
     "softmax": (lambda a: (a.softmax(0), a.log_softmax(-1)), [S]),
@@ -60,6 +61,12 @@ E = torch.randn(0, 4)
 
 def test_zero_size_elementwise():
     check_model(lambda a: (a * 2 + 1, (a > 0) & (a < 1), a.long() * 3), [E])
+
+
+def test_var_with_no_degrees_of_freedom_is_nan_like_eager():
+    # eager divides by max(N - correction, 0): an empty dim, or one element with correction 2, gives 0/0 = nan
+    check_model(lambda a, b: (torch.var_mean(a), torch.std_mean(a, dim=0), torch.var(b, dim=1, correction=2)),
+                [torch.randn(0), torch.randn(3, 1)])
 
 
 def test_zero_size_reductions():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sympy
 import torch
 
 from graph_passes.dialects.hfusion import ArangeOp, ElemwiseBinaryOp, MatmulOp
@@ -79,11 +80,13 @@ def mean_all(ctx, x, *, dtype=None):
 
 
 def _var_and_mean(ctx, v, dims, correction, keepdim):
-    """(sum((v - mean)^2) / (N - correction), mean with the reduced dims kept) in v's dtype."""
+    """(sum((v - mean)^2) / max(N - correction, 0), mean with the reduced dims kept) in v's dtype."""
     mean = mean_value(ctx, v, dims, True)
     centered = binary(ctx, "sub", v, mean)
     sq = reduce(ctx, "sum", binary(ctx, "mul", centered, centered), dims, keepdim)
     denom = numel(v.type.shape, dims) - (1 if correction is None else correction)
+    if denom.is_Number:
+        denom = sympy.Max(denom, 0)  # eager divides by max(N - correction, 0): 0/0 is nan (an empty or short dim)
     d = ctx.scalar(float(denom), sq.type.dtype) if denom.is_Number else ctx.size_value(denom)
     return ctx.emit(ElemwiseBinaryOp, [sq, d], sq.type, fun="div"), mean
 
@@ -116,6 +119,8 @@ def cumsum(ctx, x, dim, *, dtype=None):
     would be symbolic) along the last dim: prefix sums by a triangle of ones, :func:`_cumsum_symbolic`."""
     out = ctx.out_type()
     v = ctx.cast(ctx.tensor(x), opmath(out.dtype))
+    if v.type.rank == 0:  # a 0-d tensor's cumsum (dim 0 or -1) is the value itself
+        return ctx.cast(v, out.dtype)
     d = normalize_dim(ctx, dim, v.type.rank)
     n = v.type.shape[d]
     if not n.is_Integer:
