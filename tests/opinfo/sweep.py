@@ -21,16 +21,12 @@ so dynamo's recompile limit never sends a sample to eager unnoticed. Ops whose r
 strides and dtypes only. Random ops compare under one seed: the backend
 draws them on the host with torch's generator, as eager does.
 
-``op_db`` imports ``expecttest`` (a test-only package, in the ``test`` extra); without it a minimal stand-in module
-is installed first (op_db only needs its ``TestCase`` base class).
+``op_db`` imports ``expecttest``, a test-only package in the ``test`` extra.
 """
 
 from __future__ import annotations
 
 import signal
-import sys
-import types
-import unittest
 import warnings
 from dataclasses import dataclass, field
 
@@ -53,13 +49,7 @@ DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
 def op_db() -> list:
-    """PyTorch's OpInfo database (a few seconds to import, once per process)."""
-    try:
-        import expecttest  # noqa: F401
-    except ModuleNotFoundError:
-        stand_in = types.ModuleType("expecttest")
-        stand_in.TestCase = unittest.TestCase
-        sys.modules["expecttest"] = stand_in
+    """PyTorch's OpInfo database (a few seconds to import, once per process; it needs ``expecttest``)."""
     from torch.testing._internal.common_methods_invocations import op_db as db
 
     return list(db)
