@@ -24,7 +24,7 @@ import sympy
 from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
-from .vector import fold, static_int, counted
+from .vector import buffer_tags, counted, fold, static_int
 
 
 def gm_strides(state, buf) -> list[Expr]:
@@ -72,8 +72,8 @@ def _transfer(state, op, gm, ub, into: str | None) -> None:
         gaddr = state.b.mov(state.fresh(f"{'src' if into else 'dst'}_gm"), gaddr)
     dims = [d for d, e in enumerate(extents) if static_int(e) != 1]
     dims, extents, gs, us = merge_dims(dims, extents, gs, us)
-    tag = {"tags": {"dst" if into else "src": ub.tag}} if ub.tag is not None else {}
-    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, into, **tag)
+    bursts(state, op, dims, extents, gaddr, ub.addr, gs, us, es, into,
+           tags=buffer_tags(**{"dst" if into else "src": ub}))
 
 
 def merge_dims(dims, extents, gs, us):

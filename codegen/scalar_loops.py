@@ -38,7 +38,7 @@ from simulator.expr import Expr, Imm
 
 from .errors import CodegenError
 from .lowering import Buf
-from .vector import fold, static_int, column_bits, flat_extent, flatten_alike
+from .vector import buffer_tags, column_bits, flat_extent, flatten_alike, fold, static_int
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "max": "max", "min": "min", "bitwise_and": "and",
           "bitwise_or": "or"}
@@ -61,11 +61,6 @@ def _i64(state, op, v) -> Buf:
         raise CodegenError(op, f"a scalar loop over i64 got a {b.dtype} operand ({b.type}); its operands are i64 "
                                f"(i1 masks for vcmp/vsel)")
     return b
-
-
-def _tag(b: Buf) -> dict:
-    """The ``tags=`` of an ld_ub/st_ub of ``b`` (the simulator's buffer-tag check)."""
-    return {"tags": {"addr": b.tag}} if b.tag is not None else {}
 
 
 def _addr(b: Buf, idx: list) -> Expr:
@@ -102,7 +97,7 @@ def _source(state, op, v, reg: str, flat: bool = False):
     if isinstance(v.type, MemRefType):
         b = _i64(state, op, v)
         b = b.flat() if flat else b
-        return lambda idx: state.b.ld_ub(DT, reg, _addr(b, idx), **_tag(b))
+        return lambda idx: state.b.ld_ub(DT, reg, _addr(b, idx), tags=buffer_tags(addr=b))
     state.b.dmov(reg, state.scalar(v))
     return lambda idx: None
 
@@ -144,7 +139,7 @@ def emit_vbinary(state, op) -> None:
             state.b.ssub(DT, "r", "t", "r")
         else:
             getattr(state.b, "s" + BINARY[fun])(DT, "r", "a", "b")
-        state.b.st_ub(DT, "r", _addr(dst, idx), **_tag(dst))
+        state.b.st_ub(DT, "r", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, _extents(state, op), body)
 
@@ -160,7 +155,7 @@ def emit_vunary(state, op) -> None:
         state.b.dmov(*(("one", 1) if fun == "bitwise_not" else ("zero", 0)))
 
     def body(idx):
-        state.b.ld_ub(DT, "a", _addr(src, idx), **_tag(src))
+        state.b.ld_ub(DT, "a", _addr(src, idx), tags=buffer_tags(addr=src))
         if fun == "bitwise_not":  # ~a = -a - 1 (two's complement, wrapping)
             state.b.sneg(DT, "t", "a")
             state.b.ssub(DT, "r", "t", "one")
@@ -170,7 +165,7 @@ def emit_vunary(state, op) -> None:
             state.b.ssub(DT, "r", "t", "r")
         else:
             getattr(state.b, "s" + fun)(DT, "r", "a")
-        state.b.st_ub(DT, "r", _addr(dst, idx), **_tag(dst))
+        state.b.st_ub(DT, "r", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, _extents(state, op), body)
 
@@ -203,7 +198,7 @@ def emit_vcmp(state, op) -> None:
                     if k:
                         state.b.sshl(DT, "t", "t", f"sh{k}")
                     state.b.sor(DT, "m", "m", "t")
-            state.b.st_ub("u8", "m", _bit(mask, list(outer) + [fold(j * 8)])[0], **_tag(mask))
+            state.b.st_ub("u8", "m", _bit(mask, list(outer) + [fold(j * 8)])[0], tags=buffer_tags(addr=mask))
 
         if n is not None and n <= 8:
             return byte(Imm(0))
@@ -222,14 +217,14 @@ def emit_vsel(state, op) -> None:
 
     def body(idx):
         byte_addr, bit = _bit(cond, idx)
-        state.b.ld_ub("u8", "m", byte_addr, **_tag(cond))
+        state.b.ld_ub("u8", "m", byte_addr, tags=buffer_tags(addr=cond))
         state.b.dmov("sh", bit)
         state.b.sshr(DT, "t", "m", "sh")
         state.b.sand(DT, "t", "t", "one")
         lt(idx)
         lf(idx)
         state.b.ssel(DT, "r", "t", "a", "b")
-        state.b.st_ub(DT, "r", _addr(dst, idx), **_tag(dst))
+        state.b.st_ub(DT, "r", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, ext, body)
 
@@ -240,7 +235,7 @@ def emit_vfill(state, op) -> None:
     if isinstance(value, float) and not value.is_integer():
         raise CodegenError(op, f"fills i64 with the non-integer {value}")
     state.b.dmov("r", int(value))
-    _nest(state, _extents(state, op), lambda idx: state.b.st_ub(DT, "r", _addr(dst, idx), **_tag(dst)))
+    _nest(state, _extents(state, op), lambda idx: state.b.st_ub(DT, "r", _addr(dst, idx), tags=buffer_tags(addr=dst)))
 
 
 def emit_vbrc(state, op) -> None:
@@ -248,8 +243,8 @@ def emit_vbrc(state, op) -> None:
     dims = set(op.attributes["dims"])
 
     def body(idx):
-        state.b.ld_ub(DT, "a", _addr(src, [Imm(0) if d in dims else i for d, i in enumerate(idx)]), **_tag(src))
-        state.b.st_ub(DT, "a", _addr(dst, idx), **_tag(dst))
+        state.b.ld_ub(DT, "a", _addr(src, [Imm(0) if d in dims else i for d, i in enumerate(idx)]), tags=buffer_tags(addr=src))
+        state.b.st_ub(DT, "a", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, _extents(state, op), body)
 
@@ -271,11 +266,11 @@ def emit_vreduce(state, op) -> None:
         def acc(ridx):
             it = iter(ridx)
             full = [next(it) if d in dims else i for d, i in enumerate(idx)]
-            state.b.ld_ub(DT, "a", _addr(src, full), **_tag(src))
+            state.b.ld_ub(DT, "a", _addr(src, full), tags=buffer_tags(addr=src))
             getattr(state.b, "s" + comb)(DT, "acc", "acc", "a")
 
         _nest(state, reduced, acc)
-        state.b.st_ub(DT, "acc", _addr(dst, idx), **_tag(dst))
+        state.b.st_ub(DT, "acc", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, kept, out)
 
@@ -290,7 +285,7 @@ def emit_varange(state, op) -> None:
 
     def body(idx):
         state.b.dmov("r", fold(int(start) + int(step) * (offset + idx[d])))
-        state.b.st_ub(DT, "r", _addr(dst, idx), **_tag(dst))
+        state.b.st_ub(DT, "r", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, [state.index(v) for v in op.extents()], body)
 
@@ -304,8 +299,8 @@ def emit_vcast(state, op) -> None:
         raise CodegenError(op, f"a scalar-loop cast is i64 <-> i32, got {src.dtype} -> {dst.dtype}")
 
     def body(idx):
-        state.b.ld_ub(src.dtype, "a", _addr(src, idx), **_tag(src))
-        state.b.st_ub(dst.dtype, "a", _addr(dst, idx), **_tag(dst))
+        state.b.ld_ub(src.dtype, "a", _addr(src, idx), tags=buffer_tags(addr=src))
+        state.b.st_ub(dst.dtype, "a", _addr(dst, idx), tags=buffer_tags(addr=dst))
 
     _nest(state, _extents(state, op), body)
 

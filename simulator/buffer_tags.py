@@ -51,10 +51,10 @@ class BufferTags:
             r = self.ok[(a, b)] = bool(self.members[a] & self.members[b])
         return r
 
-    def check(self, ins, core, local_accesses, writers) -> None:
+    def check(self, ins, core, local_accesses, shadow) -> None:
         """``local_accesses``: (granules, access) of one instruction's local accesses, reads checked before writes
-        (the writes are already in ``writers(scope)``, the hazard checker's last writer per granule, which names the
-        other writer)."""
+        (the writes are already in ``shadow[(core, scope)].w_gid``, the hazard checker's last writer per granule,
+        which names the other writer)."""
         if core.index not in self.tagged:
             if all(acc.tag is None for _, acc in local_accesses):
                 if any(acc.write for _, acc in local_accesses):
@@ -74,7 +74,7 @@ class BufferTags:
             if ins.READS_PADDING:  # whole repeats, a partial tile's padding included: unwritten bytes are fine
                 bad &= have != _NEVER
             if bad.any():
-                self._bad(ins, core, acc.scope, g, have, bad, me, writers(acc.scope))
+                self._bad(ins, core, acc.scope, g, have, bad, me, shadow[(core.index, acc.scope)].w_gid)
         for g, acc in local_accesses:
             if acc.write:
                 self.tags[(core.index, acc.scope)][g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)

@@ -86,7 +86,7 @@ class HazardChecker:
                 local = local or []
                 local.append((g, acc))
         if local:
-            self.tags.check(ins, core, local, lambda scope: self.local[(core.index, scope)].w_gid)
+            self.tags.check(ins, core, local, self.local)
 
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):
