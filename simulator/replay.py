@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import replay_batch
+from . import replay_batch, replay_forms
 from .errors import SimulatorError
 from .replay_pool import POOL, write_footprint
 
@@ -97,7 +97,7 @@ def _steps(items: list, binds: list) -> list:
             steps.append(_bind_step(binds[b]))
             b += 1
         if x.KIND in ("op", "dma"):
-            steps.append((x.fast_effect() or x.execute, x.core.index, x))
+            steps.append((replay_forms.fast_effect(x), x.core.index, x))
     while b < nb:
         steps.append(_bind_step(binds[b]))
         b += 1
