@@ -172,20 +172,29 @@ def _copy_form(x):
     scope = x.DST if load else x.SRC
     local, ls = (x.dst, x.dst_stride or L) if load else (x.src, x.src_stride or L)
     gs = (x.src_stride or L) if load else (x.dst_stride or L)
-    _, fallback = x._batch_strided()  # the index-array form, for GM addresses that do not step evenly
+    _, fallback = x._batch_strided()  # the index-array form, for bursts a view cannot cover
 
     def g(mems, rows, gm, addrs):
         stack = mems[scope]
         far = _gm_bursts(gm.data, addrs, n, gs, L, write=not load)
-        if far is None:
-            fallback(stack, rows, gm, addrs)
-            return
+        if far is None:  # addresses that do not step evenly: each row's GM bursts as a view of its own
+            far = [_gm_bursts(gm.data, addrs[i:i + 1], n, gs, L, write=not load) for i in range(len(addrs))]
+            if any(f is None for f in far):
+                fallback(stack, rows, gm, addrs)
+                return
+            far = [f[0] for f in far]
         near, commit = _local_bursts(stack, rows, local, n, ls, L, write=load)
-        if load:
+        if isinstance(far, list):
+            for i, f in enumerate(far):
+                if load:
+                    near[i] = f
+                else:
+                    f[...] = near[i]
+        elif load:
             near[...] = far
-            commit()
         else:
             far[...] = near
+        commit()
     return g
 
 
