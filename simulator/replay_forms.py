@@ -10,7 +10,9 @@ everything but the GM address (:func:`batch_key`), so the local operands are the
                                   row by row on execute's (repeat, mask) array (numpy's summation order depends
                                   on the shape it is given), after one gather and cast of every row
     vci                           the index vector, made once by execute on a scratch UB, written to every row
-    strided DMA                   strided views (rows, bursts, burst bytes) of GM and of the local stack
+    DMA (GM <-> UB / L1)          strided views (rows, bursts, burst bytes) of GM and of the local stack (a
+                                  contiguous copy is one burst; GM addresses that do not step evenly: a view or
+                                  a slice per row)
     load_l1_to_l0a / _l0b         the ND rows of every row's L1, padded and laid out as fractals at once
     mmad                          a stacked matmul (numpy's matmul runs the same 2-D product per row)
     fixpipe                       every row's L0C read, cast and written to its GM rows
@@ -164,20 +166,25 @@ def _copy_key(x):
 
 
 def _copy_form(x):
-    if x.fast_effect() is not None:  # contiguous: the instruction's own batch effect (GM rows as views)
-        scope, g0 = x.batch_effect()
-        return lambda mems, rows, gm, addrs: g0(mems[scope], rows, gm, addrs)
-    n, L = x.n_burst, x.burst_len
     load = x.SRC == "GM"
     scope = x.DST if load else x.SRC
-    local, ls = (x.dst, x.dst_stride or L) if load else (x.src, x.src_stride or L)
-    gs = (x.src_stride or L) if load else (x.dst_stride or L)
-    _, fallback = x._batch_strided()  # the index-array form, for bursts a view cannot cover
+    if x.fast_effect() is not None:  # contiguous: one burst of all the bytes
+        n, L = 1, x.n_burst * x.burst_len
+        local, ls, gs = (x.dst if load else x.src), L, L
+        fallback = _per_row_copy(load, local, L)
+    else:
+        n, L = x.n_burst, x.burst_len
+        local, ls = (x.dst, x.dst_stride or L) if load else (x.src, x.src_stride or L)
+        gs = (x.src_stride or L) if load else (x.dst_stride or L)
+        _, fallback = x._batch_strided()  # the index-array form, for bursts a view cannot cover
 
     def g(mems, rows, gm, addrs):
         stack = mems[scope]
         far = _gm_bursts(gm.data, addrs, n, gs, L, write=not load)
         if far is None:  # addresses that do not step evenly: each row's GM bursts as a view of its own
+            if n == 1:
+                fallback(stack, rows, gm, addrs)
+                return
             far = [_gm_bursts(gm.data, addrs[i:i + 1], n, gs, L, write=not load) for i in range(len(addrs))]
             if any(f is None for f in far):
                 fallback(stack, rows, gm, addrs)
@@ -195,6 +202,19 @@ def _copy_form(x):
         else:
             far[...] = near
         commit()
+    return g
+
+
+def _per_row_copy(load, local, nb):
+    """A contiguous copy whose GM addresses do not step evenly: a slice assignment per row."""
+    def g(stack, rows, gm, addrs):
+        ids = range(rows.start, rows.stop) if isinstance(rows, slice) else rows
+        data = gm.data
+        for r, a in zip(ids, addrs.tolist()):
+            if load:
+                stack[r, local:local + nb] = data[a:a + nb]
+            else:
+                data[a:a + nb] = stack[r, local:local + nb]
     return g
 
 

@@ -91,13 +91,15 @@ def test_vci_form(dtype, dst_rep):
 
 @pytest.mark.parametrize("cls, kind", [(CopyGmToUb, "aiv"), (CopyUbToGm, "aiv"), (CopyGmToL1, "aic")])
 @pytest.mark.parametrize("gm_step", [320, "uneven"])
-def test_strided_dma_form(cls, kind, gm_step):
-    """Bursts of 64 B every 96 B locally and every 256 B in GM (loads: GM to local; stores: local to GM), each core
-    at its own GM address: evenly stepped (one strided view) or not (a view per core)."""
+@pytest.mark.parametrize("strided", [True, False])
+def test_dma_form(cls, kind, gm_step, strided):
+    """Bursts of 64 B every 96 B locally and every 256 B in GM (loads: GM to local; stores: local to GM), or one
+    contiguous run, each core at its own GM address: evenly stepped (one strided view) or not (one per core)."""
     bases = [i * 4096 + (i * i * 64 if gm_step == "uneven" else i * gm_step) for i in range(5)]
     load = cls is not CopyUbToGm
+    local, far = (96, 256) if strided else (0, 0)
     xs = [_resolved(cls, dst=512 if load else b, src=b if load else 512, burst_len=64, n_burst=9,
-                    src_stride=256 if load else 96, dst_stride=96 if load else 256) for b in bases]
+                    src_stride=far if load else local, dst_stride=local if load else far) for b in bases]
     _compare(xs, kind=kind)
 
 
