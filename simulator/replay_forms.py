@@ -74,7 +74,7 @@ def fast_effect(x):
     return effect
 
 
-# ---- helpers ----------------------------------------------------------------------------------------------------------
+# ---- helpers ---------------------------------------------------------------------------------------------------------
 def _local_bursts(stack, rows, start, n, stride, length, write):
     """``(view, commit)``: the (rows, n, length) bursts at ``start + i * stride`` of every row. With a slice of
     rows the view is the stack's own bytes (commit does nothing); with an index array it is a copy of the span
@@ -101,7 +101,7 @@ def _gm_bursts(data, addrs, n, stride, length, write):
     return _strided(data[a0:], shape=(r, n, length), strides=(step, stride, 1), writeable=write)
 
 
-# ---- reductions: vcadd / vcmax / vcmin, vredsum / vredmax / vredmin ---------------------------------------------------
+# ---- reductions: vcadd / vcmax / vcmin, vredsum / vredmax / vredmin --------------------------------------------------
 _REDUCE = {"sum": np.sum, "rmax": np.max, "rmin": np.min}
 
 
@@ -248,7 +248,8 @@ def _load_a_form(x):
         r = a.shape[0]
         pad = np.zeros((r, M1 * 16, K1 * k0), dtype=dt)
         pad[:, : x.m, : x.k] = a
-        mems["L0A"].view(dt)[rows, d0:d0 + size] = pad.reshape(r, M1, 16, K1, k0).transpose(0, 1, 3, 2, 4).reshape(r, -1)
+        frac = pad.reshape(r, M1, 16, K1, k0).transpose(0, 1, 3, 2, 4)
+        mems["L0A"].view(dt)[rows, d0:d0 + size] = frac.reshape(r, -1)
     return g
 
 
@@ -262,7 +263,8 @@ def _load_b_form(x):
         r = b.shape[0]
         pad = np.zeros((r, K1 * k0, N1 * 16), dtype=dt)
         pad[:, : x.k, : x.n] = b
-        mems["L0B"].view(dt)[rows, d0:d0 + size] = pad.reshape(r, K1, k0, N1, 16).transpose(0, 1, 3, 4, 2).reshape(r, -1)
+        frac = pad.reshape(r, K1, k0, N1, 16).transpose(0, 1, 3, 4, 2)
+        mems["L0B"].view(dt)[rows, d0:d0 + size] = frac.reshape(r, -1)
     return g
 
 
