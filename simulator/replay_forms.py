@@ -10,6 +10,7 @@ everything but the GM address (:func:`batch_key`), so the local operands are the
                                   row by row on execute's (repeat, mask) array (numpy's summation order depends
                                   on the shape it is given), after one gather and cast of every row
     vci                           the index vector, made once by execute on a scratch UB, written to every row
+    vgather                       every row's offsets read and checked at once, its elements gathered at once
     DMA (GM <-> UB / L1)          strided views (rows, bursts, burst bytes) of GM and of the local stack (a
                                   contiguous copy is one burst; GM addresses that do not step evenly: a view or
                                   a slice per row)
@@ -29,7 +30,8 @@ from .dtypes import itemsize, np_dtype
 from .intmath import ceil_div
 from .isa.cube import CUBE_IN, Fixpipe, LoadL1ToL0A, LoadL1ToL0B, Mmad, k0_of
 from .isa.dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
-from .isa.index import VCi
+from .errors import ProgramError
+from .isa.index import VCi, VGather
 from .isa.vector import VReduce, _rows_get, _rows_set
 
 _strided = np.lib.stride_tricks.as_strided
@@ -157,6 +159,36 @@ def _vci_form(x):
 
     def g(mems, rows, gm, addrs):
         _rows_set(mems["UB"].view(dt), rows, d, vals)
+    return g
+
+
+# ---- vgather: UB elements at UB byte offsets -------------------------------------------------------------------------
+def _gather_key(x):
+    if x._operand(x.dst, x.dtype, 1, x.dst_rep, write=True) is None:
+        return None
+    return x._field_key()
+
+
+def _gather_form(x):
+    es, dt = itemsize(x.dtype), np_dtype(x.dtype)
+    k = (np.arange(x.repeat)[:, None] * x.lanes + np.arange(x.mask)[None, :]).reshape(-1)
+    words_at = x.offset // 4 + k
+    d = x._operand(x.dst, x.dtype, 1, x.dst_rep, write=True)
+
+    def g(mems, rows, gm, addrs):
+        ub = mems["UB"]
+        words = _rows_get(ub.view(np.int32), rows, words_at).view(np.uint32).astype(np.int64)
+        bad = (words >= x.src_len) | (words % es != 0)
+        if bad.any():  # execute's error, for the first bad element of the first row holding one
+            i = int(np.argmax(bad.reshape(-1)) % words.shape[1])
+            w = int(words.reshape(-1)[np.argmax(bad.reshape(-1))])
+            r, e = divmod(int(k[i]), x.lanes)
+            raise ProgramError(f"{x.describe()}: element {e} of repeat {r} has source offset {w} B, outside the "
+                               f"source of {x.src_len} B ({x.src_len // es} elements of {es} B) or not a multiple "
+                               f"of {es}: index out of range")
+        ids = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
+        vals = ub.view(dt)[ids[:, None], (x.src + words) // es]
+        _rows_set(ub.view(dt), rows, d, vals)
     return g
 
 
@@ -327,6 +359,7 @@ def _fixpipe_form(x):
 FORMS = {  # instruction class -> (batch key, form builder)
     VReduce: (_reduce_key, _reduce_form),
     VCi: (_vci_key, _vci_form),
+    VGather: (_gather_key, _gather_form),
     CopyGmToUb: (_copy_key, _copy_form), CopyGmToL1: (_copy_key, _copy_form), CopyUbToGm: (_copy_key, _copy_form),
     LoadL1ToL0A: (_field_key, _load_a_form), LoadL1ToL0B: (_field_key, _load_b_form),
     Mmad: (_field_key, _mmad_form),

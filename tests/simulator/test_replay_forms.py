@@ -12,8 +12,9 @@ from simulator import GlobalMemory, get_chip, replay_forms
 from simulator.core import KIND_SCOPES, Core
 from simulator.isa.cube import Fixpipe, LoadL1ToL0A, LoadL1ToL0B, Mmad
 from simulator.isa.dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
-from simulator.isa.index import VCi
+from simulator.isa.index import VCi, VGather
 from simulator.isa.vector import VReduce
+from simulator.errors import ProgramError
 from simulator.memory import LocalMemory
 
 CHIP = get_chip("ascend910b1")
@@ -42,8 +43,9 @@ def _resolved(cls, pc=7, **fields):
     return x
 
 
-def _compare(xs, kind="aiv", dtype="f32", seed=0):
-    """``execute`` per core vs the batched form, for the rows as a slice and as an index array."""
+def _compare(xs, kind="aiv", dtype="f32", seed=0, prepare=None):
+    """``execute`` per core vs the batched form, for the rows as a slice and as an index array (``prepare(stacks)``:
+    values the instructions need in the random memories)."""
     keys = {replay_forms.batch_key(x) for x in xs}
     assert len(keys) == 1 and None not in keys, "the instructions must form one batch"
     cls = type(xs[0])
@@ -52,6 +54,8 @@ def _compare(xs, kind="aiv", dtype="f32", seed=0):
     for rows in (slice(0, n), np.arange(n) * 2 + 1):  # consecutive cores, then every other core of 2n
         total = n if isinstance(rows, slice) else 2 * n
         stacks, gm = _random_state(kind, total, dtype, seed)
+        if prepare is not None:
+            prepare(stacks)
         ref_stacks = {s: a.copy() for s, a in stacks.items()}
         ref_gm = GlobalMemory()
         ref_gm.alloc(GM_BYTES)
@@ -125,3 +129,29 @@ def test_fixpipe_form(dst_dtype, relu, dst_ld):
     xs = [_resolved(Fixpipe, dst=4096 + i * 8192, src=1024, m=20, n=24, dst_ld=dst_ld, dst_dtype=dst_dtype, relu=relu)
           for i in range(3)]
     _compare(xs, kind="aic", dtype="f32")
+
+
+@pytest.mark.parametrize("dtype, dst_rep", [("f32", 8), ("f16", 8), ("i16", 12)])
+def test_gather_form(dtype, dst_rep):
+    """Every core gathers its own elements (random in-range offsets per core); an out-of-range offset is execute's
+    error."""
+    es = 2 if dtype in ("f16", "i16") else 4
+    src, src_len, off = 8192, 4096, 16384
+    xs = [_resolved(VGather, dtype=dtype, dst=0, src=src, offset=off, src_len=src_len, repeat=3, mask=40,
+                    dst_rep=dst_rep) for _ in range(4)]
+    lanes = 256 // es
+    rng = np.random.default_rng(3)
+
+    def offsets(stacks):
+        ub = stacks["UB"]
+        for r in range(ub.shape[0]):
+            words = rng.integers(0, src_len // es, 3 * lanes).astype(np.uint32) * es
+            ub[r, off:off + words.nbytes] = words.view(np.uint8)
+
+    _compare(xs, dtype=dtype, prepare=offsets)
+    stacks, gm = _random_state("aiv", 2, dtype, 0)
+    offsets(stacks)
+    stacks["UB"][1, off + 4 * 5:off + 4 * 6] = np.array([src_len], np.uint32).view(np.uint8)
+    _, g = replay_forms.batch_effect(xs[0])
+    with pytest.raises(ProgramError, match=rf"vgather \(pc 7\): element 5 of repeat 0 has source offset {src_len} B"):
+        g(stacks, slice(0, 2), gm, np.zeros(2, np.int64))
