@@ -21,15 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import BufferTagError
+from .granules import G, index, put, shadow_len, take
 
-G = 32
 _NEVER, _UNKNOWN = -1, 0
 
 
 class BufferTags:
     def __init__(self, cores, items: list):
         self.items = items  # gid -> resolved instruction
-        self.tags = {(c.index, s): np.full(m.size // G + 1, _NEVER, np.int32) for c in cores for s, m in c.mem.items()}
+        self.tags = {(c.index, s): np.full(shadow_len(m.size), _NEVER, np.int32) for c in cores for s, m in c.mem.items()}
         self.tagged: set = set()  # cores that issued a tagged access (before that, untagged programs cost nothing)
         self.untagged_writes: set = set()  # cores that wrote local memory untagged before their first tagged access
         self.ids: dict[str, int] = {}
@@ -69,7 +69,7 @@ class BufferTags:
             if acc.write or acc.tag is None:
                 continue
             me = self._id(acc.tag)
-            have = self.tags[(core.index, acc.scope)][g]
+            have = take(self.tags[(core.index, acc.scope)], g)
             bad = (have != me) & (have != _UNKNOWN)
             if ins.READS_PADDING:  # whole repeats, a partial tile's padding included: unwritten bytes are fine
                 bad &= have != _NEVER
@@ -77,11 +77,11 @@ class BufferTags:
                 self._bad(ins, core, acc.scope, g, have, bad, me, shadow[(core.index, acc.scope)].w_gid)
         for g, acc in local_accesses:
             if acc.write:
-                self.tags[(core.index, acc.scope)][g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)
+                put(self.tags[(core.index, acc.scope)], g, _UNKNOWN if acc.tag is None else self._id(acc.tag))
 
     def _bad(self, ins, core, scope, g, have, bad, me, gid):
         """Raise for the first granule whose tag does not match (``gid``: the previous writers, before this one)."""
-        g = np.arange(g.start, g.stop) if isinstance(g, slice) else np.asarray(g)
+        g = index(g)
         for k in np.flatnonzero(bad):
             t = int(have[k])
             if t != _NEVER and self._compatible(t, me):

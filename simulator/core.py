@@ -82,6 +82,8 @@ class Core:
                     self.scalar_instructions += 1
                     continue
                 r = node.resolve(env)
+                if not r.reads_dregs:  # a static key: equal keys access the same bytes (hazards.py caches by it)
+                    r.skey = (id(node),) + tuple([r.__dict__[n] for n in node.EXPRS])
                 pipe = r.pipe
                 if pipe not in pipes:
                     raise ProgramError(f"{r.describe()} in {program.name}: core {self.name} ({self.kind}) has no "

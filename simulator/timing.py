@@ -184,7 +184,7 @@ class Scheduler:
         self.busy[(c.index, pipe)] += dur
         # ---- effects
         if self.check is not None:
-            self.check.check(x, s, seq, vc, x.accesses(c))
+            self.check.check(x, s, seq, vc)
         if kind in ("op", "dma"):
             x.execute(c)
             pb = x.path_bytes()
