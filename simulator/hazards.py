@@ -29,18 +29,36 @@ _NEVER = np.iinfo(np.int64).max  # a clock entry that orders every access
 
 
 class _Local:
-    """One core's scope: last writer per granule, and per pipe the latest read since (one row per pipe).
-    ``writers`` / ``readers``: the pipes that ever wrote / read here, so a check skips the pipes that cannot race."""
+    """One core's scope: last writer per granule, and per pipe that reads here the latest read since (a row per
+    reading pipe, made at its first read). ``writers`` / ``readers``: the pipes that ever wrote / read here, so a
+    check skips the pipes that cannot race."""
 
     def __init__(self, size):
-        n = shadow_len(size)  # padded: strided accesses read and write it through views (granules.py)
+        self.n = n = shadow_len(size)  # padded: strided accesses read and write it through views (granules.py)
         self.w_pipe = np.full(n, -1, np.int8)
         self.w_seq = np.zeros(n, np.int32)
         self.w_gid = np.zeros(n, np.int32)
-        self.r_seq = np.zeros((NP, n), np.int32)
-        self.r_gid = np.zeros((NP, n), np.int32)
+        self.r_seq: dict[int, np.ndarray] = {}
+        self.r_gid: dict[int, np.ndarray] = {}
         self.writers: list[int] = []
         self.readers: list[int] = []
+
+    def add_reader(self, p: int) -> None:
+        self.readers.append(p)
+        self.r_seq[p] = np.zeros(self.n, np.int32)
+        self.r_gid[p] = np.zeros(self.n, np.int32)
+
+
+class _Shadows(dict):
+    """(core index, scope) -> _Local, made at the scope's first access (a launch touches few of its cores' scopes)."""
+
+    def __init__(self, cores):
+        super().__init__()
+        self.sizes = {(c.index, s): m.size for c in cores for s, m in c.mem.items()}
+
+    def __missing__(self, key):
+        sh = self[key] = _Local(self.sizes[key])
+        return sh
 
 
 class _Global:
@@ -57,7 +75,7 @@ class _Global:
 class HazardChecker:
     def __init__(self, cores, gm_size: int, items: list):
         self.items = items  # gid -> resolved instruction
-        self.local = {(c.index, s): _Local(m.size) for c in cores for s, m in c.mem.items()}
+        self.local = _Shadows(cores)
         self.gm = _Global(gm_size)
         self.cores = {c.index: c for c in cores}
         self.tags = BufferTags(cores, items)  # the buffer-tag check rides on the hazard checker (buffer_tags.py)
@@ -125,14 +143,16 @@ class HazardChecker:
             if lp not in ws:
                 ws.append(lp)
         else:
+            if lp not in sh.readers:
+                sh.add_reader(lp)
             put(sh.r_seq[lp], g, seq)
             put(sh.r_gid[lp], g, ins.gid)
-            if lp not in sh.readers:
-                sh.readers.append(lp)
 
     def _war(self, ins, scope, core, g, sh, lvc):
         """Raise for a write over reads it is not ordered after: the first such granule and its lowest pipe."""
-        r = take(sh.r_seq.T, g)
+        r = np.zeros((len(index(g)), NP), np.int64)
+        for p in sh.readers:
+            r[:, p] = take(sh.r_seq[p], g)
         badr = r > lvc[None, :NP]
         rows = badr.any(axis=1)
         col = int(np.argmax(badr[rows][0]))
