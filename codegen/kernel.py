@@ -25,6 +25,7 @@ from graph_passes.target import module_target, target_spec
 from simulator import GlobalMemory, If, Loop, MixProgram, Program, get_chip, launch
 from simulator.replay import ReplayMismatch
 from simulator.assembly import to_text
+from simulator.intmath import align_up
 
 from .dtypes import ITEMSIZE, np_dtype
 from .emitters import EMITTERS
@@ -32,6 +33,7 @@ from .errors import CodegenError
 from .lowering import KernelEmitter, TracingBuilder
 
 MAX_RECORDED = 8  # recorded launches kept per kernel (distinct launch keys); the oldest goes first
+MAX_SIZES = 64  # sizes() results kept per kernel (distinct bindings)
 GM_ALIGN = 512  # GM bases on 512-B boundaries: the DMA's fastest alignment (ASCENDC, simulator gm_model)
 
 
@@ -80,13 +82,16 @@ class CompiledKernel:
     hivm: Operation | None = field(repr=False, default=None)
     chip: str = field(default_factory=lambda: target_spec(None).name)  # the chip it was compiled for
     recorded: dict = field(repr=False, default_factory=dict)  # launch key -> LaunchResult with a replay.Recording
+    gm_images: dict = field(repr=False, default_factory=dict)  # launch key -> the GlobalMemory its replays reuse
+    _sizes: dict = field(repr=False, default_factory=dict)  # bindings -> _Layout (sizes())
 
     # -- pickling (the compile cache) --------------------------------------------------------------------------------
     def __getstate__(self) -> dict:
         """``origin`` is keyed by the program nodes' ids, which a loaded copy does not share: pickled as pairs."""
         state = dict(self.__dict__)
         state["origin"] = [(n, self.origin[id(n)]) for n in _nodes(self.program) if id(n) in self.origin]
-        state["recorded"] = {}  # launch replay recordings belong to this process's launches
+        state["recorded"], state["gm_images"] = {}, {}  # launch replay recordings belong to this process's launches
+        state["_sizes"] = {}
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -115,6 +120,17 @@ class CompiledKernel:
         return "\n".join(head + [to_text(self.program, comment=source)])
 
     # -- running -----------------------------------------------------------------------------------------------------
+    def sizes(self, bindings: dict[str, int]) -> "_Layout":
+        """The tiling values, every argument's shape and the memref arguments' GM addresses under ``bindings``,
+        evaluated once per distinct bindings (a compiled graph launches a kernel with the same ones every call)."""
+        bkey = tuple(sorted((k, int(v)) for k, v in bindings.items()))
+        hit = self._sizes.get(bkey)
+        if hit is None:
+            if len(self._sizes) >= MAX_SIZES:
+                del self._sizes[next(iter(self._sizes))]
+            hit = self._sizes[bkey] = _Layout.of(self, bindings)
+        return hit
+
     def run(self, gm_arrays: list, bindings: dict[str, int], chip=None, check_hazards: bool = True,
             trace: bool = False, simulate: str = "every"):
         """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores of ``chip``
@@ -124,7 +140,8 @@ class CompiledKernel:
 
         ``simulate="once"``: the first launch with a given key (every launch argument — GM addresses, scalars,
         tiling values —, block dim, chip with its fixed costs, ``check_hazards``) is simulated in full and recorded;
-        later ones replay its functional effects (simulator/replay.py) and return its stats with ``replayed`` set.
+        later ones replay its functional effects (simulator/replay.py) on the GM image kept for the key (the
+        arguments written into it again) and return its stats with ``replayed`` set.
         A kernel whose DMAs take GM addresses from data registers replays while those addresses equal the
         recorded ones; when they differ it is simulated again (``note`` says so) and that launch is recorded.
         ``"every"``: always the full simulation."""
@@ -133,57 +150,113 @@ class CompiledKernel:
                              f"({', '.join(a.name for a in self.arg_layout)}), got {len(gm_arrays)}")
         if simulate not in ("once", "every"):
             raise ValueError(f"{self.name}: simulate={simulate!r} must be 'once' or 'every'")
-        values = self.tiling(bindings)
-        gm, args, placed = self._place(gm_arrays, bindings)
-        args.update(values)
-        result = None
-        block_dim = values["block_dim"]
+        lay = self.sizes(bindings)
+        args = lay.args(self, gm_arrays)
+        result, gm = None, None
+        block_dim = lay.values["block_dim"]
         if block_dim > 0:
             spec = get_chip(chip or self.chip)
-            key = (_arg_key(args), block_dim, repr(spec), check_hazards)
+            key = (_arg_key(args), block_dim, _chip_key(spec), check_hazards)
             hit = self.recorded.get(key) if simulate == "once" else None
             note = None
             if hit is not None and (hit.events or not trace):
+                gm = self.gm_images[key]
+                lay.write(self, gm, gm_arrays)
                 try:
                     hit.recording.replay(gm)
                     result = replace(hit, replayed=True, note=None)
                 except ReplayMismatch as e:
                     note = f"simulated again: {e}"
-                    gm, args, placed = self._place(gm_arrays, bindings)  # the partial replay wrote into gm
-                    args.update(values)
             if result is None:
+                gm = lay.place(self, gm_arrays)  # a fresh GM (a failed replay wrote into the kept one)
                 result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
                                 check_hazards=check_hazards, trace=trace, record=simulate == "once")
                 if simulate == "once":
                     if len(self.recorded) >= MAX_RECORDED and key not in self.recorded:
-                        del self.recorded[next(iter(self.recorded))]  # the oldest key
+                        old = next(iter(self.recorded))  # the oldest key
+                        del self.recorded[old], self.gm_images[old]
                     self.recorded[key] = result
+                    self.gm_images[key] = gm
                 if note:
                     result = replace(result, note=note)
-        outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in placed if a.is_output]
+        if gm is None:
+            gm = lay.place(self, gm_arrays)  # nothing launched (block_dim 0): the outputs as given
+        outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in lay.placed if a.is_output]
         return outs, result
 
-    def _place(self, gm_arrays, bindings):
-        """A fresh GlobalMemory holding the arguments: (gm, launch args so far, [(layout, address, shape)])."""
-        gm = GlobalMemory(align=GM_ALIGN)
-        args, placed = {}, []
-        for a, arr in zip(self.arg_layout, gm_arrays):
+
+@dataclass
+class _Layout:
+    """A launch's sizes under one set of bindings: tiling ``values``, ``placed`` memref arguments as
+    ``(ArgLayout, GM address, shape)`` (addresses as a fresh GlobalMemory allocates them, 512-B aligned) and
+    ``shapes`` of every argument (``()`` for scalars)."""
+
+    values: dict
+    shapes: list
+    placed: list
+
+    @classmethod
+    def of(cls, ck: CompiledKernel, bindings) -> "_Layout":
+        values = ck.tiling(bindings)
+        shapes, placed, top = [], [], 0
+        for a in ck.arg_layout:
+            shape = a.evaluate_shape(ck.tiling.sizes, bindings)
+            shapes.append(shape)
+            if not a.is_scalar:
+                addr = align_up(top, GM_ALIGN)
+                top = addr + max(prod(shape) * ITEMSIZE[a.dtype], 1)
+                placed.append((a, addr, shape))
+        return cls(values, shapes, placed)
+
+    def args(self, ck: CompiledKernel, gm_arrays) -> dict:
+        """The launch arguments: scalars by value, memrefs by GM address, the tiling values."""
+        args = {}
+        for a, arr in zip(ck.arg_layout, gm_arrays):
             if a.is_scalar:
                 args[a.name] = float(arr) if a.dtype.startswith(("f", "bf")) else int(arr)
+        for a, addr, _ in self.placed:
+            args[a.name] = addr
+        args.update(self.values)
+        return args
+
+    def place(self, ck: CompiledKernel, gm_arrays) -> GlobalMemory:
+        """A fresh GlobalMemory holding the memref arguments at :attr:`placed`'s addresses."""
+        gm = GlobalMemory(align=GM_ALIGN)
+        for a, addr, shape in self.placed:
+            got = gm.alloc(max(prod(shape) * ITEMSIZE[a.dtype], 1), GM_ALIGN)
+            if got != addr:
+                raise RuntimeError(f"{ck.name}: argument {a.name} placed at GM {got:#x}, its layout says {addr:#x}")
+        self.write(ck, gm, gm_arrays)
+        return gm
+
+    def write(self, ck: CompiledKernel, gm: GlobalMemory, gm_arrays) -> None:
+        """The memref arguments' bytes into ``gm`` at their addresses (each checked against its layout)."""
+        it = iter(self.placed)
+        for a, arr in zip(ck.arg_layout, gm_arrays):
+            if a.is_scalar:
                 continue
-            shape = a.evaluate_shape(self.tiling.sizes, bindings)
+            _, addr, shape = next(it)
             arr = np.asarray(arr)
             if arr.dtype != np_dtype(a.dtype):
-                raise ValueError(f"{self.name}: argument {a.name} must be {a.dtype}, got {arr.dtype}")
-            if arr.size != int(np.prod(shape)):
-                raise ValueError(f"{self.name}: argument {a.name} needs {shape} = {int(np.prod(shape))} elements, "
+                raise ValueError(f"{ck.name}: argument {a.name} must be {a.dtype}, got {arr.dtype}")
+            if arr.size != prod(shape):
+                raise ValueError(f"{ck.name}: argument {a.name} needs {shape} = {prod(shape)} elements, "
                                  f"got array of shape {arr.shape}")
-            addr = gm.alloc(max(arr.nbytes, 1), GM_ALIGN)
             if arr.nbytes:
                 gm.write(addr, arr)
-            args[a.name] = addr
-            placed.append((a, addr, shape))
-        return gm, args, placed
+
+
+def _chip_key(spec) -> str:
+    """A chip's whole preset as a key part (its repr, made once per preset object)."""
+    hit = _CHIP_KEYS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_CHIP_KEYS) >= 16:
+            _CHIP_KEYS.clear()
+        hit = _CHIP_KEYS[id(spec)] = (spec, repr(spec))
+    return hit[1]
+
+
+_CHIP_KEYS: dict = {}
 
 
 def _arg_key(args: dict) -> tuple:
