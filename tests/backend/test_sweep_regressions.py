@@ -1,0 +1,39 @@
+"""Minimal repros of what the OpInfo sweep (tests/opinfo, docs/opinfo.md) found at f32 forward: each was an
+internal error or a mismatch where eager runs. Ops that fall back to the host here are expected to."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import torch_npu_backend
+from tests.helpers import check_model
+
+pytestmark = pytest.mark.filterwarnings("default:npu. ")  # host fallbacks are expected here
+
+
+def _spd(n: int) -> torch.Tensor:
+    a = torch.randn(n, n)
+    return a @ a.T + n * torch.eye(n)
+
+
+def test_linalg_effect_token_runs_its_check_on_the_host():
+    """Was: no npu lowering for aten op with_effects: cannot run on the host: argument _linalg_check_errors of type
+    OpOverload. AOTAutograd threads an effect token through ``_linalg_check_errors``; the check runs on the host."""
+    check_model(lambda x: torch.linalg.cholesky(x) * 2, [_spd(4)])
+    check_model(lambda x: torch.linalg.inv(x) + 1, [_spd(3)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.compile(torch.linalg.cholesky, backend="npu")(_spd(3))
+    assert any("_linalg_check_errors" in str(w.message) and "side effects" in str(w.message) for w in caught)
+
+
+def test_linalg_effect_token_check_still_raises_like_eager():
+    bad = -torch.eye(3)
+    with pytest.raises(Exception, match="not positive-definite"):
+        torch.linalg.cholesky(bad)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="not positive-definite"):
+        torch.compile(torch.linalg.cholesky, backend="npu")(bad)
