@@ -37,3 +37,12 @@ def test_linalg_effect_token_check_still_raises_like_eager():
     torch._dynamo.reset()
     with pytest.raises(Exception, match="not positive-definite"):
         torch.compile(torch.linalg.cholesky, backend="npu")(bad)
+
+
+def test_masked_mean_and_std_read_a_bool_mask_cast_first():
+    """Was: AttributeError 'NoneType' object has no attribute 'insert_before' (hfusion-legalize-bool inserted the
+    mask's bytes before the kernel's first op, a cast of that mask it had just replaced)."""
+    check_model(lambda x, m: torch.masked.mean(x, mask=m), [torch.tensor(-8.5), torch.tensor(True)])
+    x = torch.tensor([-8.4784, -1.7658, -4.3228, -2.4005, -7.9506])
+    m = torch.tensor([True, True, False, True, False])
+    check_model(lambda x, m: torch.masked.std(x, mask=m, dim=0, unbiased=False), [x, m])
