@@ -46,3 +46,13 @@ def test_masked_mean_and_std_read_a_bool_mask_cast_first():
     x = torch.tensor([-8.4784, -1.7658, -4.3228, -2.4005, -7.9506])
     m = torch.tensor([True, True, False, True, False])
     check_model(lambda x, m: torch.masked.std(x, mask=m, dim=0, unbiased=False), [x, m])
+
+
+def test_gather_index_select_and_scatter_of_a_0d_input():
+    """Was: VerifyError 'hfusion.gather' op dim 0 / index rank 1 invalid for input tensor<f32> (gather,
+    index_select) and an IndexError (scatter): a 0-d input is a 1-element vector to eager."""
+    x = torch.tensor(-8.5)
+    check_model(lambda x, i: torch.gather(x, 0, i) * 2, [x, torch.tensor([0])])
+    check_model(lambda x, i: torch.index_select(x, 0, i) + 1, [x, torch.tensor([0])])
+    check_model(lambda x, i: torch.scatter(x, 0, i, 2.5), [x, torch.tensor(0)])
+    check_model(lambda x, i, s: torch.scatter(x, 0, i, s), [x, torch.tensor(0), torch.tensor(3.0)])
