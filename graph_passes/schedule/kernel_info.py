@@ -91,8 +91,15 @@ class KernelInfo:
         return self.masks[v]
 
     def is_small(self, v: Value) -> bool:
-        """Spans none of the reduced dims: computed once per parallel tile, outside the reduction loops."""
-        return not set(self.masks[v]) & set(self.reduce_dims)
+        """Spans none of the reduced dims of extent > 1: computed once per parallel tile, outside the reduction
+        loops.
+
+        Note: a reduced dim of extent 1 (a reduction keeping a unit dim beside one that drops it, softmax over dim 0
+        of ``[s0, s1, 1]`` beside a mean over ``[0, 2]``) has one tile, so a value spanning it is the same in every
+        iteration of the reduced loops. Counting it as big recomputed a reduction result's consumers inside those
+        loops, and a consumer planned in place on the accumulator (``1/sum``) was applied once per iteration."""
+        looped = {d for d in self.reduce_dims if as_expr(self.domain[d]) != 1}
+        return not set(self.masks[v]) & looped
 
     def expanded_shape(self, shape, mask) -> list:
         """``shape`` (over ``mask``'s dims) as a domain-rank shape with 1 in the other dims."""
