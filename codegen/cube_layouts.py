@@ -75,8 +75,8 @@ def read_layouts(op) -> bool:
                                    f"the IR lays it out {layout}")  # fmt: skip
     if op.name not in ("hivm.load_l0a", "hivm.load_l0b"):
         return False
-    transpose = bool(declared[0].transpose)
-    if transpose != bool(op.attributes.get("transpose")):
-        raise CodegenError(op, f"src_layout {declared[0]} and transpose = {str(bool(op.attributes.get('transpose'))).lower()} "
-                               "disagree about the L1 box's orientation")  # fmt: skip
+    transpose, flag = bool(declared[0].transpose), bool(op.attributes.get("transpose"))
+    if transpose != flag:
+        raise CodegenError(op, f"src_layout {declared[0]} and transpose = {str(flag).lower()} disagree about the L1 "
+                               "box's orientation")  # fmt: skip
     return transpose

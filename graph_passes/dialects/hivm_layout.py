@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.core import Attr, Operation, Value, ViewLike
-from ..ir.typed_attrs import TypedAttr, register_attr
 from ..ir.printer import format_attr
+from ..ir.typed_attrs import TypedAttr, register_attr
 from ..ir.types import DTYPE_BYTES, MemRefType
 
 LAYOUT_KINDS = ("ND", "zZ", "nZ", "zN")
@@ -113,7 +113,7 @@ def check_alloc_layout(op: Operation) -> None:
     if layout is None:
         return
     t = op.result.type
-    allowed = SCOPE_LAYOUTS.get(t.scope) if t.scope else LAYOUT_KINDS
+    allowed = SCOPE_LAYOUTS.get(t.scope, LAYOUT_KINDS)
     if layout.kind not in allowed:
         raise op.error(f"a buffer in {t.scope} holds {' or '.join(allowed)}, not {layout}")
     if layout.kind != "ND":
@@ -155,7 +155,9 @@ def required_layouts(op: Operation) -> dict[int, DataLayout]:
 
 def conversion_kind(src: DataLayout, dst: DataLayout) -> str:
     """The counter name of a conversion: ``ND_to_zZ``; a transposed ND source is ``DN`` (``DN_to_nZ``)."""
-    name = lambda layout: "DN" if layout.transpose else layout.kind  # noqa: E731
+    def name(layout: DataLayout) -> str:
+        return "DN" if layout.transpose else layout.kind
+
     return f"{name(src)}_to_{name(dst)}"
 
 
