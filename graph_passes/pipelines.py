@@ -96,6 +96,9 @@ HIVM = [
     "convert-to-hivm",  # kernels → loops over tiles of explicit buffers; host calls → hivm.launch
     "hivm-infer-core-type",  # AIV / AIC / MIX per kernel
     "hivm-infer-mem-scope",  # gm / ub / l1 / l0* per buffer
+    # cube-path buffers: L1 ND, L0A zZ, L0B nZ, L0C zN; the MTE1 loads and the fixpipe record their conversions.
+    # After the scopes (a layout is chosen per memory), before multi-buffering (each copy keeps its alloc's layout)
+    "hivm-infer-data-layout",
     # each buffer gets the copies its kernel's schedule decided; ``depth`` serves only functions without a schedule
     # (HIVM written by hand and lowered by the driver)
     "hivm-mark-multi-buffer{depth=%(multi_buffer)d}",

@@ -53,6 +53,7 @@ from ..ir.attrs import BoolAttr, IntAttr, IntListAttr, NumberAttr, StrAttr
 from ..ir.core import MemoryEffect, Operation, Pure, Vector, ViewLike, register_op
 from ..ir.types import IndexType, MemRefType, ScalarType
 from .hfusion import BINARY_FUNS, COMPARE_PREDICATES, REDUCE_KINDS, ROUND_MODES, UNARY_FUNS
+from .hivm_layout import LAYOUT_ATTR, check_alloc_layout
 
 PIPES = ("PIPE_S", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_V", "PIPE_FIX", "PIPE_ALL")
 CORE_TYPES = ("AIV", "AIC", "MIX")
@@ -133,13 +134,15 @@ class AllocOp(Operation):
     generator's multi-instruction idioms (long-row and whole-buffer reductions, in-place scalar operands); no op
     names it, it is live for the whole kernel (sized by ``hfusion-auto-schedule``, docs/codegen.md); ``stages = n``:
     a software-pipelined kernel's scratch, one equal part per stage. ``buffer = i``: the buffer i of the kernel's
-    schedule it allocates (``convert-to-hivm``), whose copies ``hivm-mark-multi-buffer`` reads there."""
+    schedule it allocates (``convert-to-hivm``), whose copies ``hivm-mark-multi-buffer`` reads there. ``layout``:
+    a cube-path buffer's ``#hivm.data_layout`` (``hivm-infer-data-layout``, dialects/hivm_layout.py)."""
 
     name = "hivm.alloc"
     result_names = ("result",)
     attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True),
                         "buffer": IntAttr(optional=True),
-                        "scratch": BoolAttr(optional=True), "stages": IntAttr(optional=True)}
+                        "scratch": BoolAttr(optional=True), "stages": IntAttr(optional=True),
+                        "layout": LAYOUT_ATTR}
     traits = (MemoryEffect,)
 
     def verify_(self) -> None:
@@ -156,6 +159,7 @@ class AllocOp(Operation):
             raise self.error(f"has {len(offsets)} offsets for {n} buffer copies")
         if self.attributes.get("scratch") and (n != 1 or self.result.uses):
             raise self.error("a scratch buffer has one copy and no uses (the code generator addresses it)")
+        check_alloc_layout(self)
 
 
 @register_op
