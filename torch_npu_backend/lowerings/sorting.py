@@ -43,6 +43,8 @@ MAX_SORT = 16
 """Longest row sorted on the vector unit: its ``[n, n]`` compares per row grow as n²."""
 MAX_TOPK = 16
 """Most rounds of topk unrolled on the vector unit (one reduction pair each)."""
+SECOND = 2**23
+"""topk: added to the positions of the class picked second; rows are at most this long (f32 is exact to 2^24)."""
 
 
 def _rows(ctx, x, dim, what):
@@ -52,9 +54,6 @@ def _rows(ctx, x, dim, what):
     rank = v.type.rank
     d = normalize_dim(ctx, dim, rank)
     n = v.type.shape[d]
-    if not n.is_Integer:
-        raise ctx.error(f"{what} along dim {d} of symbolic length {n}")
-    n = int(n)
     if d == rank - 1:
         lead = list(v.type.shape[:-1])
         rows = ctx.reshape(v, [sympy.Mul(*lead) if lead else 1, n])
@@ -159,8 +158,10 @@ def _sort(ctx, x, dim, descending):
     if ctx.tensor(x).type.rank == 0:
         return ctx.tensor(x), ctx.emit(FillOp, [], out_indices, value=0)
     keys, rows, restore = _rows(ctx, x, dim, "sort")
-    n = int(keys.type.shape[1])
-    if n > MAX_SORT:
+    n = keys.type.shape[1]
+    if not n.is_Integer:
+        raise ctx.error(f"sort of rows of symbolic length {n}: the vector unit sorts rows of a static length")
+    if int(n) > MAX_SORT:
         raise ctx.error(f"sort of rows of {n} elements: the vector unit sorts rows of at most {MAX_SORT}")
     return _gathered(ctx, rows, _sort_rows(ctx, keys, descending), restore, out_values, out_indices)
 
@@ -197,14 +198,18 @@ def _top_positions(ctx, keys, k, largest):
     """The f32 positions ``[R, k]`` of a row's ``k`` largest (smallest) keys, best first, ties by position.
 
     Per round: ``m`` = the extreme of the numbers not yet taken; a candidate's rank ``c`` is its position, plus
-    ``n`` for the class picked second (numbers when ``largest``: a NaN is larger; NaNs otherwise), ``2n`` when taken
-    or not at ``m``; the round picks ``min(c)`` (less ``n`` when it is ``n`` or more)."""
+    :data:`SECOND` for the class picked second (numbers when ``largest``: a NaN is larger; NaNs otherwise),
+    ``2·SECOND`` when taken or not at ``m``; the round picks ``min(c)`` (less ``SECOND`` when it is that or more)."""
     r, n = keys.type.shape
+    if n.is_Integer and int(n) > SECOND:
+        raise ctx.error(f"topk of rows of {n}: positions are f32, exact up to 2^24 with {SECOND} added")
+    if not n.is_Integer:
+        ctx.assert_predicate(sympy.Le(n, SECOND), ctx.node_name(), "topk's positions are f32, exact below 2^24")
     floats = is_float_dtype(keys.type.dtype)
     positions = ctx.broadcast_to(_positions(ctx, n, [1, n]), [r, n])
-    later = binary(ctx, "add", positions, ctx.scalar(float(n), "f32"))
+    later = binary(ctx, "add", positions, ctx.scalar(float(SECOND), "f32"))
     number_pos, nan_pos = (later, positions) if largest else (positions, later)
-    past, shift = ctx.scalar(float(2 * n), "f32"), ctx.scalar(float(n), "f32")
+    past, shift = ctx.scalar(float(2 * SECOND), "f32"), ctx.scalar(float(SECOND), "f32")
     nan = compare(ctx, "ne", keys, keys) if floats else None
     worst = _worst(ctx, keys.type.dtype, largest)
     taken, picks = None, []
