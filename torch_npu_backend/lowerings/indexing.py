@@ -16,6 +16,7 @@ from graph_passes.ir.types import INT_LIMITS, TensorType
 from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, compare, normalize_dim, select
+from .multi_index import index_several
 from .shape import scatter_values, slice_value
 
 I32_MAX = INT_LIMITS["i32"][1]
@@ -64,8 +65,10 @@ def index(ctx, x, indices):
     """``x[..., idx, ...]`` with one integer index tensor, the other dims whole (``qkv[..., [-2], :]``: the keys of a
     fused q/k/v projection): an index_select of the flattened index along its dim, negative indices counting from the
     end as eager, reshaped to ``x.shape[:d] + idx.shape + x.shape[d+1:]``. Several index tensors (broadcast together)
-    and boolean masks (a result shape that depends on the data) are not lowered."""
+    are ``multi_index.index_several``; boolean masks (a result shape that depends on the data) are not lowered."""
     v = ctx.tensor(x)
+    if sum(i is not None for i in indices) > 1:  # advanced indexing: lowerings/multi_index.py
+        return index_several(ctx, v, indices, _index_select)
     d, idx, n = _one_index(ctx, v, indices)
     known = _constant_values(idx)
     if known is not None:
