@@ -335,9 +335,6 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int, element_row_bytes
             continue
         if src in rows:
             raise Unsupported(op.name, "an argument is gathered both as rows and along its last dim")
-        if rank > 2:
-            raise Unsupported(op.name, f"gathers along the last dim of {src.type}: vgather's rows and index "
-                                       f"conversion are lowered for rank 1 and 2")
         size = as_expr(src.type.shape[dim])
         if not size.is_Integer:
             raise Unsupported(op.name, f"the gathered dim of {src.type} is not static (its rows are loaded whole "
