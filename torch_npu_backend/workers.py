@@ -25,6 +25,9 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import sys
+import types
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from simulator import functional
@@ -186,11 +189,27 @@ class _Pool:
     def submit(self, job: TimingJob):
         if self.kind == "ray":
             return self.impl.remote(job).future()
-        return self.impl.submit(run, job, pure=False) if self.kind == "dask" else self.impl.submit(run, job)
+        if self.kind == "dask":
+            return self.impl.submit(run, job, pure=False)
+        with _main_hidden():  # a worker (started on demand by submit) must not import the user's script
+            return self.impl.submit(run, job)
 
     def shutdown(self) -> None:
         if self.kind == "local":
             self.impl.shutdown(cancel_futures=True)
+
+
+@contextmanager
+def _main_hidden():
+    """``__main__`` as an empty module while the pool starts processes: forkserver and spawn children import the
+    parent's main script (to unpickle what it defines), which would run a script that compiles a model at top level
+    again in every worker. The job function lives in ``simulator.timing_job``; the workers need nothing from it."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _pool(executor: str, workers: int) -> _Pool:
