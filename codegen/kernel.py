@@ -132,7 +132,7 @@ class CompiledKernel:
         return hit
 
     def run(self, gm_arrays: list, bindings: dict[str, int], chip=None, check_hazards: bool = True,
-            trace: bool = False, simulate: str = "every"):
+            trace: bool = False, simulate: str = "every", jobs=None):
         """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores of ``chip``
         (the chip it was compiled for by default), read the outputs back. ``gm_arrays``: one array per memref
         argument (a number per scalar argument), in order.
@@ -144,7 +144,8 @@ class CompiledKernel:
         arguments written into it again) and return its stats with ``replayed`` set.
         A kernel whose DMAs take GM addresses from data registers replays while those addresses equal the
         recorded ones; when they differ it is simulated again (``note`` says so) and that launch is recorded.
-        ``"every"``: always the full simulation."""
+        ``"every"``: always the full simulation. ``jobs`` (torch_npu_backend/workers.py, with "once"): a new key's
+        outputs come from the functional executor and its timing becomes a job (a PendingLaunch is returned)."""
         if len(gm_arrays) != len(self.arg_layout):
             raise ValueError(f"{self.name}: expects {len(self.arg_layout)} arguments "
                              f"({', '.join(a.name for a in self.arg_layout)}), got {len(gm_arrays)}")
@@ -159,7 +160,7 @@ class CompiledKernel:
             key = (_arg_key(args), block_dim, _chip_key(spec), check_hazards)
             hit = self.recorded.get(key) if simulate == "once" else None
             note = None
-            if hit is not None and (hit.events or not trace):
+            if hit is not None and hit.replayable(trace):
                 gm = self.gm_images[key]
                 lay.write(self, gm, gm_arrays)
                 try:
@@ -169,8 +170,11 @@ class CompiledKernel:
                     note = f"simulated again: {e}"
             if result is None:
                 gm = lay.place(self, gm_arrays)  # a fresh GM (a failed replay wrote into the kept one)
-                result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
-                                check_hazards=check_hazards, trace=trace, record=simulate == "once")
+                if jobs is not None and simulate == "once":  # outputs now (functional executor), timing a job
+                    result = jobs.defer(self.program, spec, block_dim, args, gm, check_hazards, trace)
+                else:
+                    result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
+                                    check_hazards=check_hazards, trace=trace, record=simulate == "once")
                 if simulate == "once":
                     if len(self.recorded) >= MAX_RECORDED and key not in self.recorded:
                         old = next(iter(self.recorded))  # the oldest key

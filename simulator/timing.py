@@ -238,9 +238,7 @@ class Scheduler:
             self.binds.append((len(self.items), c.index, x, before, x.bound_addresses()))  # for replay.py
 
     def _targets(self, c, x):
-        if x.mode == "all":
-            return [o for o in self.cores if o is not c]
-        return [o for o in self.cores if o.group == c.group and o is not c and (o.kind != c.kind)]
+        return cross_targets(self.cores, c, x)
 
     # ---- end ---------------------------------------------------------------------------------------
     def _check_done(self):
@@ -272,3 +270,11 @@ class Scheduler:
             scalar_end = (c.seg_end[-1] if c.seg_end else 0.0) + c.end_sofs
             end = max(end, scalar_end, *c.free.values())
         return end
+
+
+def cross_targets(cores, c, x) -> list:
+    """The cores a ``cross_set`` ``x`` run on core ``c`` signals: every other core (mode "all"), else the other
+    kind's cores of its group."""
+    if x.mode == "all":
+        return [o for o in cores if o is not c]
+    return [o for o in cores if o.group == c.group and o is not c and (o.kind != c.kind)]

@@ -86,6 +86,12 @@ class NpuOptions:
     """Run the IR verifier after import and after every pass."""
     cache: bool = True
     """Read and write the compile cache on disk (``compile_cache.py``; also off with ``NPU_CACHE_DIR=0``)."""
+    workers: int | None = None
+    """With simulate="once": processes that run the timing simulations of a graph run's new launches while their
+    outputs come from the functional executor (``workers.py``); None: ``$NPU_WORKERS``, else the machine's cores;
+    1: every new launch is simulated in full in this process, at once."""
+    executor: str = "local"
+    """Where timing jobs run with workers >= 2: "local" (a process pool), "dask" or "ray" (optional extras)."""
 
     def __post_init__(self):
         if self.execute not in EXECUTE_MODES:
@@ -110,6 +116,17 @@ class NpuOptions:
             raise OptionsError(f"option max_tile_elems must be an int >= 0 (0: UB decides), got {self.max_tile_elems!r}")
         if not _is_int(self.tile_elems) or self.tile_elems < 0:
             raise OptionsError(f"option tile_elems must be an int >= 0 (0: automatic), got {self.tile_elems!r}")
+        if self.workers is not None and (not _is_int(self.workers) or self.workers < 1):
+            raise OptionsError(f"option workers must be an int >= 1 (or None: $NPU_WORKERS, else the cores), "
+                               f"got {self.workers!r}")
+        from .workers import EXECUTORS, check_executor
+
+        if self.executor not in EXECUTORS:
+            raise OptionsError(f"option executor={self.executor!r} is not supported; valid: {', '.join(EXECUTORS)}")
+        try:
+            check_executor(self.executor)
+        except ImportError as e:
+            raise OptionsError(f"option {e}") from None
         if not isinstance(self.pipeline, str):
             raise OptionsError(f"option pipeline must be a string, got {self.pipeline!r}")
         if self.debug_dir is not None:
