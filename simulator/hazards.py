@@ -79,40 +79,44 @@ class HazardChecker:
         self.gm = _Global(gm_size)
         self.cores = {c.index: c for c in cores}
         self.tags = BufferTags(cores, items)  # the buffer-tag check rides on the hazard checker (buffer_tags.py)
-        self._cache: dict = {}     # static key -> (scope, write, granules, Access) of each access
-        self._local_of: dict = {}  # static key -> (granules, Access) of the local accesses (the buffer-tag check)
+        self._cache: dict = {}  # static key -> the instruction's accesses (_accesses)
 
     def check(self, ins, stream: int, seq: int, vc: np.ndarray) -> None:
         core = ins.core
+        accs, local = self._accesses(ins, core)
+        if not accs:  # a sync item: nothing to look at
+            return
         # the core's clocks, then a sentinel no sequence number exceeds: a granule with no writer (pipe -1) reads it
         lvc = np.empty(NP + 1, np.int64)
         lvc[:NP] = vc[core.index * NP: core.index * NP + NP]
         lvc[NP] = _NEVER
         lp = stream % NP
-        for scope, write, g, acc in self._accesses(ins, core):
+        for scope, write, g in accs:
             if scope == "GM":
                 self._global(ins, stream, seq, vc, g, write)
             else:
                 self._local(ins, core, scope, lp, seq, lvc, g, write)
-        local = self._local_of.get(ins.skey) if ins.skey is not None else None
-        if local is None:
-            local = [(g, acc) for scope, _, g, acc in self._accesses(ins, core) if scope != "GM"]
         if local:
             self.tags.check(ins, core, local, self.local)
 
     def _accesses(self, ins, core):
-        """(scope, write, granules, Access) of each access, cached by the instruction's static key (``skey``: its
-        program node and resolved operands, core.py; None for one whose operands a bind may change)."""
+        """``(scope, write, granules)`` of each access, and ``(granules, Access)`` of the local ones (the buffer-tag
+        check), cached by the instruction's static key (``skey``: its program node and resolved operands, core.py;
+        None for one whose operands a bind may change)."""
         key = ins.skey
         if key is not None:
             got = self._cache.get(key)
             if got is not None:
                 return got
-        got = [(acc.scope, acc.write, granule_set(np.asarray(acc.starts), acc.length), acc)
-               for acc in ins.accesses(core)]
+        accs, local = [], []
+        for acc in ins.accesses(core):
+            g = granule_set(np.asarray(acc.starts), acc.length)
+            accs.append((acc.scope, acc.write, g))
+            if acc.scope != "GM":
+                local.append((g, acc))
+        got = (accs, local)
         if key is not None:
             self._cache[key] = got
-            self._local_of[key] = [(g, acc) for scope, _, g, acc in got if scope != "GM"]
         return got
 
     # ---- local -------------------------------------------------------------------------------------

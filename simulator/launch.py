@@ -11,7 +11,6 @@ core holds all units, so aiv and aic programs both run on the AI cores.
 """
 from __future__ import annotations
 
-import gc
 import time
 
 from .core import Core
@@ -75,17 +74,9 @@ def launch(program: Program | MixProgram, *, chip="ascend910b1", block_dim: int 
     chip = get_chip(chip)
     args = dict(args or {})
     t0 = time.perf_counter()
-    # Note: a launch allocates many small objects (resolved instructions, heap entries) and frees none until it
-    # ends, so the cyclic GC's passes over them are pure cost; it is paused for the launch and resumed after.
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
-        cores = issue(program, chip, block_dim, args, gm)
-        sched = Scheduler(chip, cores, gm, check_hazards, trace)
-        sched.run()
-    finally:
-        if gc_was_on:
-            gc.enable()
+    cores = issue(program, chip, block_dim, args, gm)
+    sched = Scheduler(chip, cores, gm, check_hazards, trace)
+    sched.run()
     wall = time.perf_counter() - t0
     stats = collect_stats(program.name, chip, block_dim, cores, sched, check_hazards, wall)
     recording = Recording(program.name, chip, cores, sched.items, sched.binds) if record else None
