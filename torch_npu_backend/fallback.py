@@ -100,9 +100,15 @@ def emit_fallback(ctx, node: torch.fx.Node, reason: str, call=None):
         if (v is None and not many) or (v is not None and not isinstance(v, torch.Tensor)):
             raise UnsupportedOpError(target, node.name, f"cannot run on the host either: result {v!r} is not a "
                                      "tensor")  # fmt: skip
+    extra = {}
+    if many and call is None:
+        read = {u.args[1] for u in node.users if u.target is operator.getitem}
+        if any(v is not None and i not in read for i, v in enumerate(vals)):  # unread outputs stay on the host
+            vals = [v if i in read else None for i, v in enumerate(vals)]
+            extra["outputs"] = [i for i, v in enumerate(vals) if v is not None]
     types = [host_type(ctx, v) for v in vals if v is not None]
     op = ctx.create(FallbackOp, operands, types, target=str(target), node=node.name, reason=reason, args=args,
-                    kwargs=kwargs)  # fmt: skip
+                    kwargs=kwargs, **extra)  # fmt: skip
     if not many:
         return op.results[0]
     results = iter(op.results)

@@ -109,7 +109,8 @@ class ImportContext:
         if is_effect_token(node):
             return IndexType()  # Note: an effect token has no value (the runtime passes None): an unused parameter
         if isinstance(val, torch.Tensor):
-            if val.dtype in HOST_DTYPES and not (val.dtype == torch.float64 and val.dim() == 0):
+            device_scalar = val.dtype == torch.float64 and val.dim() == 0 and not _read_on_host_only(node)
+            if val.dtype in HOST_DTYPES and not device_scalar:
                 return host_type(self, val)  # a host value: the nodes reading it run on the host (fallback.py)
             return self.tensor_type(val, node)
         if isinstance(val, torch.SymInt):
@@ -441,6 +442,13 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
     ctx.narrow_symbols()
     ctx.record_equalities()
     return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates), fallbacks)
+
+
+def _read_on_host_only(node: torch.fx.Node) -> bool:
+    """Every node reading ``node`` has a result of a host dtype (it runs on the host whatever it is): a 0-d f64 input
+    read only there stays f64 (a linalg tolerance), not the f32 scalar a device op would read."""
+    vals = [u.meta.get("val") for u in node.users]
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype in HOST_DTYPES for v in vals)
 
 
 def _lower(ctx: ImportContext, node: torch.fx.Node) -> str | None:

@@ -56,3 +56,17 @@ def test_gather_index_select_and_scatter_of_a_0d_input():
     check_model(lambda x, i: torch.index_select(x, 0, i) + 1, [x, torch.tensor([0])])
     check_model(lambda x, i: torch.scatter(x, 0, i, 2.5), [x, torch.tensor(0)])
     check_model(lambda x, i, s: torch.scatter(x, 0, i, s), [x, torch.tensor(0), torch.tensor(3.0)])
+
+
+def test_embedding_bag_host_fallback_returns_only_the_outputs_read():
+    """Was: InterpreterError 'host.fallback' produced torch.int64 (3,), its type is tensor<2xi64>: the traced sizes
+    of _embedding_bag_forward_only's unread outputs (offset2bag …) are not the host kernel's."""
+    w = torch.randn(10, 5)
+    idx, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 5])
+    check_model(lambda w, i, o: torch.nn.functional.embedding_bag(i, w, o, mode="max") * 2, [w, idx, offsets])
+
+
+def test_matrix_rank_keeps_its_f64_tolerance_on_the_host():
+    """Was: InterpreterError 'host.fallback' produced torch.float32 (1,), its type is tensor<1xf64>: matrix_rank's
+    0-d f64 tolerances (host-prologue inputs read only by host ops) were narrowed to f32 for the device."""
+    check_model(torch.linalg.matrix_rank, [torch.randn(5, 5)])
