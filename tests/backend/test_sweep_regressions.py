@@ -70,3 +70,9 @@ def test_matrix_rank_keeps_its_f64_tolerance_on_the_host():
     """Was: InterpreterError 'host.fallback' produced torch.float32 (1,), its type is tensor<1xf64>: matrix_rank's
     0-d f64 tolerances (host-prologue inputs read only by host ops) were narrowed to f32 for the device."""
     check_model(torch.linalg.matrix_rank, [torch.randn(5, 5)])
+
+
+def test_complex32_and_uint64_values_live_on_the_host():
+    """Was: UnsupportedDtypeError complex32 (chalf) / uint64 (hash_tensor): host-only dtypes like complex64."""
+    check_model(lambda x: torch.view_as_real(x.chalf().cfloat()) * 2, [torch.randn(3, 4)])
+    check_model(lambda x: torch.hash_tensor(x * 2), [torch.randn(3, 4)])
