@@ -525,7 +525,7 @@ def _layout(ctx: ImportContext, val: torch.Tensor) -> tuple | None:
     expected = sympy.Integer(1)
     row_major = True
     for size, stride in reversed(list(zip(sizes, strides))):
-        if size != 1 and sympy.simplify(stride - expected) != 0:
+        if sympy.simplify(stride - expected) != 0:  # a unit dim's stride too (empty_permuted's [1, 3, 5]: 5, 5, 1)
             row_major = False
         expected = expected * size
     return None if row_major else tuple(strides)

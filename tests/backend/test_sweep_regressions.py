@@ -76,3 +76,14 @@ def test_complex32_and_uint64_values_live_on_the_host():
     """Was: UnsupportedDtypeError complex32 (chalf) / uint64 (hash_tensor): host-only dtypes like complex64."""
     check_model(lambda x: torch.view_as_real(x.chalf().cfloat()) * 2, [torch.randn(3, 4)])
     check_model(lambda x: torch.hash_tensor(x * 2), [torch.randn(3, 4)])
+
+
+def test_output_strides_of_unit_dims_are_eagers():
+    """Was: empty_permuted([1, 3, 5], (1, 0, 2)) came back with strides (15, 5, 1), eager's are (5, 5, 1): a unit
+    dim's stride counted as row-major."""
+    torch._dynamo.reset()
+    fn = lambda x: torch.empty_permuted((1, 3, 5), (1, 0, 2)).fill_(x)  # noqa: E731
+    x = torch.tensor(2.0)
+    got, want = torch.compile(fn, backend="npu")(x), fn(x)
+    assert got.stride() == want.stride() == (5, 5, 1)
+    assert torch.equal(got, want)
