@@ -5,8 +5,8 @@ Why a node falls back (its ``reason``, listed in the profile, the compile warnin
 - ``no lowering``: its aten op has no entry in ``LOWERINGS``;
 - the lowering refused this argument combination (its ``UnsupportedOpError`` reason, e.g. ``step=2``): whatever the
   lowering had emitted is removed first;
-- a tensor argument or result of a dtype the device does not hold (float64, int8, uint8, int16, complex64,
-  complex128: :data:`HOST_DTYPES`); such values live on the host, so everything that reads them falls back too;
+- a tensor argument or result of a dtype the device does not hold (float64, int8, uint8, int16, uint16, uint32,
+  uint64, complex32, complex64, complex128: :data:`HOST_DTYPES`); such values live on the host, so everything that reads them falls back too;
 - a random op (:data:`RANDOM_OPS`): drawn on the host with torch's generator, so the compiled graph and eager agree
   bit for bit under one seed (docs/runtime.md, *Random ops*).
 
@@ -31,8 +31,9 @@ from .errors import UnsupportedOpError
 aten = torch.ops.aten
 WITH_EFFECTS = torch.ops.higher_order.with_effects
 
-HOST_DTYPES = {torch.float64: "f64", torch.int8: "i8", torch.uint8: "ui8", torch.int16: "i16",
-               torch.complex64: "c64", torch.complex128: "c128"}
+HOST_DTYPES = {torch.float64: "f64", torch.int8: "i8", torch.uint8: "ui8", torch.int16: "i16", torch.uint16: "ui16",
+               torch.uint32: "ui32", torch.uint64: "ui64", torch.complex32: "c32", torch.complex64: "c64",
+               torch.complex128: "c128"}
 """Dtypes a value may have on the host (the IR names them; no device kernel reads them)."""
 
 RANDOM_OPS = frozenset(
@@ -100,9 +101,15 @@ def emit_fallback(ctx, node: torch.fx.Node, reason: str, call=None):
         if (v is None and not many) or (v is not None and not isinstance(v, torch.Tensor)):
             raise UnsupportedOpError(target, node.name, f"cannot run on the host either: result {v!r} is not a "
                                      "tensor")  # fmt: skip
+    extra = {}
+    if many and call is None:
+        read = {u.args[1] for u in node.users if u.target is operator.getitem}
+        if any(v is not None and i not in read for i, v in enumerate(vals)):  # unread outputs stay on the host
+            vals = [v if i in read else None for i, v in enumerate(vals)]
+            extra["outputs"] = [i for i, v in enumerate(vals) if v is not None]
     types = [host_type(ctx, v) for v in vals if v is not None]
     op = ctx.create(FallbackOp, operands, types, target=str(target), node=node.name, reason=reason, args=args,
-                    kwargs=kwargs)  # fmt: skip
+                    kwargs=kwargs, **extra)  # fmt: skip
     if not many:
         return op.results[0]
     results = iter(op.results)

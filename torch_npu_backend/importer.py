@@ -109,7 +109,8 @@ class ImportContext:
         if is_effect_token(node):
             return IndexType()  # Note: an effect token has no value (the runtime passes None): an unused parameter
         if isinstance(val, torch.Tensor):
-            if val.dtype in HOST_DTYPES and not (val.dtype == torch.float64 and val.dim() == 0):
+            device_scalar = val.dtype == torch.float64 and val.dim() == 0 and not _read_on_host_only(node)
+            if val.dtype in HOST_DTYPES and not device_scalar:
                 return host_type(self, val)  # a host value: the nodes reading it run on the host (fallback.py)
             return self.tensor_type(val, node)
         if isinstance(val, torch.SymInt):
@@ -443,6 +444,13 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
     return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates), fallbacks)
 
 
+def _read_on_host_only(node: torch.fx.Node) -> bool:
+    """Every node reading ``node`` has a result of a host dtype (it runs on the host whatever it is): a 0-d f64 input
+    read only there stays f64 (a linalg tolerance), not the f32 scalar a device op would read."""
+    vals = [u.meta.get("val") for u in node.users]
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype in HOST_DTYPES for v in vals)
+
+
 def _lower(ctx: ImportContext, node: torch.fx.Node) -> str | None:
     """Lower ``node`` into ``ctx.env``; or, when it must run on the host, emit nothing and return why."""
     from .lowerings import LOWERINGS, record_lowering
@@ -517,7 +525,7 @@ def _layout(ctx: ImportContext, val: torch.Tensor) -> tuple | None:
     expected = sympy.Integer(1)
     row_major = True
     for size, stride in reversed(list(zip(sizes, strides))):
-        if size != 1 and sympy.simplify(stride - expected) != 0:
+        if sympy.simplify(stride - expected) != 0:  # a unit dim's stride too (empty_permuted's [1, 3, 5]: 5, 5, 1)
             row_major = False
         expected = expected * size
     return None if row_major else tuple(strides)

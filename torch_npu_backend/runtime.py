@@ -69,6 +69,11 @@ class CompiledGraph:
     fallbacks: list = field(default_factory=list)  # fallback.Fallback: the nodes run eagerly on the host
     runs: int = 0
 
+    @functools.cached_property
+    def param_dtypes(self) -> list:
+        """The IR dtype of each @main parameter (None for a size or an effect token)."""
+        return [getattr(a.type, "dtype", None) for a in self.module.lookup("main").body.args]
+
     def bindings(self, args) -> dict[str, int]:
         """Symbols carried by SymInt arguments; the rest are bound from tensor sizes by the interpreter."""
         return {name: int(args[pos]) for name, pos in self.symbol_args.items()}
@@ -88,9 +93,9 @@ class CompiledGraph:
             extra, host_outputs = self.host_prologue.run(args)
             args = [*args, *extra]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and a.dim() == 0
-                  else a for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made
-        # them f32; other f64 inputs are host values (read by host.fallback ops only)
+        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and dtype == "f32"
+                  else a for a, dtype in zip(inputs, self.param_dtypes)]  # 0-d f64 inputs a device op reads
+        # (host_scalars.py): the importer made them f32; other f64 inputs are host values (read by host.fallback ops)
         if self.predicates or any(o.kind == "size" or o.strides for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:

@@ -56,3 +56,34 @@ def test_gather_index_select_and_scatter_of_a_0d_input():
     check_model(lambda x, i: torch.index_select(x, 0, i) + 1, [x, torch.tensor([0])])
     check_model(lambda x, i: torch.scatter(x, 0, i, 2.5), [x, torch.tensor(0)])
     check_model(lambda x, i, s: torch.scatter(x, 0, i, s), [x, torch.tensor(0), torch.tensor(3.0)])
+
+
+def test_embedding_bag_host_fallback_returns_only_the_outputs_read():
+    """Was: InterpreterError 'host.fallback' produced torch.int64 (3,), its type is tensor<2xi64>: the traced sizes
+    of _embedding_bag_forward_only's unread outputs (offset2bag …) are not the host kernel's."""
+    w, idx, offsets = torch.randn(5, 5), torch.tensor([0, 1, 1, 0, 1, 4]), torch.tensor([0, 3, 6])
+    check_model(lambda w, i, o: torch.nn.functional.embedding_bag(i, w, o, mode="sum", include_last_offset=True) * 2,
+                [w, idx, offsets])
+
+
+def test_matrix_rank_keeps_its_f64_tolerance_on_the_host():
+    """Was: InterpreterError 'host.fallback' produced torch.float32 (1,), its type is tensor<1xf64>: matrix_rank's
+    0-d f64 tolerances (host-prologue inputs read only by host ops) were narrowed to f32 for the device."""
+    check_model(torch.linalg.matrix_rank, [torch.randn(5, 5)])
+
+
+def test_complex32_and_uint64_values_live_on_the_host():
+    """Was: UnsupportedDtypeError complex32 (chalf) / uint64 (hash_tensor): host-only dtypes like complex64."""
+    check_model(lambda x: torch.view_as_real(x.chalf().cfloat()) * 2, [torch.randn(3, 4)])
+    check_model(lambda x: torch.hash_tensor(x * 2), [torch.randn(3, 4)])
+
+
+def test_output_strides_of_unit_dims_are_eagers():
+    """Was: empty_permuted([1, 3, 5], (1, 0, 2)) came back with strides (15, 5, 1), eager's are (5, 5, 1): a unit
+    dim's stride counted as row-major."""
+    torch._dynamo.reset()
+    fn = lambda x: torch.empty_permuted((1, 3, 5), (1, 0, 2)).fill_(x)  # noqa: E731
+    x = torch.tensor(2.0)
+    got, want = torch.compile(fn, backend="npu")(x), fn(x)
+    assert got.stride() == want.stride() == (5, 5, 1)
+    assert torch.equal(got, want)
