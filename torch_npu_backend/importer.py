@@ -10,7 +10,8 @@ helpers: explicit type promotion (``cast``), explicit broadcasting (``broadcast_
 expanded size-1 dims, then ``hfusion.broadcast`` adds dims), scalar constants and symbolic sizes as values.
 
 Calling convention of @main (Note: it mirrors the FX placeholders one to one, so the runtime passes its arguments
-through unchanged): a tensor placeholder is a ``tensor<…>`` argument, a SymInt placeholder an ``index`` argument.
+through unchanged): a tensor placeholder is a ``tensor<…>`` argument, a SymInt placeholder an ``index`` argument,
+an AOTAutograd effect token (the runtime passes None; ``fallback.is_effect_token``) an unused ``index`` argument.
 Every FX output that is a tensor is a result of @main; ``None`` and SymInt outputs (AOTAutograd saves sizes for the
 backward) are rebuilt by the runtime from the symbol bindings (see :class:`OutputSpec`).
 
@@ -44,8 +45,8 @@ from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dt
 
 from .dtypes import ir_dtype
 from .errors import NpuCompileError, UnsupportedDtypeError, UnsupportedOpError
-from .fallback import (HOST_DTYPES, NO_LOWERING, RANDOM_OPS, RANDOM_REASON, Fallback, dtype_reason, emit_fallback,
-                       host_type, many_error)
+from .fallback import (HOST_DTYPES, NO_LOWERING, RANDOM_OPS, RANDOM_REASON, WITH_EFFECTS, Fallback, dtype_reason,
+                       emit_effect, emit_fallback, host_type, is_effect_token, many_error)
 from .options import FALLBACK_MODES
 from .symbolic import (convert, guarded_equalities, is_symbolic, shape_env_of, symbol_range, to_expr,
                        to_predicate)
@@ -105,6 +106,8 @@ class ImportContext:
     # -- types ---------------------------------------------------------------------------------------------
     def _placeholder_type(self, node: torch.fx.Node):
         val = node.meta.get("val")
+        if is_effect_token(node):
+            return IndexType()  # Note: an effect token has no value (the runtime passes None): an unused parameter
         if isinstance(val, torch.Tensor):
             if val.dtype in HOST_DTYPES and not (val.dtype == torch.float64 and val.dim() == 0):
                 return host_type(self, val)  # a host value: the nodes reading it run on the host (fallback.py)
@@ -380,6 +383,8 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
     ctx = ImportContext(gm, target)
     for i, node in enumerate(ctx.placeholders):
         val = node.meta.get("val")
+        if is_effect_token(node):
+            continue  # read by with_effects only (emit_effect)
         ctx.env[node] = ctx.func.args[i] if isinstance(val, torch.Tensor) else ctx.expr(val)
     lowered, fallbacks, outputs = [], [], None
     for node in gm.graph.nodes:
@@ -399,6 +404,9 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
             ctx.env[node] = ctx.env[node.args[0]][node.args[1]]
             continue
         if node.target in IGNORED_TARGETS:
+            continue
+        if node.target is WITH_EFFECTS:
+            fallbacks.append(emit_effect(ctx, node))
             continue
         if node.target is torch.ops.aten._assert_scalar.default:
             _assert_scalar(ctx, node)
@@ -480,8 +488,8 @@ def _constrain_range(ctx: ImportContext, node: torch.fx.Node) -> None:
 def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:
     values, specs = [], []
     for out in node.args[0]:
-        if out is None:
-            specs.append(OutputSpec("none"))
+        if out is None or is_effect_token(out):
+            specs.append(OutputSpec("none"))  # an effect token: the runtime wrapper drops it
         elif isinstance(out, torch.fx.Node) and isinstance(out.meta.get("val"), torch.Tensor):
             specs.append(OutputSpec("tensor", len(values), strides=_layout(ctx, out.meta["val"])))
             values.append(ctx.tensor(out))

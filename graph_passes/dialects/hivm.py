@@ -528,6 +528,12 @@ def _verify_gather(op: HIVMOp, min_rank: int = 1) -> tuple:
     return src, idx, dst
 
 
+def element_gather(rank: int, dim: int) -> bool:
+    """Whether a ``hivm.embedding_gather`` along ``dim`` of a rank-``rank`` source picks one element per row (the
+    last dim of a rank-2 source) rather than whole rows or slabs along ``dim``."""
+    return rank == 2 and dim == 1
+
+
 @register_op
 class EmbeddingGatherOp(HIVMOp):
     """``hivm.embedding_gather %src, %index, %dst, %off…, %e…``: whole rows of a GM table picked by indices in UB,
@@ -542,7 +548,10 @@ class EmbeddingGatherOp(HIVMOp):
 
     ``dim`` = the last dim instead of 0: one element of each row, ``dst[r, 0] = src[off + r, index[r, 0]]``
     (``off``: the offset in dim 0; a cross-entropy's target logit, one DMA of one element per row); the index and
-    ``dst`` rows are then 32-B padded rows of one element."""
+    ``dst`` rows are then 32-B padded rows of one element.
+
+    ``dim`` = a middle dim ``d`` of a rank ≥ 3 source: slabs, ``dst[i…, r, j…] = src[off + i…, index[r], off + j…]``
+    (the index has extent 1 in every dim but ``d``; ``flip``/``roll``/``index_select`` along dim 1)."""
 
     name = "hivm.embedding_gather"
     operand_names = ("src", "index", "dst", "*indices")
@@ -568,11 +577,12 @@ class EmbeddingGatherOp(HIVMOp):
         super().verify_()
         src, idx, _ = _verify_gather(self, min_rank=2)
         dim = self.attributes.get("dim", 0)
-        if dim == 0 and idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
-            raise self.error(f"the index {idx} must have extent 1 in every dim but 0 (one index per row)")
-        if dim not in (0, 1) or (dim == 1 and src.rank != 2):
-            raise self.error(f"gathers along dim {dim} of {src}: dim 0 (rows), or dim 1 of a rank-2 source (one "
-                             "element per row)")
+        if not 0 <= dim < src.rank - 1 and not element_gather(src.rank, dim):
+            raise self.error(f"gathers along dim {dim} of {src}: a dim but the last (rows or slabs), or dim 1 of a "
+                             "rank-2 source (one element per row)")
+        if not element_gather(src.rank, dim) and idx.is_static and \
+                any(n != 1 for d, n in enumerate(idx.static_shape()) if d != dim):
+            raise self.error(f"the index {idx} must have extent 1 in every dim but {dim} (one index per slab)")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""Minimal repros of what the OpInfo sweep (tests/opinfo, docs/opinfo.md) found at f32 forward: each was an
+internal error or a mismatch where eager runs. Ops that fall back to the host here are expected to."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import torch_npu_backend
+from tests.helpers import check_model
+
+pytestmark = pytest.mark.filterwarnings("default:npu. ")  # host fallbacks are expected here
+
+
+def _spd(n: int) -> torch.Tensor:
+    a = torch.randn(n, n)
+    return a @ a.T + n * torch.eye(n)
+
+
+def test_linalg_effect_token_runs_its_check_on_the_host():
+    """Was: no npu lowering for aten op with_effects: cannot run on the host: argument _linalg_check_errors of type
+    OpOverload. AOTAutograd threads an effect token through ``_linalg_check_errors``; the check runs on the host."""
+    check_model(lambda x: torch.linalg.cholesky(x) * 2, [_spd(4)])
+    check_model(lambda x: torch.linalg.inv(x) + 1, [_spd(3)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.compile(torch.linalg.cholesky, backend="npu")(_spd(3))
+    assert any("_linalg_check_errors" in str(w.message) and "side effects" in str(w.message) for w in caught)
+
+
+def test_linalg_effect_token_check_still_raises_like_eager():
+    bad = -torch.eye(3)
+    with pytest.raises(Exception, match="not positive-definite"):
+        torch.linalg.cholesky(bad)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="not positive-definite"):
+        torch.compile(torch.linalg.cholesky, backend="npu")(bad)
+
+
+def test_masked_mean_and_std_read_a_bool_mask_cast_first():
+    """Was: AttributeError 'NoneType' object has no attribute 'insert_before' (hfusion-legalize-bool inserted the
+    mask's bytes before the kernel's first op, a cast of that mask it had just replaced)."""
+    check_model(lambda x, m: torch.masked.mean(x, mask=m), [torch.tensor(-8.5), torch.tensor(True)])
+    x = torch.tensor([-8.4784, -1.7658, -4.3228, -2.4005, -7.9506])
+    m = torch.tensor([True, True, False, True, False])
+    check_model(lambda x, m: torch.masked.std(x, mask=m, dim=0, unbiased=False), [x, m])
+
+
+def test_gather_index_select_and_scatter_of_a_0d_input():
+    """Was: VerifyError 'hfusion.gather' op dim 0 / index rank 1 invalid for input tensor<f32> (gather,
+    index_select) and an IndexError (scatter): a 0-d input is a 1-element vector to eager."""
+    x = torch.tensor(-8.5)
+    check_model(lambda x, i: torch.gather(x, 0, i) * 2, [x, torch.tensor([0])])
+    check_model(lambda x, i: torch.index_select(x, 0, i) + 1, [x, torch.tensor([0])])
+    check_model(lambda x, i: torch.scatter(x, 0, i, 2.5), [x, torch.tensor(0)])
+    check_model(lambda x, i, s: torch.scatter(x, 0, i, s), [x, torch.tensor(0), torch.tensor(3.0)])
