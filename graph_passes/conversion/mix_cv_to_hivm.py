@@ -2,11 +2,12 @@
 two HIVM functions, as AscendNPU-IR's ``hivm-split-mix-kernel`` leaves them (docs/cube.md, *Cube–vector fusion*).
 
 The **AIC part** (``@k``, the function the host launches) is the cube kernel's loop nest (cube_to_hivm.py) whose
-drains write the GM workspace, and after each tile a cross-core flag set on the FIX pipe::
+drains write the GM workspace, each followed by a cross-core flag set on the FIX pipe::
 
     for t in range(block_idx, items, block_dim):
-        … K loops, fixpipe c_l0 → ws[m0:+em, n0:+en] …
-        hivm.sync_block_set {pipe = "PIPE_FIX", flag = TILE_READY}     # after the tile's last drain, in FIX order
+        … K loops; in the last L1 step, per accumulator part h (a column slice of the tile):
+            hivm.fixpipe c_l0 → ws[m0:+em, n0 + h·W:+en_h]
+            hivm.sync_block_set {pipe = "PIPE_FIX", flag = TILE_READY}  # after the drain, in FIX order
 
 The **AIV part** (``@k_aiv``), run by both vector cores of each group, walks the same tiles in the same order; the
 vector core ``sb`` (``hivm.get_sub_block_idx``) takes rows ``[sb·H, min((sb+1)·H, em))`` of each (``H`` =
@@ -14,9 +15,12 @@ vector core ``sb`` (``hivm.get_sub_block_idx``) takes rows ``[sb·H, min((sb+1)�
 
     sb = hivm.get_sub_block_idx
     for t in range(block_idx, items, block_dim):
-        hivm.sync_block_wait {flag = TILE_READY}                        # tile t is in the workspace
-        for r0 in range(0, rows(sb), R):
-            load ws[m0 + sb·H + r0 : +r, n0 : +en] (and the epilogue's other inputs), compute, store the outputs
+        for h in range(parts):                                          # as the cube drains them
+            hivm.sync_block_wait {flag = TILE_READY}                    # part h of tile t is in the workspace
+            for r0 in range(0, rows(sb), R):
+                load ws[m0 + sb·H + r0 : +r, n0 + h·W : +en_h] (and the epilogue's other inputs), compute, store
+
+So the vector cores work on part 0 while the cube computes and drains part 1 (and the next tile).
 
 Both functions take the kernel's arguments and tiling parameters in the same order: the mix launch passes one set.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 from ..dialects import hivm
 from ..dialects.func import ReturnOp
+from ..dialects.hivm_cube import FixpipeOp
 from ..dialects.hivm_mix import GetSubBlockIdxOp, SyncBlockSetOp, SyncBlockWaitOp
 from ..ir.types import IndexType, MemRefType, TensorType
 from .cube_to_hivm import CubeLowering
@@ -34,12 +39,14 @@ TILE_READY = 0  # the cross-core flag id: a tile of the product is in the worksp
 
 
 class MixCubeLowering(CubeLowering):
-    """The AIC part: the cube kernel, a flag to the group's vector cores after each tile."""
+    """The AIC part: the cube kernel, a flag to the group's vector cores after each drain of an accumulator part."""
 
-    def tile(self, b, mi, ni, bufs, cols=None) -> None:
-        super().tile(b, mi, ni, bufs, cols)
-        self.create(SyncBlockSetOp, [], [], pipe="PIPE_FIX", flag=TILE_READY)
-        self.counts["cross-core-sets"] = self.counts.get("cross-core-sets", 0) + 1
+    def create(self, cls, operands=(), result_types=(), regions=(), **attrs):
+        op = super().create(cls, operands, result_types, regions, **attrs)
+        if cls is FixpipeOp:  # in the FIX queue after the drain: the part is in the workspace when the flag is seen
+            super().create(SyncBlockSetOp, [], [], pipe="PIPE_FIX", flag=TILE_READY)
+            self.counts["cross-core-sets"] = self.counts.get("cross-core-sets", 0) + 1
+        return op
 
 
 class MixVectorLowering(KernelLowering):
@@ -107,21 +114,29 @@ class MixVectorLowering(KernelLowering):
             en = self.extent(n0, s.base_n, "n", "en")
         else:
             n0, en = self.arith("addi", n0, cols[0], "n0s"), cols[1]
+        whole = int(self.tiling["n"]) % s.base_n == 0 and s.tail_strips == 1
+        width = s.base_n // s.acc_parts
+        parts = self.const(s.acc_parts) if whole else self.arith("ceildivsi", en, self.const(width), "parts")
         half = (s.base_m + 1) // 2
         skip = self.arith("muli", sb, self.const(half), "skip")
         row0 = self.arith("addi", m0, skip, "row0")
         left = self.arith("maxsi", self.arith("subi", em, skip), self.const(0))
         rows = self.arith("minsi", left, self.const(half), "rows")
+        hloop = self.open_loop(self.const(0), parts, self.const(1), "h")  # the accumulator parts, drained in order
+        c_off = self.arith("muli", hloop.body.args[0], self.const(width), "c_off")
+        en_h = self.const(width) if whole else self.arith(
+            "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
         self.create(SyncBlockWaitOp, [], [], flag=TILE_READY)
         self.counts["cross-core-waits"] += 1
         step = self.tile[0]
         chunks = self.open_loop(self.const(0), rows, self.const(step), "r0")
         r0 = chunks.body.args[0]
         vr = self.arith("minsi", self.arith("subi", rows, r0), self.const(step), "vr")
-        self.dims = {0: (self.arith("addi", row0, r0, "row"), vr), 1: (n0, en)}
+        self.dims = {0: (self.arith("addi", row0, r0, "row"), vr), 1: (self.arith("addi", n0, c_off, "col"), en_h)}
         self.ready = set()
         self.load_stage(self.info.results)
         for out, res in zip(self.info.outputs, self.info.results):
             self.emit(res)
             self.store(res, out)
         self.close_loop(chunks)
+        self.close_loop(hloop)

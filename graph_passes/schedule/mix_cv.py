@@ -8,12 +8,13 @@ programs of the mix launch take the same parameters.
 
 - The cube part gets the SINGLE_CUBE schedule (schedule/cube.py: tile by wave count, K steps, ping-pong buffers);
   its tiles are the epilogue's work: a group's vector cores take the tiles their cube core computes, in its order.
-- Each tile's rows are halved between the group's two vector cores (sub-block ``sb`` takes rows
-  ``[sb·⌈base_m/2⌉, …)``), and a half is walked in chunks of ``rows`` × ``base_n`` elements, the largest that fit
-  UB with the epilogue's buffers at the multi-buffer depth (``epilogue_tile``).
+- The cube drains a tile in ``acc_parts`` column parts of ``W = base_n / acc_parts``; the vector cores take each part
+  as it is drained. Each part's rows are halved between the group's two vector cores (sub-block ``sb`` takes rows
+  ``[sb·⌈base_m/2⌉, …)``), and a half is walked in chunks of ``rows`` × ``W`` elements, the largest that fit UB
+  with the epilogue's buffers at the multi-buffer depth (``epilogue_tile``).
 
 The epilogue's schedule is an ordinary ``#hfusion.schedule`` over the epilogue part (its buffer plan, copies, the
-tile ``[rows, base_n]``), recorded as the kernel's ``epilogue_schedule``; the cube's is its ``schedule``; the
+tile ``[rows, W]``), recorded as the kernel's ``epilogue_schedule``; the cube's is its ``schedule``; the
 ``tiling`` is the cube's (the launch's block dim is the number of groups).
 """
 
@@ -76,7 +77,7 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
 
 
 def epilogue_tile(info, base_m: int, base_n: int, target, multi_buffer: int) -> list[int]:
-    """``[rows, base_n]``: the most rows of half a tile whose buffers (at ``multi_buffer`` copies each loaded or
+    """``[rows, base_n]`` (``base_n``: the columns of one drained part): the most rows of half a tile whose buffers (at ``multi_buffer`` copies each loaded or
     stored one) and scratch fit UB; :class:`Unsupported` when not one row does."""
     plan = plan_buffers(info, False)
     half = (base_m + 1) // 2
@@ -92,7 +93,7 @@ def epilogue_tile(info, base_m: int, base_n: int, target, multi_buffer: int) -> 
 
 
 def epilogue_schedule(epi: Operation, sizes, target, base_m: int, base_n: int, multi_buffer: int):
-    """(analysis of the epilogue part, its ``#hfusion.schedule``) for cube tiles of ``base_m`` × ``base_n``."""
+    """(analysis of the epilogue part, its ``#hfusion.schedule``) for drained parts of ``base_m`` × ``base_n``."""
     info = analyze_kernel(epi, sizes, target)
     if info.rank != 2 or info.reduce_dims:
         raise Unsupported("hfusion.matmul", f"the epilogue's domain is rank {info.rank} with reduced dims "

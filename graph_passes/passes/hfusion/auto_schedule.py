@@ -107,7 +107,8 @@ def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, c
         tile = choose_cube_tile(ck, sizes, target)
         if tile.work_item != "tile":
             raise Unsupported(ck.op.name, f"a MIX_CV kernel's work items are tiles, this one's are {tile.work_item}s")
-        _, epilogue = epilogue_schedule(epi, sizes, target, tile.base_m, tile.base_n, options.multi_buffer)
+        width = tile.base_n // tile.acc_parts  # the vector cores take each accumulator part as it is drained
+        _, epilogue = epilogue_schedule(epi, sizes, target, tile.base_m, width, options.multi_buffer)
     except Unsupported as e:
         return _unschedulable(func, ctx, e.op_name, e.reason)
     cores = options.block_dim if options.block_dim > 0 else target.aic_cores
