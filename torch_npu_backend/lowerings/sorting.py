@@ -1,8 +1,8 @@
 """sort (argsort and msort reach it through their CompositeImplicitAutograd kernels) and topk on the vector unit.
 
 Both work on rows ``[R, n]``: the dim sorted is the last one (any rank), or any dim of a rank-1/2 input (a rank-2
-input along dim 0 is transposed first). Values compare as f32 (floats: f16/bf16 widen exactly) or as their integer
-dtype; positions are f32 (exact: rows are short). The values returned are a gather of the input at the indices
+input along dim 0 is transposed first). Values compare as f32 (floats: f16/bf16 widen exactly) or as i64
+(integers: exact; the vector unit reduces no i32); positions are f32 (exact: rows are short). The values returned are a gather of the input at the indices
 found, so they are the input's own bits.
 
 **sort** of rows of at most :data:`MAX_SORT` elements is a rank sort: every pair of a row compared at once, the
@@ -68,7 +68,14 @@ def _rows(ctx, x, dim, what):
             return ctx.emit(TransposeOp, [r], TensorType((r.type.shape[1], c), r.type.dtype), perm=[1, 0])
     else:
         raise ctx.error(f"{what} along dim {d} of a rank-{rank} input: the last dim, or any dim of rank 1 or 2")
-    keys = ctx.cast(rows, "f32" if is_float_dtype(v.type.dtype) else v.type.dtype)
+    if rows.type.shape[0] == 1:  # one row: sorted as two copies (a one-row plane's ops fold into reshapes that
+        one, row = restore, rows  # have no vector lowering inside a kernel), the first one kept
+        rows = ctx.broadcast_to(row, [2, n])
+
+        def restore(r):
+            return one(ctx.emit(SliceOp, [r], r.type.with_shape((1, r.type.shape[1])), offsets=[0, 0],
+                                sizes=[1, r.type.shape[1]], strides=[1, 1]))
+    keys = ctx.cast(rows, "f32" if is_float_dtype(v.type.dtype) else "i64")  # exact; the unit has no i32 vreduce
     return keys, rows, restore
 
 
