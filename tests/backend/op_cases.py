@@ -275,8 +275,8 @@ CASES: list[Case] = [
     Case("max_min_dim", lambda x: (x.max(-1).values * 2, *x.max(1, keepdim=True), *x.min(0)),
          lambda f, g: [rand(2, 5, 7, dtype=f, gen=g)]),
     # sort of short rows (a rank sort), topk by rounds of argmax (test_sorting: ties, NaN, dtypes)
-    Case("sort", lambda x: (*torch.sort(x, -1), *torch.sort(x, dim=0, descending=True, stable=True), torch.argsort(x, 1),
-                            torch.msort(x)), lambda f, g: [rand(5, 7, dtype=f, gen=g, grad=False)], backward=False),
+    Case("sort", lambda x: (*torch.sort(x, -1), torch.argsort(x, dim=0, descending=True, stable=True)),
+         lambda f, g: [rand(3, 5, dtype=f, gen=g, grad=False)], backward=False),
     Case("topk", lambda x: (*torch.topk(x, 3), *torch.topk(x, 2, dim=-1, largest=False)),
          lambda f, g: [rand(5, 7, dtype=f, gen=g, grad=False)], backward=False),
     Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),

@@ -10,8 +10,9 @@ covers (its extents, with ``x``'s full extent along ``dim``)::
     acc   = where(hot_j, acc ⊕ src_j, acc)                              (include_self)
     acc   = where(hot_j, where(seen, acc ⊕ src_j, src_j), acc);  seen |= hot_j      (not include_self)
 
-``⊕`` is add (sum, mean), mul (prod), or eager's max/min (a NaN source or accumulator wins). ``mean`` divides by
-the count of sources (plus one with ``include_self``; a count of 0 reads 1, as eager), floor division for integers.
+``⊕`` is add (sum, mean), mul (prod), or eager's max/min (a NaN source or accumulator wins). f16/bf16 accumulate
+in f32 and round once, as eager's CPU kernel. ``mean`` divides the sum (rounded to the dtype) by the count of
+sources (plus one with ``include_self``; a count of 0 reads 1, as eager) in the dtype, floor division for integers.
 The region is put back into ``x`` by concats. Indices outside the dim match no position (eager raises).
 
 More than :data:`MAX_STEPS` steps fall back to the host with a reason naming the op and K.
@@ -25,6 +26,7 @@ import torch
 from graph_passes.dialects.hfusion import ConcatOp, SliceOp
 from graph_passes.ir.types import TensorType, is_float_dtype
 
+from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, compare, normalize_dim, select
 from .indexing import _as_position, _positions
@@ -70,8 +72,9 @@ def _scatter_reduce(ctx, x, dim, index, src, reduce, include_self):
         return ctx.cast(v, out.dtype)
     n = v.type.shape[d]
     region = tuple(n if i == d else ishape[i] for i in range(rank))
-    acc = _corner(ctx, ctx.cast(v, out.dtype), region)
-    s = _corner(ctx, ctx.cast(s, out.dtype), tuple(ishape))
+    compute = opmath(out.dtype)  # eager accumulates f16/bf16 in f32 and rounds once
+    acc = _corner(ctx, ctx.cast(v, compute), region)
+    s = _corner(ctx, ctx.cast(s, compute), tuple(ishape))
     along = ctx.reshape(_positions(ctx, n), [n if i == d else 1 for i in range(rank)])
     step_shape = tuple(1 if i == d else e for i, e in enumerate(ishape))
     seen = None
@@ -87,7 +90,8 @@ def _scatter_reduce(ctx, x, dim, index, src, reduce, include_self):
         acc = select(ctx, hot, combined, acc)
         if count is not None:
             count = binary(ctx, "add", count, select(ctx, hot, ctx.scalar(1, out.dtype), ctx.scalar(0, out.dtype)))
-    if count is not None:
+    acc = ctx.cast(acc, out.dtype)
+    if count is not None:  # eager: the sum rounded to the dtype, divided by the count in the dtype
         count = binary(ctx, "max", count, ctx.scalar(1, out.dtype))  # no source and no self: divide by 1
         acc = binary(ctx, "div" if is_float_dtype(out.dtype) else "floordiv", acc, count)
     return _put_back(ctx, ctx.cast(v, out.dtype), acc)

@@ -1,27 +1,28 @@
 """sort (argsort and msort reach it through their CompositeImplicitAutograd kernels) and topk on the vector unit.
 
 Both work on rows ``[R, n]``: the dim sorted is the last one (any rank), or any dim of a rank-1/2 input (a rank-2
-input along dim 0 is transposed first). Values compare as f32 (floats: f16/bf16 widen exactly) or as their integer
-dtype; positions are f32 (exact: rows are short). The values returned are a gather of the input at the indices
-found, so they are the input's own bits.
+input along dim 0 is transposed first; a single row is sorted as two copies). Values compare as f32 (floats:
+f16/bf16 widen exactly) or as i64 (integers: exact; the vector unit reduces no i32); positions are f32 (exact).
+The values returned are a gather of the input at the positions found, so they are the input's own bits.
 
-**sort** of rows of at most :data:`MAX_SORT` elements is a rank sort: every pair of a row compared at once, the
-all-pairs form of a sorting network's compare-exchange (one level of compare/select vector ops over ``[R, n, n]``
-instead of ``log2(n)·(log2(n)+1)/2`` dependent levels)::
+**sort** of rows of at most :data:`MAX_SORT` elements is a rank sort, the all-pairs form of a sorting network's
+compare-exchanges (``n`` columns of compare/select vector ops over ``[R, n]`` instead of
+``⌈log2 n⌉·(⌈log2 n⌉+1)/2`` dependent network levels, whose interleaving of pairs has no vector lowering inside a
+kernel)::
 
-    before[r, i, j] = x_j precedes x_i:  x_j < x_i  or  (x_j ~ x_i and j < i)       (> for descending)
-    rank[r, i]      = Σ_j before[r, i, j]                                              (x_i's place in the result)
-    index[r, p]     = Σ_i (rank[r, i] == p ? i : 0)                                    (the position that lands at p)
-    values          = gather(x, index)
+    before_j[r, i] = x_j precedes x_i:  x_j < x_i  (x_j <= x_i for i > j: ties in position order; > / >= descending)
+    rank[r, i]     = Σ_j before_j[r, i]                                     (x_i's place in the result)
+    index[r, p]    = Σ_i (rank[r, i] == p ? i : 0)                          (the position that lands at p; [R, n, n])
+    values         = gather(x, index)
 
-NaN sorts after every number (before, descending) and equal to another NaN, as eager. Ties come out in position
-order: the result is eager's ``stable=True`` sort, which is one valid answer of ``stable=False`` (whose order of
-ties is unspecified).
+NaN sorts after every number (before them, descending) and ties with another NaN, as eager. Ties come out in
+position order: the result is eager's ``stable=True`` sort, and one valid answer of ``stable=False`` (whose order
+of ties is unspecified).
 
 **topk** keeps ``k`` (at most :data:`MAX_TOPK`) rounds of an argmax (``lowerings/arg_reductions.py``) over the
 positions not yet taken, each a reduction and a first-position select over ``[R, n]``: the largest (smallest)
-value left, NaN counting as the largest, its first position among ties. Rows of any length; ``sorted`` is always
-honoured (eager's order for ``sorted=False`` is unspecified).
+value left, NaN counting as the largest, its first position among ties. Rows of any length up to 2^23 (symbolic
+too); ``sorted`` is always honoured (eager's order for ``sorted=False`` is unspecified).
 
 Larger rows or ``k`` fall back to the host (``fallback="auto"``) with a reason naming the op and the numbers.
 """
@@ -31,7 +32,8 @@ from __future__ import annotations
 import sympy
 import torch
 
-from graph_passes.dialects.hfusion import ArangeOp, BroadcastOp, ConcatOp, ElemwiseUnaryOp, FillOp, GatherOp, SliceOp, TransposeOp
+from graph_passes.dialects.hfusion import (ArangeOp, BroadcastOp, ConcatOp, ElemwiseUnaryOp, FillOp, GatherOp, SliceOp,
+                                           TransposeOp)
 from graph_passes.ir.types import INT_LIMITS, TensorType, is_float_dtype
 
 from . import register_lowering
@@ -68,7 +70,14 @@ def _rows(ctx, x, dim, what):
             return ctx.emit(TransposeOp, [r], TensorType((r.type.shape[1], c), r.type.dtype), perm=[1, 0])
     else:
         raise ctx.error(f"{what} along dim {d} of a rank-{rank} input: the last dim, or any dim of rank 1 or 2")
-    keys = ctx.cast(rows, "f32" if is_float_dtype(v.type.dtype) else v.type.dtype)
+    if rows.type.shape[0] == 1:  # one row: sorted as two copies (a one-row plane's ops fold into reshapes that
+        one, row = restore, rows  # have no vector lowering inside a kernel), the first one kept
+        rows = ctx.broadcast_to(row, [2, n])
+
+        def restore(r):
+            return one(ctx.emit(SliceOp, [r], r.type.with_shape((1, r.type.shape[1])), offsets=[0, 0],
+                                sizes=[1, r.type.shape[1]], strides=[1, 1]))
+    keys = ctx.cast(rows, "f32" if is_float_dtype(v.type.dtype) else "i64")  # exact; the unit has no i32 vreduce
     return keys, rows, restore
 
 
