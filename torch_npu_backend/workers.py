@@ -35,10 +35,11 @@ from simulator.timing_job import TimingJob, digest, run, snapshot
 
 EXECUTORS = ("local", "dask", "ray")
 EXECUTOR_PACKAGES = {"dask": ("distributed", "npu[dask]"), "ray": ("ray", "npu[ray]")}
-MIN_POOL_JOB = 2000
-"""Instructions with a functional effect run by a launch for its timing job to count towards starting the pool: the full simulation runs
-a few tens of thousands of instructions per second, so a job this size takes tens of ms, the order of a worker's
-round trip (pickling the program and the GM both ways)."""
+MIN_POOL_JOB = 500
+"""Instructions with a functional effect run by a launch for its timing job to count towards starting the pool. The
+full simulation runs about 5-10 thousand of them per wall second (benchmarks/model_speed.py, small GPT-2), so a job
+this size takes 50-100 ms, well above a worker's round trip (pickling the program and the GM both ways: a few ms)
+and the pool's start (about a second, once per process) pays back over a graph with several."""
 
 _POOLS: dict = {}  # (executor, workers) -> _Pool, alive for the process
 
