@@ -76,8 +76,9 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
 
 
 def epilogue_tile(info, base_m: int, base_n: int, target, multi_buffer: int) -> list[int]:
-    """``[rows, base_n]`` (``base_n``: the columns of one drained part): the most rows of half a tile whose buffers (at ``multi_buffer`` copies each loaded or
-    stored one) and scratch fit UB; :class:`Unsupported` when not one row does."""
+    """``[rows, base_n]`` (``base_n``: the columns of one drained part): the most rows of half a tile whose buffers
+    (at ``multi_buffer`` copies each loaded or stored one) and scratch fit UB; :class:`Unsupported` when not one row
+    does."""
     plan = plan_buffers(info, False)
     half = (base_m + 1) // 2
     fits = lambda r: plan.ub_bytes([r, base_n], target.ub_align, multi_buffer) <= target.ub_bytes  # noqa: E731
