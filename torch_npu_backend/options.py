@@ -57,6 +57,10 @@ class NpuOptions:
     split_reductions: bool = True
     """Reductions to fewer rows than the chip has vector cores (``x.sum()``, a loss's mean, a max over a few long
     rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/passes.md)."""
+    cv_fusion: bool = True
+    """A matmul and its elementwise epilogue (bias, GELU, a residual add, a scale, a cast) run as one MIX_CV launch:
+    cube tiles through a GM workspace to the group's two vector cores (``hfusion-fuse-mix-cv``, docs/cube.md);
+    False keeps a SINGLE_CUBE kernel and a vector kernel."""
     split_k: bool | int = True
     """Matmuls whose output has too few tiles for the cube cores and a long K run as partial products over chunks of
     K and a vector sum, when the estimate says it wins (``hfusion-split-k``, docs/cube.md); False: never; an int
@@ -94,7 +98,8 @@ class NpuOptions:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify", "cache"):
+        for name in ("fusion", "cv_fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify",
+                     "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not isinstance(self.split_k, bool) and not (_is_int(self.split_k) and self.split_k >= 2):
@@ -167,7 +172,7 @@ class NpuOptions:
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
                                sync_mode=self.sync_mode, tile_elems=self.tile_elems,
                                row_pipeline=self.row_pipeline, split_reductions=self.split_reductions,
-                               split_k=self.split_k)  # fmt: skip
+                               split_k=self.split_k, cv_fusion=self.cv_fusion)  # fmt: skip
 
 
 def _is_int(v) -> bool:

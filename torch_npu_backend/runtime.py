@@ -12,6 +12,7 @@ the profile with the reason.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass, field
@@ -68,6 +69,11 @@ class CompiledGraph:
     fallbacks: list = field(default_factory=list)  # fallback.Fallback: the nodes run eagerly on the host
     runs: int = 0
 
+    @functools.cached_property
+    def param_dtypes(self) -> list:
+        """The IR dtype of each @main parameter (None for a size or an effect token)."""
+        return [getattr(a.type, "dtype", None) for a in self.module.lookup("main").body.args]
+
     def bindings(self, args) -> dict[str, int]:
         """Symbols carried by SymInt arguments; the rest are bound from tensor sizes by the interpreter."""
         return {name: int(args[pos]) for name, pos in self.symbol_args.items()}
@@ -87,9 +93,9 @@ class CompiledGraph:
             extra, host_outputs = self.host_prologue.run(args)
             args = [*args, *extra]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and a.dim() == 0
-                  else a for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made
-        # them f32; other f64 inputs are host values (read by host.fallback ops only)
+        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and dtype == "f32"
+                  else a for a, dtype in zip(inputs, self.param_dtypes)]  # 0-d f64 inputs a device op reads
+        # (host_scalars.py): the importer made them f32; other f64 inputs are host values (read by host.fallback ops)
         if self.predicates or any(o.kind == "size" or o.strides for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:
@@ -149,24 +155,23 @@ class Launcher:
         if len(values) != len(ck.arg_layout):
             raise InterpreterError(f"{op.loc}: hivm.launch of @{name} has {len(values)} operands, the kernel takes "
                                    f"{len(ck.arg_layout)}")  # fmt: skip
-        sizes = ck.tiling.sizes
+        shapes = ck.sizes(interp.bindings).shapes
         arrays = []
-        for a, v in zip(ck.arg_layout, values):
+        for a, v, shape in zip(ck.arg_layout, values, shapes):
             if a.is_scalar:
                 arrays.append(v.item() if isinstance(v, torch.Tensor) else v)
             elif a.is_output:
-                arrays.append(np.zeros(a.evaluate_shape(sizes, interp.bindings), _np_dtype(a.dtype)))
+                arrays.append(np.zeros(shape, _np_dtype(a.dtype)))
             else:
-                arrays.append(to_numpy(v).reshape(a.evaluate_shape(sizes, interp.bindings)))
+                arrays.append(to_numpy(v).reshape(shape))
         start = time.perf_counter()
-        chip = get_chip(self.graph.options.chip)
-        if not self.graph.options.fixed_costs:
-            chip = chip.without_fixed_costs()
-        outs, res = ck.run(arrays, interp.bindings, chip=chip, check_hazards=self.graph.options.check_hazards,
-                           trace=self.trace, simulate=self.graph.options.simulate, jobs=self.jobs)  # fmt: skip
+        opts = self.graph.options
+        outs, res = ck.run(arrays, interp.bindings, chip=_chip(opts.chip, opts.fixed_costs),
+                           check_hazards=opts.check_hazards, trace=self.trace, simulate=opts.simulate,
+                           jobs=self.jobs)  # fmt: skip
         wall = time.perf_counter() - start
         COUNTERS["kernels_simulated"] += 1
-        results = [to_torch(o, interp.shape(r.type)) for o, r in zip(outs, op.results)]
+        results = [to_torch(o, interp.shape(r.type), owned=True) for o, r in zip(outs, op.results)]
         self._record(info, interp.bindings, res, wall)
         return results
 
@@ -244,6 +249,14 @@ def _shape_bindings(bindings: dict[str, int]) -> dict[str, int]:
     return {k: int(v) for k, v in bindings.items()}
 
 
+@functools.lru_cache(maxsize=None)
+def _chip(name: str, fixed_costs: bool):
+    """The options' chip preset, one object per (preset, fixed costs): a launch key names it by its repr, made once
+    per object (codegen/kernel.py)."""
+    chip = get_chip(name)
+    return chip if fixed_costs else chip.without_fixed_costs()
+
+
 def _np_dtype(dtype: str):
     from codegen.dtypes import np_dtype
 
@@ -260,12 +273,16 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.numpy()
 
 
-def to_torch(a: np.ndarray, shape) -> torch.Tensor:
-    """A kernel output (in the kernel's argument shape) → a torch tensor of the launch result's shape."""
+def to_torch(a: np.ndarray, shape, owned: bool = False) -> torch.Tensor:
+    """A kernel output (in the kernel's argument shape) → a torch tensor of the launch result's shape. ``owned``:
+    the caller hands ``a`` over (a kernel's output, read out of GM into an array of its own): the tensor shares its
+    memory instead of copying it."""
     a = np.ascontiguousarray(a)
+    if not (owned and a.flags.writeable):
+        a = a.copy()
     if a.dtype.name == "bfloat16":
-        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16).reshape(shape)
-    return torch.from_numpy(a.copy()).reshape(shape)
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).reshape(shape)
+    return torch.from_numpy(a).reshape(shape)
 
 
 def _input_storages(inputs) -> set[int]:
