@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import sys
 import types
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -82,6 +83,8 @@ class _Handle:
             self.outcome = out
         except Exception as e:  # noqa: BLE001 - raised again, for this launch, by PendingLaunch.resolve
             self.error = e
+            if isinstance(e, BrokenProcessPool):  # a worker died: the next run starts a fresh pool
+                _drop_broken_pools()
         self.done = True
         self.job = None  # its program and GM copy are no longer needed
 
@@ -218,6 +221,13 @@ def _pool(executor: str, workers: int) -> _Pool:
     if pool is None:
         pool = _POOLS[(executor, workers)] = _Pool(executor, workers)
     return pool
+
+
+def _drop_broken_pools() -> None:
+    for key, pool in list(_POOLS.items()):
+        if pool.kind == "local" and getattr(pool.impl, "_broken", False):
+            del _POOLS[key]
+            pool.shutdown()
 
 
 def pools_started() -> list[tuple[str, int]]:

@@ -20,8 +20,8 @@ _FIELDS = ("kernel", "fusion_kind", "executed", "block_dim", "cycles", "us", "la
 
 def _model():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64),
-                               torch.nn.LayerNorm(64))
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 32),
+                               torch.nn.LayerNorm(32))
 
 
 def _run(n_workers, train):
@@ -31,7 +31,7 @@ def _run(n_workers, train):
     compiled = torch.compile(model, backend="npu", options={"workers": n_workers})
     out = []
     for seed in range(2):
-        x = torch.randn(32, 64, generator=torch.Generator().manual_seed(seed))
+        x = torch.randn(16, 32, generator=torch.Generator().manual_seed(seed))
         with torch_npu_backend.profile() as prof, torch.set_grad_enabled(train):
             y = compiled(x)
             if train:
