@@ -169,21 +169,25 @@ class HazardChecker:
         if type(g) is not slice:
             g = index(g)  # the GM shadow is not padded for views: fancy indexing
         ws = sh.w_st[g]
-        bad = (ws >= 0) & (vc[np.maximum(ws, 0)] < sh.w_seq[g]) & (ws != stream)
-        if bad.any():
-            self._race(ins, "GM", None, g, bad, sh.w_gid[g], "reads" if not write else "overwrites", "writes")
+        if ws.max() >= 0:  # some granule has a writer (else: data the launch has not written, nothing to order)
+            bad = (ws >= 0) & (vc[np.maximum(ws, 0)] < sh.w_seq[g]) & (ws != stream)
+            if bad.any():
+                self._race(ins, "GM", None, g, bad, sh.w_gid[g], "reads" if not write else "overwrites", "writes")
         rs = sh.r_st[g]
+        read = rs.max() >= 0  # some granule has a read epoch
         if write:
-            badr = (rs >= 0) & (vc[np.maximum(rs, 0)] < sh.r_seq[g]) & (rs != stream)
-            if badr.any():
-                self._race(ins, "GM", None, g, badr, sh.r_gid[g], "overwrites", "reads")
+            if read:
+                badr = (rs >= 0) & (vc[np.maximum(rs, 0)] < sh.r_seq[g]) & (rs != stream)
+                if badr.any():
+                    self._race(ins, "GM", None, g, badr, sh.r_gid[g], "overwrites", "reads")
             sh.w_st[g] = stream
             sh.w_seq[g] = seq
             sh.w_gid[g] = ins.gid
             sh.r_st[g] = -1
         else:
-            upd = (rs < 0) | (rs == stream) | (vc[np.maximum(rs, 0)] >= sh.r_seq[g])
-            gu = index(g)[upd]
+            gu = g
+            if read:  # the epoch moves to this read where it is ordered after the recorded one
+                gu = index(g)[(rs < 0) | (rs == stream) | (vc[np.maximum(rs, 0)] >= sh.r_seq[g])]
             sh.r_st[gu] = stream
             sh.r_seq[gu] = seq
             sh.r_gid[gu] = ins.gid

@@ -39,7 +39,8 @@ class _BlockSync(HIVMOp):
         super().verify_()
         flag = self.attributes["flag"]
         if not 0 <= flag < CROSS_CORE_FLAGS:
-            raise self.error(f"cross-core flag {flag} is not one of the {CROSS_CORE_FLAGS} ids 0-{CROSS_CORE_FLAGS - 1}")
+            raise self.error(f"cross-core flag {flag} is not one of the {CROSS_CORE_FLAGS} ids "
+                             f"0-{CROSS_CORE_FLAGS - 1}")
 
 
 @register_op

@@ -60,8 +60,7 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
     ret = func.body.ops[-1]
     outs = list(func.attributes["output_args"])
     read = {id(v) for op in ops[1:] for v in op.operands} | {id(mm.result)}
-    positions = [i for i, a in enumerate(args)
-                 if i == ws or i in outs or (id(a) in read and i not in (ws,))]  # fmt: skip
+    positions = [i for i, a in enumerate(args) if i == ws or i in outs or id(a) in read]
     kept = [args[i] for i in positions]
     epi = FuncOp.build(f"{func.sym_name}_aiv", [a.type for a in kept], [v.type for v in ret.operands],
                        [a.name_hint for a in kept], **attrs, fusion_kind=FusionKind.ANY_PB.name,
@@ -77,8 +76,9 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
 
 
 def epilogue_tile(info, base_m: int, base_n: int, target, multi_buffer: int) -> list[int]:
-    """``[rows, base_n]`` (``base_n``: the columns of one drained part): the most rows of half a tile whose buffers (at ``multi_buffer`` copies each loaded or
-    stored one) and scratch fit UB; :class:`Unsupported` when not one row does."""
+    """``[rows, base_n]`` (``base_n``: the columns of one drained part): the most rows of half a tile whose buffers
+    (at ``multi_buffer`` copies each loaded or stored one) and scratch fit UB; :class:`Unsupported` when not one row
+    does."""
     plan = plan_buffers(info, False)
     half = (base_m + 1) // 2
     fits = lambda r: plan.ub_bytes([r, base_n], target.ub_align, multi_buffer) <= target.ub_bytes  # noqa: E731

@@ -33,7 +33,7 @@ def test_linear_gelu_is_one_mix_launch(fresh_dynamo, dtype):
     prof = _run(lambda x, w, b: F.gelu(F.linear(x, w, b)), [x, w, b])
     (rec,) = prof.records
     assert (rec.fusion_kind, rec.core_type, rec.executed) == ("MIX_CV", "MIX", "simulator"), rec
-    assert rec.source == ["addmm", "gelu"] or set(rec.source) >= {"gelu"}, rec.source
+    assert "gelu" in rec.source and "addmm" in rec.source, rec.source
 
 
 def test_x_wt_plus_b_is_one_launch_without_transpose(fresh_dynamo):

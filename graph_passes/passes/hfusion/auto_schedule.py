@@ -27,7 +27,8 @@ A kernel that only moves data (transposes, strided slices, concats of its argume
 (``#hfusion.movement_schedule``, one tile per result; graph_passes/schedule/movement.py).
 A MIX_CV kernel (a matmul and its elementwise epilogue) gets the cube schedule of its matmul as ``schedule`` and
 the epilogue's vector schedule over half-tile row chunks as ``epilogue_schedule`` (graph_passes/schedule/mix_cv.py).
-Counters: ``kernels-scheduled``, ``kernels-cube``, ``kernels-mix``, ``kernels-unschedulable``, ``kernels-movement``, ``reductions-multipass``.
+Counters: ``kernels-scheduled``, ``kernels-cube``, ``kernels-mix``, ``kernels-unschedulable``, ``kernels-movement``,
+``reductions-multipass``.
 """
 
 from __future__ import annotations

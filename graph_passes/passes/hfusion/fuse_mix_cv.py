@@ -30,14 +30,13 @@ from typing import ClassVar
 from ...analysis.fusion_kind import FusionKind, is_mix_cv
 from ...dialects.func import CallOp, FuncOp, ReturnOp
 from ...ir.core import Operation
-from ...ir.types import TensorType
+from ...ir.types import DTYPE_BYTES, TensorType
 from ...schedule.cube import analyze_cube_kernel, work_item
 from ...schedule.kernel_info import Unsupported
 from .. import ModulePass, PassContext, register_pass
 
 GM_BLOCK = 32  # bytes: the DMA's unit and the hazard checker's GM granule (docs/cube.md, *Work items*)
 EPILOGUE_KINDS = ("PURE_ELEMWISE", "ANY_PB")
-DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i16": 2, "i8": 1, "u8": 1, "i64": 8}
 
 
 @register_pass
@@ -82,7 +81,7 @@ def _epilogue_call(call: Operation, module: Operation):
 
 
 def _row_blocks(t) -> bool:
-    return t.shape[-1] * DTYPE_BYTES.get(t.dtype, 0) % GM_BLOCK == 0
+    return t.shape[-1] * DTYPE_BYTES[t.dtype] % GM_BLOCK == 0
 
 
 def _join(module: Operation, call: Operation, cube: Operation) -> str | None:
@@ -116,7 +115,7 @@ def _join(module: Operation, call: Operation, cube: Operation) -> str | None:
             return f"the epilogue's output rows ({t}) are not whole 32-B blocks"
     if any(isinstance(v.type, TensorType) and v.type.dtype == "i1" for op in epi_ops for v in op.results):
         return "the epilogue computes bools"
-    mixed = _build(module, call, cube, user, epi, r_index)
+    mixed = _build(module, cube, epi, r_index)
     if not is_mix_cv([op for op in mixed.body.ops if op.name != "func.return"]):
         mixed.erase()
         return "the epilogue holds ops other than elementwise maps and row broadcasts"
@@ -134,8 +133,7 @@ def _join(module: Operation, call: Operation, cube: Operation) -> str | None:
     return None
 
 
-def _build(module: Operation, call: Operation, cube: Operation, user: Operation, epi: Operation,
-           r_index: int) -> Operation:
+def _build(module: Operation, cube: Operation, epi: Operation, r_index: int) -> Operation:
     """The MIX_CV kernel: the cube kernel's arguments, then the epilogue's but the product; the matmul, then the
     epilogue's ops on its result. Inserted after the epilogue kernel, named ``<epilogue>_mix``."""
     c_args, e_args = list(cube.body.args), list(epi.body.args)

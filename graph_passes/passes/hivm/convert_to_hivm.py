@@ -7,9 +7,10 @@ tiling parameters (one per ``tiling`` entry, sorted by name), ``hivm.get_block_i
 cyclic over the cores, ``hivm.alloc`` buffers without scope (each tagged with its ``buffer`` index in the schedule), loads/stores and vector ops over valid extents
 (:mod:`graph_passes.conversion.hfusion_to_hivm`; a data-movement kernel — a ``#hfusion.movement_schedule`` — by
 :mod:`graph_passes.conversion.movement_to_hivm`; a cube kernel — a ``#hfusion.cube_schedule`` — by
-:mod:`graph_passes.conversion.cube_to_hivm`; a MIX_CV kernel — a matmul and its epilogue — becomes two functions, its
-AIC part ``@k`` and AIV part ``@k_aiv`` marked ``mix_part``, by :mod:`graph_passes.conversion.mix_cv_to_hivm`). The host's ``func.call`` of a converted kernel becomes
-``hivm.launch`` on the same tensors, whose results are the out-parameters.
+:mod:`graph_passes.conversion.cube_to_hivm`; a MIX_CV kernel — a matmul and its epilogue — becomes two functions,
+its AIC part ``@k`` and AIV part ``@k_aiv`` marked ``mix_part``, by :mod:`graph_passes.conversion.mix_cv_to_hivm`).
+The host's ``func.call`` of a converted kernel becomes ``hivm.launch`` on the same tensors, whose results are the
+out-parameters.
 
 A kernel with no vector lowering (gathers along a dim that is not the last, concat, transpose, matmul …; see
 docs/schedule.md) stays at tensor level with ``hivm.unsupported = "<op name>"`` and ``hivm.unsupported_reason``
