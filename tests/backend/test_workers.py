@@ -104,3 +104,28 @@ def test_worker_options_are_validated(monkeypatch):
     monkeypatch.setenv("NPU_WORKERS", "none")
     with pytest.raises(ValueError, match=r"NPU_WORKERS='none' must be an int >= 1"):
         workers.default_workers()
+
+
+@pytest.mark.slow
+def test_pool_workers_do_not_run_the_users_script(tmp_path):
+    """A script that compiles at top level (no ``if __name__ == "__main__"`` guard) starts the pool once: its
+    workers (forkserver/spawn) never import it, so it runs, and prints, exactly once."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "top_level.py"
+    script.write_text(
+        "import torch, torch_npu_backend\n"
+        "from torch_npu_backend import workers\n"
+        "workers.MIN_POOL_JOB = 0\n"
+        "print('script body ran', flush=True)\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 32))\n"
+        "c = torch.compile(m, backend='npu', options={'workers': 2, 'cache': False})\n"
+        "torch.testing.assert_close(c(torch.randn(16, 32)).shape, torch.Size([16, 32]))\n"
+        "print('pools', workers.pools_started(), flush=True)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root, NPU_CACHE_DIR="0")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("script body ran") == 1 and "pools [('local', 2)]" in out.stdout, out.stdout
