@@ -97,3 +97,19 @@ def test_pow_of_tensors_within_f32_tolerance_for_large_exponents():
     y = torch.rand(64, 32, generator=gen) * 18 - 9
     check_model(lambda x, y: torch.pow(x, y), [x, y])
     check_model(lambda x, y: torch.pow(-x, y.round()), [x, y])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_add_with_alpha_rounds_alpha_as_eager(dtype):
+    """f16 sweep: add/sub with alpha were 1 ulp off. Eager rounds alpha to the dtype; its vectorized loop computes
+    a + alpha·b in f32 once, its scalar function (a tensor under one vector step) rounds alpha·b first."""
+    gen = torch.Generator().manual_seed(0)
+
+    def fn(a, b):
+        return torch.add(a, b, alpha=0.3), torch.sub(a, b, alpha=0.3), torch.add(a, b, alpha=-3.125)
+
+    for n in (12, 1024):  # all scalar function / whole vector steps (AVX2 and AVX512)
+        a, b = (torch.randn(n, generator=gen) * 8).to(dtype), (torch.randn(n, generator=gen) * 8).to(dtype)
+        torch._dynamo.reset()
+        for k, (got, want) in enumerate(zip(torch.compile(fn, backend="npu")(a, b), fn(a, b))):
+            assert torch.equal(got, want), (n, k)
