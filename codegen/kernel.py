@@ -72,7 +72,7 @@ class ArgLayout:
 @dataclass
 class CompiledKernel:
     name: str
-    core_type: str  # "AIV"
+    core_type: str  # "AIV", "AIC" or "MIX"
     program: Program
     params: list[str]
     tiling: Tiling
@@ -132,7 +132,7 @@ class CompiledKernel:
         return hit
 
     def run(self, gm_arrays: list, bindings: dict[str, int], chip=None, check_hazards: bool = True,
-            trace: bool = False, simulate: str = "every"):
+            trace: bool = False, simulate: str = "every", jobs=None):
         """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores of ``chip``
         (the chip it was compiled for by default), read the outputs back. ``gm_arrays``: one array per memref
         argument (a number per scalar argument), in order.
@@ -144,7 +144,8 @@ class CompiledKernel:
         arguments written into it again) and return its stats with ``replayed`` set.
         A kernel whose DMAs take GM addresses from data registers replays while those addresses equal the
         recorded ones; when they differ it is simulated again (``note`` says so) and that launch is recorded.
-        ``"every"``: always the full simulation."""
+        ``"every"``: always the full simulation. ``jobs`` (torch_npu_backend/workers.py, with "once"): a new key's
+        outputs come from the functional executor and its timing becomes a job (a PendingLaunch is returned)."""
         if len(gm_arrays) != len(self.arg_layout):
             raise ValueError(f"{self.name}: expects {len(self.arg_layout)} arguments "
                              f"({', '.join(a.name for a in self.arg_layout)}), got {len(gm_arrays)}")
@@ -159,7 +160,7 @@ class CompiledKernel:
             key = (_arg_key(args), block_dim, _chip_key(spec), check_hazards)
             hit = self.recorded.get(key) if simulate == "once" else None
             note = None
-            if hit is not None and (hit.events or not trace):
+            if hit is not None and hit.replayable(trace):
                 gm = self.gm_images[key]
                 lay.write(self, gm, gm_arrays)
                 try:
@@ -169,8 +170,11 @@ class CompiledKernel:
                     note = f"simulated again: {e}"
             if result is None:
                 gm = lay.place(self, gm_arrays)  # a fresh GM (a failed replay wrote into the kept one)
-                result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
-                                check_hazards=check_hazards, trace=trace, record=simulate == "once")
+                if jobs is not None and simulate == "once":  # outputs now (functional executor), timing a job
+                    result = jobs.defer(self.program, spec, block_dim, args, gm, check_hazards, trace)
+                else:
+                    result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
+                                    check_hazards=check_hazards, trace=trace, record=simulate == "once")
                 if simulate == "once":
                     if len(self.recorded) >= MAX_RECORDED and key not in self.recorded:
                         old = next(iter(self.recorded))  # the oldest key
@@ -298,32 +302,40 @@ def _body_nodes(body):
 
 
 def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
-    """Lower one HIVM kernel (a ``func.func`` with ``kernel`` after ``hivm-inject-sync``) to a simulator program."""
+    """Lower one HIVM kernel (a ``func.func`` with ``kernel`` after ``hivm-inject-sync``) to a simulator program;
+    the AIC part of a mix kernel (``mix_part = "aic"``) with its AIV part (``mix_peer``) to one mix program."""
     if kernel.name != "func.func" or not kernel.attributes.get("kernel"):
         raise CodegenError(kernel, "not a kernel function (needs the 'kernel' attribute)")
     if "tiling" not in kernel.attributes or "block_dim" not in kernel.attributes["tiling"]:
         raise CodegenError(kernel, "kernel has no 'tiling' with a block_dim")
     core = kernel.attributes.get("core_type", "AIV")
-    if core not in ("AIV", "AIC"):
-        raise CodegenError(kernel, f"core_type {core}: vector (AIV) and cube (AIC) kernels have an emitter, mix "
-                                   "kernels not yet")
+    part = kernel.attributes.get("mix_part")
+    if core == "MIX" and part == "aic":
+        peer = module.lookup(kernel.attributes.get("mix_peer", ""))
+        if peer is None or peer.attributes.get("mix_part") != "aiv":
+            raise CodegenError(kernel, f"mix kernel: its AIV part @{kernel.attributes.get('mix_peer')} is missing")
+        parts = [(kernel, "aic"), (peer, "aiv")]
+    elif core in ("AIV", "AIC") and part is None:
+        parts = [(kernel, core.lower())]
+    else:
+        raise CodegenError(kernel, f"core_type {core} ({part or 'no'} mix part): vector (AIV), cube (AIC) kernels and "
+                                   "the AIC part of a mix kernel have an emitter")
     name = kernel.sym_name
-    state = KernelEmitter(kernel, module, EMITTERS)
-    state.scratch_region = _scratch_region(kernel)
-    state.b = TracingBuilder(name, core.lower())
-    try:
-        state.bind_args()
-        state.block(kernel.body)
-    except CodegenError as e:
-        if e.kernel is None:  # name the kernel too: ops built by passes often carry no location
-            raise CodegenError(e.op, e.reason, name) from None
-        raise
-    params = state.gm_params + state.tiling_params + list(state.derived)
-    state.b.params = params
-    program = state.b.build()
+    emitted = [_emit(f, module, name, c) for f, c in parts]
+    state = emitted[0][0]
+    derived = {}
+    for st, _ in emitted:
+        derived.update(st.derived)
+    params = state.gm_params + state.tiling_params + list(derived)
+    for st, prog in emitted:
+        if st.gm_params + st.tiling_params != state.gm_params + state.tiling_params:
+            raise CodegenError(kernel, "the mix kernel's parts take different parameters: "
+                                       f"{st.gm_params + st.tiling_params} vs {state.gm_params + state.tiling_params}")
+        prog.params = params
+    program = emitted[0][1] if len(emitted) == 1 else MixProgram(name, params, emitted[0][1], emitted[1][1])
     exprs = dict(state.tiling)
-    exprs.update(state.derived)
-    tiling = Tiling(state.tiling_params + list(state.derived), exprs, state.sizes)
+    exprs.update(derived)
+    tiling = Tiling(state.tiling_params + list(derived), exprs, state.sizes)
     outputs = set(kernel.attributes.get("output_args") or [])
     layout, gi = [], 0
     for i, a in enumerate(kernel.body.args):
@@ -334,15 +346,37 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
             dtype = a.type.dtype if isinstance(a.type, ScalarType) else "index"
             layout.append(ArgLayout(state.gm_params[gi], dtype, (), False, is_scalar=True))
             gi += 1
-    ops = Counter(op.name for op in kernel.walk() if op.dialect == "hivm")
-    return CompiledKernel(name, core, program, params, tiling, layout, ops, state.b.origin, kernel,
+    ops = Counter(op.name for f, _ in parts for op in f.walk() if op.dialect == "hivm")
+    origin = {}
+    for st, _ in emitted:
+        origin.update(st.b.origin)
+    return CompiledKernel(name, core, program, params, tiling, layout, ops, origin, kernel,
                           module_target(module).name)
 
 
+def _emit(func: Operation, module: Operation, name: str, core: str):
+    """(emitter state, program) of one kernel function on ``core`` (``aiv`` / ``aic``); errors name ``name``."""
+    state = KernelEmitter(func, module, EMITTERS)
+    state.scratch_region = _scratch_region(func)
+    state.b = TracingBuilder(name, core)
+    try:
+        state.bind_args()
+        state.block(func.body)
+    except CodegenError as e:
+        if e.kernel is None:  # name the kernel too: ops built by passes often carry no location
+            raise CodegenError(e.op, e.reason, name) from None
+        raise
+    state.b.params = state.gm_params + state.tiling_params + list(state.derived)
+    return state, state.b.build()
+
+
 def compile_module(module: Operation) -> dict[str, CompiledKernel]:
-    """Every HIVM kernel of the module (kernels left at tensor level, ``hivm.unsupported``, are not compiled)."""
+    """Every HIVM kernel of the module (kernels left at tensor level, ``hivm.unsupported``, are not compiled; a mix
+    kernel's AIV part is compiled with its AIC part)."""
     out = {}
     for f in module.functions:
+        if f.attributes.get("mix_part") == "aiv":
+            continue
         if f.attributes.get("kernel") and "hivm.unsupported" not in f.attributes:
             out[f.sym_name] = compile_kernel(f, module)
     return out

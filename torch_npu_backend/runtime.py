@@ -24,6 +24,7 @@ from graph_passes.ir.sizes import evaluate
 from simulator import get_chip
 
 from . import profiling as _profile
+from . import workers as _workers
 from .importer import OutputSpec
 from .interpreter import Interpreter, InterpreterError, interpret
 from .options import NpuOptions
@@ -68,6 +69,11 @@ class CompiledGraph:
     fallbacks: list = field(default_factory=list)  # fallback.Fallback: the nodes run eagerly on the host
     runs: int = 0
 
+    @functools.cached_property
+    def param_dtypes(self) -> list:
+        """The IR dtype of each @main parameter (None for a size or an effect token)."""
+        return [getattr(a.type, "dtype", None) for a in self.module.lookup("main").body.args]
+
     def bindings(self, args) -> dict[str, int]:
         """Symbols carried by SymInt arguments; the rest are bound from tensor sizes by the interpreter."""
         return {name: int(args[pos]) for name, pos in self.symbol_args.items()}
@@ -87,9 +93,9 @@ class CompiledGraph:
             extra, host_outputs = self.host_prologue.run(args)
             args = [*args, *extra]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and a.dim() == 0
-                  else a for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made
-        # them f32; other f64 inputs are host values (read by host.fallback ops only)
+        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and dtype == "f32"
+                  else a for a, dtype in zip(inputs, self.param_dtypes)]  # 0-d f64 inputs a device op reads
+        # (host_scalars.py): the importer made them f32; other f64 inputs are host values (read by host.fallback ops)
         if self.predicates or any(o.kind == "size" or o.strides for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:
@@ -100,7 +106,11 @@ class CompiledGraph:
             launcher = Launcher(self, debug=bool(self.debug_dir) and self.runs == 1)
             interp = Interpreter(self.module, bindings, launcher=launcher)
             interp.bind(self.module.lookup("main"), inputs)
-            results = interp.call("main", inputs)
+            try:
+                results = interp.call("main", inputs)
+            except BaseException:
+                launcher.abandon()
+                raise
             launcher.finish()
         owned = _input_storages(inputs)
         out, seen = [], set()
@@ -132,6 +142,8 @@ class Launcher:
         self.debug = debug  # first run with a debug dir: write the report table and the trace
         self.trace = debug or _profile.wants_trace()
         self.records: list[_profile.KernelRecord] = []
+        self.jobs = _workers.jobs_for(graph.options)  # timing jobs of new launches (workers >= 2), else None
+        self.pending: list = []  # (record, workers.PendingLaunch): filled in by finish()
 
     # -- hivm.launch: the simulator --------------------------------------------------------------------------
     def launch(self, interp: Interpreter, op, values) -> list:
@@ -155,7 +167,8 @@ class Launcher:
         start = time.perf_counter()
         opts = self.graph.options
         outs, res = ck.run(arrays, interp.bindings, chip=_chip(opts.chip, opts.fixed_costs),
-                           check_hazards=opts.check_hazards, trace=self.trace, simulate=opts.simulate)
+                           check_hazards=opts.check_hazards, trace=self.trace, simulate=opts.simulate,
+                           jobs=self.jobs)  # fmt: skip
         wall = time.perf_counter() - start
         COUNTERS["kernels_simulated"] += 1
         results = [to_torch(o, interp.shape(r.type), owned=True) for o, r in zip(outs, op.results)]
@@ -183,13 +196,11 @@ class Launcher:
         rec = _profile.KernelRecord(self.graph.name, info.name, info.fusion_kind, info.core_type, "simulator",
                                     info.source, _shape_bindings(bindings), wall_s=wall,
                                     schedule=info.schedule)  # fmt: skip
-        if res is not None:  # block_dim 0 (an empty tensor): nothing launched
-            s = res.stats
-            rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us
-            rec.launch_us = s.launch_us
-            rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
-            rec.hazards_checked, rec.result = s.hazards_checked, res
-            rec.replayed, rec.reason = res.replayed, res.note
+        if isinstance(res, _workers.PendingLaunch):  # its timing is a job: the record is filled in by finish()
+            rec.replayed = res.replayed
+            self.pending.append((rec, res))
+        elif res is not None:  # block_dim 0 (an empty tensor): nothing launched
+            _fill(rec, res)
         else:
             rec.block_dim, rec.cycles, rec.us, rec.roofline_us, rec.efficiency, rec.gm_bytes = 0, 0, 0.0, 0.0, 1.0, 0
             rec.hazards_checked = self.graph.options.check_hazards
@@ -200,7 +211,13 @@ class Launcher:
         _profile.record(rec)
 
     def finish(self) -> None:
-        """First run with a debug dir: write ``report.txt`` (the records' table) and ``trace.json``."""
+        """The run is over: wait for its timing jobs and fill their records in, in launch order (the first job
+        error is raised for this call). First run with a debug dir: write ``report.txt`` (the records' table) and
+        ``trace.json``."""
+        if self.jobs is not None:
+            self.jobs.wait()
+            for rec, pending in self.pending:
+                _fill(rec, pending.resolve())
         if not self.debug:
             return
         prof = _profile.Profile(trace=True)
@@ -211,6 +228,21 @@ class Launcher:
                 if r.result is not None:
                     f.write(f"\n{r.result.summary_table()}\n")
         prof.write_trace(os.path.join(self.graph.debug_dir, "trace.json"))
+
+    def abandon(self) -> None:
+        """The run failed before finishing: its timing jobs are dropped (their keys are simulated again later)."""
+        if self.jobs is not None:
+            self.jobs.cancel()
+
+
+def _fill(rec, res) -> None:
+    """A simulated launch's record: its LaunchResult's figures."""
+    s = res.stats
+    rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us
+    rec.launch_us = s.launch_us
+    rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
+    rec.hazards_checked, rec.result = s.hazards_checked, res
+    rec.replayed, rec.reason = res.replayed, res.note
 
 
 def _shape_bindings(bindings: dict[str, int]) -> dict[str, int]:

@@ -274,6 +274,11 @@ CASES: list[Case] = [
     # values and first indices; the backward scatters the gradient to them (scatter.src, one index per slice)
     Case("max_min_dim", lambda x: (x.max(-1).values * 2, *x.max(1, keepdim=True), *x.min(0)),
          lambda f, g: [rand(2, 5, 7, dtype=f, gen=g)]),
+    # sort of short rows (a rank sort), topk by rounds of argmax (test_sorting: ties, NaN, dtypes)
+    Case("sort", lambda x: (*torch.sort(x, -1), torch.argsort(x, dim=0, descending=True, stable=True)),
+         lambda f, g: [rand(3, 5, dtype=f, gen=g, grad=False)], backward=False),
+    Case("topk", lambda x: (*torch.topk(x, 3), *torch.topk(x, 2, dim=-1, largest=False)),
+         lambda f, g: [rand(5, 7, dtype=f, gen=g, grad=False)], backward=False),
     Case("any", lambda b: (b.any(1), b.any(), torch.any(b, dim=(0, 1), keepdim=True)),
          lambda f, g: [bools(2, 3, 4, gen=g)], backward=False, floats=False),
     Case("mean", lambda x: (x.mean(), x.mean(1), x.mean((0, 2), keepdim=True)), lambda f, g: [rand(2, 3, 4, dtype=f, gen=g)]),
@@ -345,6 +350,15 @@ CASES: list[Case] = [
          backward=False),
     Case("scatter_src", lambda x, i, y: torch.scatter(x, 1, i, y) * 2,
          lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 1, hi=8, gen=g), rand(3, 1, dtype=f, gen=g, grad=False)],
+         backward=False),
+    # scatter_add / scatter_reduce: eager's order of accumulation, an index smaller than the input (test_scatter)
+    Case("scatter_add_reduce", lambda x, i, y: (x.scatter_add(1, i, y), x.scatter_reduce(1, i, y, "amax", include_self=False),
+                                                x.scatter_reduce(0, i[:, :2] % 3, y, "mean")),
+         lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False), ints(3, 5, hi=8, gen=g), rand(3, 6, dtype=f, gen=g, grad=False)],
+         backward=False),
+    # x[i, j]: a linear index into the merged dims (test_multi_index)
+    Case("index_several", lambda x, i, j: (x[i, j] * 2, x[:, i, j] + 1),
+         lambda f, g: [rand(4, 5, 3, dtype=f, gen=g, grad=False), ints(2, 3, hi=4, gen=g), ints(3, hi=3, gen=g)],
          backward=False),
     Case("cross_entropy", lambda x, t: F.cross_entropy(x, t), lambda f, g: [rand(4, 8, dtype=f, gen=g), ints(4, hi=8, gen=g)]),
     Case("embedding", lambda w, i: F.embedding(i, w) * 2, lambda f, g: [rand(10, 4, dtype=f, gen=g), ints(2, 5, gen=g)]),

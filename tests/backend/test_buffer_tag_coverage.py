@@ -25,11 +25,11 @@ def untagged(monkeypatch):
     seen: Counter = Counter()
     check = hazards.HazardChecker.check
 
-    def counting(self, ins, stream, seq, vc, accesses):
-        for a in accesses:
+    def counting(self, ins, stream, seq, vc):
+        for a in ins.accesses(ins.core):
             if a.scope != "GM" and a.tag is None:
                 seen[(ins.mnemonic, a.scope, "write" if a.write else "read")] += 1
-        return check(self, ins, stream, seq, vc, accesses)
+        return check(self, ins, stream, seq, vc)
 
     monkeypatch.setattr(hazards.HazardChecker, "check", counting)
     return seen

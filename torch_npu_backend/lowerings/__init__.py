@@ -34,6 +34,6 @@ def record_lowering(op) -> None:
 
 
 from . import (arg_reductions, creation, diagonal, elementwise, indexing, matmul, norms, pooling, reductions,  # noqa: E402,F401
-               shape, transcendental)
+               scatter, shape, sorting, transcendental)
 
 __all__ = ["LOWERINGS", "LOWERING_HITS", "register_lowering", "record_lowering"]

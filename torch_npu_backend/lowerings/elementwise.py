@@ -11,6 +11,7 @@ import torch
 
 from graph_passes.dialects.hfusion import CompareOp, ElemwiseBinaryOp, ElemwiseTernaryOp, ElemwiseUnaryOp, SelectOp
 
+from ..dtypes import torch_dtype
 from ..eager_loops import all_scalar
 from . import register_lowering
 from .common import check_device, numel, promote
@@ -40,9 +41,15 @@ def _arith(ctx, fun: str, a, b, alpha=1):
         return ctx.cast(ctx.emit(ElemwiseBinaryOp, [lhs, rhs], out.with_dtype("f32"), fun=fun), out.dtype)
     rhs = ctx.operand(b, out.dtype, out.shape)
     if alpha != 1 and out.dtype in ("f16", "bf16") and ctx.is_tensor(a):
-        # eager computes a half/bf16 a + alpha * b in f32 (alpha in f32, b as the dtype's value) and rounds once
+        # eager rounds alpha to the dtype; its vectorized loop computes a half/bf16 a + alpha * b in f32 and rounds
+        # once, its scalar function (a tensor of fewer elements than one step: eager_loops) rounds alpha * b first.
+        # A larger tensor's n mod step last elements take the scalar function too: not modelled (docs/opinfo.md)
         wide = out.with_dtype("f32")
+        alpha = float(torch.tensor(alpha, dtype=torch_dtype(out.dtype)).item())
         scaled = ctx.emit(ElemwiseBinaryOp, [ctx.cast(rhs, "f32"), ctx.scalar(alpha, "f32")], wide, fun="mul")
+        n = numel(out.shape, range(len(out.shape)))
+        if n.is_Integer and all_scalar(int(n), 2):
+            scaled = ctx.cast(ctx.cast(scaled, out.dtype), "f32")
         return ctx.cast(ctx.emit(ElemwiseBinaryOp, [ctx.cast(lhs, "f32"), scaled], wide, fun=fun), out.dtype)
     if alpha != 1:
         rhs = ctx.emit(ElemwiseBinaryOp, [rhs, ctx.scalar(alpha, out.dtype)], out, fun="mul")
