@@ -582,7 +582,8 @@ class EmbeddingGatherOp(HIVMOp):
                              "rank-2 source (one element per row)")
         if not element_gather(src.rank, dim) and idx.is_static and \
                 any(n != 1 for d, n in enumerate(idx.static_shape()) if d != dim):
-            raise self.error(f"the index {idx} must have extent 1 in every dim but {dim} (one index per slab)")
+            raise self.error(f"the index {idx} must have extent 1 in every dim but {dim} (one index per "
+                             f"{'row' if dim == 0 else 'slab'})")
 
 
 # ---------------------------------------------------------------------------------------------------------------
