@@ -81,6 +81,11 @@ def _rows(ctx, x, dim, what):
     return keys, rows, restore
 
 
+def _empty(v) -> bool:
+    """``v`` has a dim of static size 0 (no element to sort or pick)."""
+    return any(d.is_Integer and int(d) == 0 for d in v.type.shape)
+
+
 def _positions(ctx, n, shape):
     """``arange(n)`` in f32 reshaped to ``shape`` (one dim of ``n``, the others 1)."""
     return ctx.reshape(ctx.emit(ArangeOp, [], TensorType((n,), "f32"), start=0, step=1), shape)
@@ -164,7 +169,7 @@ def _gathered(ctx, rows, positions, restore, out_values, out_indices):
 
 def _sort(ctx, x, dim, descending):
     out_values, out_indices = ctx.out_type(0), ctx.out_type(1)
-    if ctx.tensor(x).type.rank == 0:
+    if ctx.tensor(x).type.rank == 0 or _empty(ctx.tensor(x)):
         return ctx.tensor(x), ctx.emit(FillOp, [], out_indices, value=0)
     keys, rows, restore = _rows(ctx, x, dim, "sort")
     n = keys.type.shape[1]
@@ -192,13 +197,12 @@ def topk(ctx, x, k, dim=-1, largest=True, sorted=True):
         raise ctx.error(f"k={k}: a symbolic k")
     if ctx.tensor(x).type.rank == 0:
         return ctx.tensor(x), ctx.emit(FillOp, [], out_indices, value=0)
+    if _empty(ctx.tensor(x)) or k == 0:  # nothing to pick: empty results
+        return ctx.emit(FillOp, [], out_values, value=0), ctx.emit(FillOp, [], out_indices, value=0)
     keys, rows, restore = _rows(ctx, x, dim, "topk")
     r, n = keys.type.shape
     if k > MAX_TOPK:
         raise ctx.error(f"topk with k={k} of rows of {n}: the vector unit unrolls at most {MAX_TOPK} rounds")
-    if k == 0:
-        empty = TensorType((r, 0), "f32")
-        return _gathered(ctx, rows, ctx.emit(FillOp, [], empty, value=0.0), restore, out_values, out_indices)
     index = _top_positions(ctx, keys, k, largest)
     return _gathered(ctx, rows, index, restore, out_values, out_indices)
 
