@@ -50,6 +50,9 @@ def workloads(quick: bool):
         ("linear 256x1024x1024", lambda x, w, b: F.linear(x, w, b), lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
         ("linear 256x1024x1024 + gelu", lambda x, w, b: F.gelu(F.linear(x, w, b)),
          lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)]),
+        # the same two kernels apart (a SINGLE_CUBE and a vector kernel): cube-vector fusion before / after
+        ("linear 256x1024x1024 + gelu, unfused (cv_fusion=False)", lambda x, w, b: F.gelu(F.linear(x, w, b)),
+         lambda: [_t(256, 1024), _t(1024, 1024), _t(1024)], {"cv_fusion": False}),
         # few output tiles, long K: split-K (hfusion-split-k) candidates
         ("split-K f16 64x64x16384", lambda a, b: a @ b, lambda: [_t(64, 16384), _t(16384, 64)]),
         ("split-K f16 128x128x8192", lambda a, b: a @ b, lambda: [_t(128, 8192), _t(8192, 128)]),
@@ -83,14 +86,16 @@ def run(label, fn, make, chip, extra=None):
         compiled(*inputs)
         wall = time.perf_counter() - start
     sim = prof.simulated()
-    cube = [r for r in sim if r.core_type == "AIC"]
-    vector = [r for r in sim if r.core_type != "AIC"]
+    cube = [r for r in sim if r.core_type in ("AIC", "MIX")]  # a MIX kernel: the cube and its fused epilogue
+    vector = [r for r in sim if r.core_type not in ("AIC", "MIX")]
     us = prof.total_us(launch=False)
     roof = sum(r.roofline_us for r in sim)
     main = max(cube, key=lambda r: r.us) if cube else None
     busy = [f"{main.busy.get(p, 0.0):.0%}" if main else "" for p in ("M", "MTE1", "MTE2", "FIX")]
     tile, waves = _tile(main) if main else ("", "")
-    kernels = f"{len(cube)} / {len(vector)}" + (f" (+{len(prof.interpreted())} interpreted)" if prof.interpreted() else "")
+    mix = sum(r.core_type == "MIX" for r in cube)
+    kernels = f"{len(cube)} / {len(vector)}" + (f" ({mix} mix)" if mix else "") + (
+        f" (+{len(prof.interpreted())} interpreted)" if prof.interpreted() else "")
     return [label, kernels, f"{us:,.2f}", f"{prof.total_us():,.2f}", f"{roof:,.2f}", f"{roof / us:.1%}" if us else "", *busy, tile, waves,
             f"{wall:.1f}"]
 
@@ -104,10 +109,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     extra = dict(_option(kv) for kv in args.options.split(",") if kv)
     rows = []
-    for label, fn, make in workloads(args.quick):
+    for label, fn, make, *own in workloads(args.quick):
         if args.only not in label:
             continue
-        rows.append(run(label, fn, make, args.chip, extra))
+        rows.append(run(label, fn, make, args.chip, {**(own[0] if own else {}), **extra}))
         print(f"  {label}: {rows[-1][2]} us, {rows[-1][5]}", file=sys.stderr, flush=True)
     headers = ["workload", "kernels cube / vector", "sim us", "+ launch us", "roofline us", "efficiency", "Cube", "MTE1", "MTE2", "FIX",
                "tile", "waves", "wall s"]

@@ -1,8 +1,9 @@
 """How long a compiled model's calls take on the host: eager, the npu backend's first call (compile and full
 simulation), its second call (each launch replayed, ``simulate="once"``, the default; the best of three later calls) and its second call with
-``simulate="every"`` (every launch simulated again), Inductor's first and second call.
+``simulate="every"`` (every launch simulated again), the first call with the timing jobs serial and on a pool of
+two workers (``workers=1`` / ``2``, compile cache off), Inductor's first and second call.
 
-    .venv/bin/python benchmarks/model_speed.py [--gpt2-small] [--no-every] [--no-inductor]
+    .venv/bin/python benchmarks/model_speed.py [--gpt2-small] [--no-every] [--no-inductor] [--workers 1,2]
 
 Rows: GPT-2 and Llama from the small configs of tests/backend/test_hf_models.py (2 layers, width 64, 2x16 tokens),
 an inference forward and a training step (forward with the loss, backward); ``--gpt2-small`` adds GPT-2 small (12
@@ -124,12 +125,28 @@ def inductor(spec: Spec, args) -> dict:
     return dict(zip(cols, (t1, t2)))
 
 
+def npu_workers(spec: Spec, args) -> dict:
+    """The first call (compile cache off, so both compile) with the timing jobs serial (``workers=1``: every new
+    launch simulated in full at once) and fanned out to a pool of 2 (outputs from the functional executor, timing
+    jobs in the pool); whether the two calls' profiles (simulated µs, per-launch cycles) are the same."""
+    out, profiles = {}, []
+    for n in args.workers:
+        torch._dynamo.reset()
+        compiled = torch.compile(spec.model(), backend="npu", options={"workers": n, "cache": False})
+        with torch_npu_backend.profile(trace=False) as prof:
+            out[f"npu 1st call s, workers={n}"] = spec.call(compiled)
+        profiles.append([(r.kernel, r.cycles) for r in prof.records])
+        torch._dynamo.reset()
+    out["same profile"] = "yes" if all(p == profiles[0] for p in profiles) else "NO"
+    return out
+
+
 def warm_compile_cache(spec: Spec, args) -> dict:
     """Slot: a second process's first call with a warm compile cache (no compile cache yet)."""
     return {"2nd process, warm compile cache s": "n/a"}
 
 
-MEASURES = [eager, npu_once, npu_every, inductor, warm_compile_cache]
+MEASURES = [eager, npu_once, npu_workers, npu_every, inductor, warm_compile_cache]
 REPEAT = 3  # later calls are the best of this many (eager: after a warm-up call)
 
 
@@ -138,6 +155,8 @@ def main(argv=None) -> int:
     ap.add_argument("--gpt2-small", action="store_true", help="add GPT-2 small (12 layers, d 768, 128 tokens)")
     ap.add_argument("--no-every", action="store_true", help="skip the simulate='every' second call")
     ap.add_argument("--no-inductor", action="store_true", help="skip Inductor")
+    ap.add_argument("--workers", type=lambda v: [int(n) for n in v.split(",")], default=[1, 2],
+                    help="comma-separated worker counts for the first-call columns (default 1,2)")
     args = ap.parse_args(argv)
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(0, 256, (2, 16), generator=gen)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from graph_passes.idioms.broadcasts import column_broadcast_rows, element_broadcast
 from graph_passes.intmath import ceil_div, prod
+from graph_passes.ir.types import MemRefType
 from simulator.expr import Imm, emin
 
 from .errors import CodegenError
@@ -18,10 +19,24 @@ def emit_vbrc(state, op) -> None:
     """Along dims that exclude the last: a row broadcast. Along the last dim (and maybe others): a column broadcast
     into the slab of dst at index 0 of the other broadcast dims, then a row broadcast of that slab along them."""
     src, dst = ub_buf(state, op, op.operand("src")), ub_buf(state, op, op.operand("dst"))
-    dims = sorted(op.attributes["dims"])
-    rank = dst.type.rank
-    dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     ext, caps = op_region(state, op)
+    _broadcast(state, op, src, dst, sorted(op.attributes["dims"]), ext, caps)
+
+
+def _without_unit_last(buf: Buf) -> Buf:
+    """``buf`` (a packed column buffer ``[..., n, 1]``) viewed without its last dim: the same bytes."""
+    t = buf.type
+    return Buf(buf.scope, buf.addr, MemRefType(tuple(t.static_shape()[:-1]), t.dtype, t.scope), buf.tag)
+
+
+def _broadcast(state, op, src: Buf, dst: Buf, dims: list, ext, caps) -> None:
+    rank = dst.type.rank
+    if (rank > 2 and rank - 1 not in dims and dst.type.static_shape()[-1] == 1 and src.type.static_shape()[-1] == 1
+            and any(d < rank - 1 and caps[d] > 1 for d in dims)):
+        # a broadcast of packed columns ([R, 1, 1] -> [R, C, 1]): without the unit last dim the same bytes are
+        # the broadcast [R, 1] -> [R, C] (a column broadcast when C is its innermost dim)
+        return _broadcast(state, op, _without_unit_last(src), _without_unit_last(dst), dims, ext[:-1], caps[:-1])
+    dtype = vector_dtype(op, dst.type, ("f16", "f32", "i16", "i32", "bf16"))
     if element_broadcast(dst.type.static_shape(), src.type.static_shape()):
         return _element_broadcast(state, src, dst, dtype, ext, caps)
     if rank - 1 not in dims:  # row broadcast: the source's rows are re-read (stride 0 along dims)

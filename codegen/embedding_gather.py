@@ -19,6 +19,11 @@ instructions plus the issue. Rows of a multi-dim box (dims 1.. of the tile) move
 Along the last dim (``dim`` attribute; one element of each row, a loss's target logit): the register is the
 element's byte offset in its row (``i · es``, bound ``C · es``) and copy ``r`` starts at source row ``off + r``: one
 DMA of ``es`` bytes per row into the row's 32-B UB slot, whatever the row's length.
+
+Along a middle dim ``d`` (``0 < d < rank - 1``; ``flip``, ``roll``, ``index_select`` or a pad's edge index along
+dim 1 of ``[A, B, C]``): the loop walks the index tile along ``d``, the register is ``i · slab`` (the source's stride
+of dim ``d`` in bytes, bound ``B · slab``) and each copy moves the tile's box of the other dims (the dims before ``d``
+as rows of the box) at that slab.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from simulator.expr import Imm
 
 from .dma import bursts, gm_strides, merge_dims
 from .errors import CodegenError
+from graph_passes.dialects.hivm import element_gather
+
 from .vector import buffer_tags, counted, fold, static_int
 
 INDEX_DTYPES = ("i32", "i64")  # ld_ub reads either; the arithmetic runs on 64-bit data registers
@@ -40,27 +47,29 @@ def emit_embedding_gather(state, op) -> None:
         raise CodegenError(op, f"gathers {src.dtype} rows into {dst.dtype} by {index.dtype} (index: i32 or i64)")
     offsets = [state.index(v) for v in op.offsets()]
     extents = [state.index(v) for v in op.extents()]
-    if static_int(extents[0]) == 0:
+    if any(static_int(e) == 0 for e in extents):
         return
     es = src.es
     natural = gm_strides(state, src)
     dim = op.attributes.get("dim", 0)
+    element = element_gather(src.type.rank, dim)
+    loop = 0 if element else dim  # the dim of the index tile the scalar loop walks
     others = [d for d in range(len(natural)) if d != dim]
     rows = state.size(src.type.shape[dim])
-    row_bytes = fold(natural[dim] * es)  # the index's step: a row, or one element along the last dim
+    row_bytes = fold(natural[dim] * es)  # the index's step: a row, a slab, or one element along the last dim
     lin = Imm(0)
     for o, d in zip(offsets, others):
         lin = fold(lin + o * natural[d])
     base = fold(src.addr + lin * es)
-    step = fold(natural[0] * es) if dim else Imm(0)  # along the last dim: each index row is the next source row
+    step = fold(natural[0] * es) if element else Imm(0)  # along the last dim: each index row is the next source row
     if not isinstance(base, Imm) and base != src.addr:
         base = state.b.mov(state.fresh("table_row"), base)
     bound = fold(rows * row_bytes)
     if isinstance(bound, Imm) and bound.value <= 0:
         raise CodegenError(op, f"gathers from an empty table {src.type}")
     us = dst.static_strides()
-    idx_pitch = index.static_strides()[0] * index.es
-    dims = [d for d in range(1, len(extents)) if static_int(extents[d]) != 1]
+    idx_pitch = index.static_strides()[loop] * index.es
+    dims = [d for d in range(len(extents)) if d != loop and static_int(extents[d]) != 1]
     dims, box, gs, ub_strides = merge_dims(dims, extents, natural, us)  # along the last dim: no dim, one element
     state.b.dmov("g_lo", -1)
     state.b.dmov("g_hi", rows)
@@ -71,8 +80,8 @@ def emit_embedding_gather(state, op) -> None:
         state.b.smax("i64", "g_i", "g_i", "g_lo")
         state.b.smin("i64", "g_i", "g_i", "g_hi")
         state.b.smul("i64", "g_i", "g_i", "g_row")
-        bursts(state, op, dims, box, fold(base + r * step), fold(dst.addr + r * (us[0] * dst.es)), gs, ub_strides, es,
-                "ub", gm_reg="g_i", gm_bound=bound, tags=buffer_tags(dst=dst))
+        bursts(state, op, dims, box, fold(base + r * step), fold(dst.addr + r * (us[loop] * dst.es)), gs, ub_strides,
+               es, "ub", gm_reg="g_i", gm_bound=bound, tags=buffer_tags(dst=dst))
 
-    counted(state, "r", extents[0], row, max_unroll=1)
+    counted(state, "r", extents[loop], row, max_unroll=1)
 

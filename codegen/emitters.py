@@ -18,6 +18,7 @@ EMITTERS = {
     **{name: scalar_ops.emit_index_binary for name in BINARY_OPS},
     "arith.index_cast": scalar_ops.emit_index_cast,
     "hivm.get_block_idx": scalar_ops.emit_block_idx,
+    "hivm.get_sub_block_idx": scalar_ops.emit_sub_block_idx,
     "hivm.alloc": scalar_ops.emit_alloc,
     "hivm.multi_buffer_select": scalar_ops.emit_multi_buffer_select,
     # MTE2 / MTE3
@@ -50,4 +51,6 @@ EMITTERS = {
     "hivm.set_flag": sync.emit_set_flag,
     "hivm.wait_flag": sync.emit_wait_flag,
     "hivm.pipe_barrier": sync.emit_pipe_barrier,
+    "hivm.sync_block_set": sync.emit_sync_block_set,
+    "hivm.sync_block_wait": sync.emit_sync_block_wait,
 }

@@ -17,7 +17,7 @@ unit has no i64 (CANN-INI): an i64 arange is a scalar loop
 from __future__ import annotations
 
 from graph_passes.dialects.hivm import VGatherOffsetsOp
-from graph_passes.intmath import align_up
+from graph_passes.intmath import align_up, prod
 from simulator.expr import Expr, Imm
 from simulator.isa.index import GATHER_DTYPES, VCI_DTYPES
 
@@ -57,7 +57,7 @@ def emit_vgather_offsets(state, op) -> None:
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
     shape = list(idx.type.static_shape())
-    idx_rows, idx_cols = ([1] + shape) if len(shape) == 1 else shape
+    idx_rows, idx_cols = prod(shape[:-1]), shape[-1]
     _convert(state, idx, idx_rows, idx_cols, n, op.attributes["es"])
 
 
@@ -161,14 +161,15 @@ def emit_vgather(state, op) -> None:
     if n is None:
         raise CodegenError(op, "the gathered rows' length must be static")
     ext = [state.index(v) for v in op.extents()]
-    if len(ext) > 2:
-        raise CodegenError(op, f"gathers of rank {len(ext)} are not emitted (rank 1 or 2)")
     d_shape, i_shape, s_shape = (list(b.type.static_shape()) for b in (dst, idx, src))
     if len(ext) == 1:
         d_shape, i_shape, s_shape, ext = [1] + d_shape, [1] + i_shape, [1] + s_shape, [Imm(1)] + ext
-    idx_rows, idx_cols = i_shape
-    if idx_rows not in (1, d_shape[0]) or s_shape[0] != d_shape[0]:
-        raise CodegenError(op, f"index rows {idx_rows} / source rows {s_shape[0]} do not match {d_shape[0]} rows")
+    lead = len(ext) - 1  # the dims above the last: rows, walked over their valid extents only
+    if any(n not in (1, m) for n, m in zip(i_shape[:lead], d_shape[:lead])):
+        raise CodegenError(op, f"index rows {i_shape[:lead]} do not match the destination's {d_shape[:lead]}")
+    if s_shape[:lead] != d_shape[:lead]:
+        raise CodegenError(op, f"source rows {s_shape[:lead]} do not match the destination's {d_shape[:lead]}")
+    idx_rows, idx_cols = prod(i_shape[:lead]), i_shape[-1]
     pitch, _, wbytes = _layout(idx_cols, idx_rows)
     if op.attributes.get("converted"):
         _check_offsets_precede(state, op)
@@ -180,17 +181,32 @@ def emit_vgather(state, op) -> None:
         q, pitch = _word_offsets(state, q, idx_rows, pitch, wbytes), 2 * pitch
     es = dst.es // words
 
-    def row(j):
-        d_row = dst.addr + j * (d_shape[1] * dst.es)
-        s_row = src.addr + j * (s_shape[1] * src.es)
-        o_row = Imm(q) + (j * (pitch * 4) if idx_rows > 1 else 0)
+    def row_of(shape, at):  # the row (of ``shape``'s rows) of destination row ``at`` (an index per leading dim)
+        r, pitch_rows = Imm(0), 1
+        for k in reversed(range(lead)):
+            if shape[k] > 1:
+                r = fold(r + at[k] * pitch_rows)
+            pitch_rows *= shape[k]
+        return r
+
+    def row(at):
+        j, i = row_of(d_shape, at), row_of(i_shape, at)
+        d_row = dst.addr + j * (d_shape[-1] * dst.es)
+        s_row = src.addr + j * (s_shape[-1] * src.es)
+        o_row = Imm(q) + (i * (pitch * 4) if idx_rows > 1 else 0)
 
         emit = vector_instr(state, "vgather", dtype, ("dst",), src=fold(s_row), src_len=n * src.es,
                             offset=lambda a: fold(o_row + (a[0] - d_row) // es * 4),
                             tags=buffer_tags(src=src, offset=SCRATCH))
-        flat(state, emit, [Operand(d_row, es, [1], dst.tag)], fold(ext[1] * words), d_shape[1] * words)
+        flat(state, emit, [Operand(fold(d_row), es, [1], dst.tag)], fold(ext[-1] * words), d_shape[-1] * words)
 
-    counted(state, "row", ext[0], row, max_unroll=1 if static_int(ext[0]) is None else 4)
+    def rows(at):  # the valid rows of leading dim len(at) onwards
+        if len(at) == lead:
+            return row(at)
+        e = ext[len(at)]
+        counted(state, "row", e, lambda i: rows(at + [i]), max_unroll=1 if static_int(e) is None else 4)
+
+    rows([])
 
 
 def _word_offsets(state, q: int, idx_rows: int, pitch: int, wbytes: int) -> int:

@@ -25,6 +25,7 @@ from graph_passes.target import module_target, target_spec
 from simulator import GlobalMemory, If, Loop, MixProgram, Program, get_chip, launch
 from simulator.replay import ReplayMismatch
 from simulator.assembly import to_text
+from simulator.intmath import align_up
 
 from .dtypes import ITEMSIZE, np_dtype
 from .emitters import EMITTERS
@@ -32,6 +33,7 @@ from .errors import CodegenError
 from .lowering import KernelEmitter, TracingBuilder
 
 MAX_RECORDED = 8  # recorded launches kept per kernel (distinct launch keys); the oldest goes first
+MAX_SIZES = 64  # sizes() results kept per kernel (distinct bindings)
 GM_ALIGN = 512  # GM bases on 512-B boundaries: the DMA's fastest alignment (ASCENDC, simulator gm_model)
 
 
@@ -70,7 +72,7 @@ class ArgLayout:
 @dataclass
 class CompiledKernel:
     name: str
-    core_type: str  # "AIV"
+    core_type: str  # "AIV", "AIC" or "MIX"
     program: Program
     params: list[str]
     tiling: Tiling
@@ -80,13 +82,16 @@ class CompiledKernel:
     hivm: Operation | None = field(repr=False, default=None)
     chip: str = field(default_factory=lambda: target_spec(None).name)  # the chip it was compiled for
     recorded: dict = field(repr=False, default_factory=dict)  # launch key -> LaunchResult with a replay.Recording
+    gm_images: dict = field(repr=False, default_factory=dict)  # launch key -> the GlobalMemory its replays reuse
+    _sizes: dict = field(repr=False, default_factory=dict)  # bindings -> _Layout (sizes())
 
     # -- pickling (the compile cache) --------------------------------------------------------------------------------
     def __getstate__(self) -> dict:
         """``origin`` is keyed by the program nodes' ids, which a loaded copy does not share: pickled as pairs."""
         state = dict(self.__dict__)
         state["origin"] = [(n, self.origin[id(n)]) for n in _nodes(self.program) if id(n) in self.origin]
-        state["recorded"] = {}  # launch replay recordings belong to this process's launches
+        state["recorded"], state["gm_images"] = {}, {}  # launch replay recordings belong to this process's launches
+        state["_sizes"] = {}
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -115,8 +120,19 @@ class CompiledKernel:
         return "\n".join(head + [to_text(self.program, comment=source)])
 
     # -- running -----------------------------------------------------------------------------------------------------
+    def sizes(self, bindings: dict[str, int]) -> "_Layout":
+        """The tiling values, every argument's shape and the memref arguments' GM addresses under ``bindings``,
+        evaluated once per distinct bindings (a compiled graph launches a kernel with the same ones every call)."""
+        bkey = tuple(sorted((k, int(v)) for k, v in bindings.items()))
+        hit = self._sizes.get(bkey)
+        if hit is None:
+            if len(self._sizes) >= MAX_SIZES:
+                del self._sizes[next(iter(self._sizes))]
+            hit = self._sizes[bkey] = _Layout.of(self, bindings)
+        return hit
+
     def run(self, gm_arrays: list, bindings: dict[str, int], chip=None, check_hazards: bool = True,
-            trace: bool = False, simulate: str = "every"):
+            trace: bool = False, simulate: str = "every", jobs=None):
         """Place the arguments in a fresh GlobalMemory (512-B aligned), launch on ``block_dim`` cores of ``chip``
         (the chip it was compiled for by default), read the outputs back. ``gm_arrays``: one array per memref
         argument (a number per scalar argument), in order.
@@ -124,66 +140,127 @@ class CompiledKernel:
 
         ``simulate="once"``: the first launch with a given key (every launch argument — GM addresses, scalars,
         tiling values —, block dim, chip with its fixed costs, ``check_hazards``) is simulated in full and recorded;
-        later ones replay its functional effects (simulator/replay.py) and return its stats with ``replayed`` set.
+        later ones replay its functional effects (simulator/replay.py) on the GM image kept for the key (the
+        arguments written into it again) and return its stats with ``replayed`` set.
         A kernel whose DMAs take GM addresses from data registers replays while those addresses equal the
         recorded ones; when they differ it is simulated again (``note`` says so) and that launch is recorded.
-        ``"every"``: always the full simulation."""
+        ``"every"``: always the full simulation. ``jobs`` (torch_npu_backend/workers.py, with "once"): a new key's
+        outputs come from the functional executor and its timing becomes a job (a PendingLaunch is returned)."""
         if len(gm_arrays) != len(self.arg_layout):
             raise ValueError(f"{self.name}: expects {len(self.arg_layout)} arguments "
                              f"({', '.join(a.name for a in self.arg_layout)}), got {len(gm_arrays)}")
         if simulate not in ("once", "every"):
             raise ValueError(f"{self.name}: simulate={simulate!r} must be 'once' or 'every'")
-        values = self.tiling(bindings)
-        gm, args, placed = self._place(gm_arrays, bindings)
-        args.update(values)
-        result = None
-        block_dim = values["block_dim"]
+        lay = self.sizes(bindings)
+        args = lay.args(self, gm_arrays)
+        result, gm = None, None
+        block_dim = lay.values["block_dim"]
         if block_dim > 0:
             spec = get_chip(chip or self.chip)
-            key = (_arg_key(args), block_dim, repr(spec), check_hazards)
+            key = (_arg_key(args), block_dim, _chip_key(spec), check_hazards)
             hit = self.recorded.get(key) if simulate == "once" else None
             note = None
-            if hit is not None and (hit.events or not trace):
+            if hit is not None and hit.replayable(trace):
+                gm = self.gm_images[key]
+                lay.write(self, gm, gm_arrays)
                 try:
                     hit.recording.replay(gm)
                     result = replace(hit, replayed=True, note=None)
                 except ReplayMismatch as e:
                     note = f"simulated again: {e}"
-                    gm, args, placed = self._place(gm_arrays, bindings)  # the partial replay wrote into gm
-                    args.update(values)
             if result is None:
-                result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
-                                check_hazards=check_hazards, trace=trace, record=simulate == "once")
+                gm = lay.place(self, gm_arrays)  # a fresh GM (a failed replay wrote into the kept one)
+                if jobs is not None and simulate == "once":  # outputs now (functional executor), timing a job
+                    result = jobs.defer(self.program, spec, block_dim, args, gm, check_hazards, trace)
+                else:
+                    result = launch(self.program, chip=spec, block_dim=block_dim, args=args, gm=gm,
+                                    check_hazards=check_hazards, trace=trace, record=simulate == "once")
                 if simulate == "once":
                     if len(self.recorded) >= MAX_RECORDED and key not in self.recorded:
-                        del self.recorded[next(iter(self.recorded))]  # the oldest key
+                        old = next(iter(self.recorded))  # the oldest key
+                        del self.recorded[old], self.gm_images[old]
                     self.recorded[key] = result
+                    self.gm_images[key] = gm
                 if note:
                     result = replace(result, note=note)
-        outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in placed if a.is_output]
+        if gm is None:
+            gm = lay.place(self, gm_arrays)  # nothing launched (block_dim 0): the outputs as given
+        outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in lay.placed if a.is_output]
         return outs, result
 
-    def _place(self, gm_arrays, bindings):
-        """A fresh GlobalMemory holding the arguments: (gm, launch args so far, [(layout, address, shape)])."""
-        gm = GlobalMemory(align=GM_ALIGN)
-        args, placed = {}, []
-        for a, arr in zip(self.arg_layout, gm_arrays):
+
+@dataclass
+class _Layout:
+    """A launch's sizes under one set of bindings: tiling ``values``, ``placed`` memref arguments as
+    ``(ArgLayout, GM address, shape)`` (addresses as a fresh GlobalMemory allocates them, 512-B aligned) and
+    ``shapes`` of every argument (``()`` for scalars)."""
+
+    values: dict
+    shapes: list
+    placed: list
+
+    @classmethod
+    def of(cls, ck: CompiledKernel, bindings) -> "_Layout":
+        values = ck.tiling(bindings)
+        shapes, placed, top = [], [], 0
+        for a in ck.arg_layout:
+            shape = a.evaluate_shape(ck.tiling.sizes, bindings)
+            shapes.append(shape)
+            if not a.is_scalar:
+                addr = align_up(top, GM_ALIGN)
+                top = addr + max(prod(shape) * ITEMSIZE[a.dtype], 1)
+                placed.append((a, addr, shape))
+        return cls(values, shapes, placed)
+
+    def args(self, ck: CompiledKernel, gm_arrays) -> dict:
+        """The launch arguments: scalars by value, memrefs by GM address, the tiling values."""
+        args = {}
+        for a, arr in zip(ck.arg_layout, gm_arrays):
             if a.is_scalar:
                 args[a.name] = float(arr) if a.dtype.startswith(("f", "bf")) else int(arr)
+        for a, addr, _ in self.placed:
+            args[a.name] = addr
+        args.update(self.values)
+        return args
+
+    def place(self, ck: CompiledKernel, gm_arrays) -> GlobalMemory:
+        """A fresh GlobalMemory holding the memref arguments at :attr:`placed`'s addresses."""
+        gm = GlobalMemory(align=GM_ALIGN)
+        for a, addr, shape in self.placed:
+            got = gm.alloc(max(prod(shape) * ITEMSIZE[a.dtype], 1), GM_ALIGN)
+            if got != addr:
+                raise RuntimeError(f"{ck.name}: argument {a.name} placed at GM {got:#x}, its layout says {addr:#x}")
+        self.write(ck, gm, gm_arrays)
+        return gm
+
+    def write(self, ck: CompiledKernel, gm: GlobalMemory, gm_arrays) -> None:
+        """The memref arguments' bytes into ``gm`` at their addresses (each checked against its layout)."""
+        it = iter(self.placed)
+        for a, arr in zip(ck.arg_layout, gm_arrays):
+            if a.is_scalar:
                 continue
-            shape = a.evaluate_shape(self.tiling.sizes, bindings)
+            _, addr, shape = next(it)
             arr = np.asarray(arr)
             if arr.dtype != np_dtype(a.dtype):
-                raise ValueError(f"{self.name}: argument {a.name} must be {a.dtype}, got {arr.dtype}")
-            if arr.size != int(np.prod(shape)):
-                raise ValueError(f"{self.name}: argument {a.name} needs {shape} = {int(np.prod(shape))} elements, "
+                raise ValueError(f"{ck.name}: argument {a.name} must be {a.dtype}, got {arr.dtype}")
+            if arr.size != prod(shape):
+                raise ValueError(f"{ck.name}: argument {a.name} needs {shape} = {prod(shape)} elements, "
                                  f"got array of shape {arr.shape}")
-            addr = gm.alloc(max(arr.nbytes, 1), GM_ALIGN)
             if arr.nbytes:
                 gm.write(addr, arr)
-            args[a.name] = addr
-            placed.append((a, addr, shape))
-        return gm, args, placed
+
+
+def _chip_key(spec) -> str:
+    """A chip's whole preset as a key part (its repr, made once per preset object)."""
+    hit = _CHIP_KEYS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_CHIP_KEYS) >= 16:
+            _CHIP_KEYS.clear()
+        hit = _CHIP_KEYS[id(spec)] = (spec, repr(spec))
+    return hit[1]
+
+
+_CHIP_KEYS: dict = {}
 
 
 def _arg_key(args: dict) -> tuple:
@@ -225,32 +302,40 @@ def _body_nodes(body):
 
 
 def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
-    """Lower one HIVM kernel (a ``func.func`` with ``kernel`` after ``hivm-inject-sync``) to a simulator program."""
+    """Lower one HIVM kernel (a ``func.func`` with ``kernel`` after ``hivm-inject-sync``) to a simulator program;
+    the AIC part of a mix kernel (``mix_part = "aic"``) with its AIV part (``mix_peer``) to one mix program."""
     if kernel.name != "func.func" or not kernel.attributes.get("kernel"):
         raise CodegenError(kernel, "not a kernel function (needs the 'kernel' attribute)")
     if "tiling" not in kernel.attributes or "block_dim" not in kernel.attributes["tiling"]:
         raise CodegenError(kernel, "kernel has no 'tiling' with a block_dim")
     core = kernel.attributes.get("core_type", "AIV")
-    if core not in ("AIV", "AIC"):
-        raise CodegenError(kernel, f"core_type {core}: vector (AIV) and cube (AIC) kernels have an emitter, mix "
-                                   "kernels not yet")
+    part = kernel.attributes.get("mix_part")
+    if core == "MIX" and part == "aic":
+        peer = module.lookup(kernel.attributes.get("mix_peer", ""))
+        if peer is None or peer.attributes.get("mix_part") != "aiv":
+            raise CodegenError(kernel, f"mix kernel: its AIV part @{kernel.attributes.get('mix_peer')} is missing")
+        parts = [(kernel, "aic"), (peer, "aiv")]
+    elif core in ("AIV", "AIC") and part is None:
+        parts = [(kernel, core.lower())]
+    else:
+        raise CodegenError(kernel, f"core_type {core} ({part or 'no'} mix part): vector (AIV), cube (AIC) kernels and "
+                                   "the AIC part of a mix kernel have an emitter")
     name = kernel.sym_name
-    state = KernelEmitter(kernel, module, EMITTERS)
-    state.scratch_region = _scratch_region(kernel)
-    state.b = TracingBuilder(name, core.lower())
-    try:
-        state.bind_args()
-        state.block(kernel.body)
-    except CodegenError as e:
-        if e.kernel is None:  # name the kernel too: ops built by passes often carry no location
-            raise CodegenError(e.op, e.reason, name) from None
-        raise
-    params = state.gm_params + state.tiling_params + list(state.derived)
-    state.b.params = params
-    program = state.b.build()
+    emitted = [_emit(f, module, name, c) for f, c in parts]
+    state = emitted[0][0]
+    derived = {}
+    for st, _ in emitted:
+        derived.update(st.derived)
+    params = state.gm_params + state.tiling_params + list(derived)
+    for st, prog in emitted:
+        if st.gm_params + st.tiling_params != state.gm_params + state.tiling_params:
+            raise CodegenError(kernel, "the mix kernel's parts take different parameters: "
+                                       f"{st.gm_params + st.tiling_params} vs {state.gm_params + state.tiling_params}")
+        prog.params = params
+    program = emitted[0][1] if len(emitted) == 1 else MixProgram(name, params, emitted[0][1], emitted[1][1])
     exprs = dict(state.tiling)
-    exprs.update(state.derived)
-    tiling = Tiling(state.tiling_params + list(state.derived), exprs, state.sizes)
+    exprs.update(derived)
+    tiling = Tiling(state.tiling_params + list(derived), exprs, state.sizes)
     outputs = set(kernel.attributes.get("output_args") or [])
     layout, gi = [], 0
     for i, a in enumerate(kernel.body.args):
@@ -261,15 +346,37 @@ def compile_kernel(kernel: Operation, module: Operation) -> CompiledKernel:
             dtype = a.type.dtype if isinstance(a.type, ScalarType) else "index"
             layout.append(ArgLayout(state.gm_params[gi], dtype, (), False, is_scalar=True))
             gi += 1
-    ops = Counter(op.name for op in kernel.walk() if op.dialect == "hivm")
-    return CompiledKernel(name, core, program, params, tiling, layout, ops, state.b.origin, kernel,
+    ops = Counter(op.name for f, _ in parts for op in f.walk() if op.dialect == "hivm")
+    origin = {}
+    for st, _ in emitted:
+        origin.update(st.b.origin)
+    return CompiledKernel(name, core, program, params, tiling, layout, ops, origin, kernel,
                           module_target(module).name)
 
 
+def _emit(func: Operation, module: Operation, name: str, core: str):
+    """(emitter state, program) of one kernel function on ``core`` (``aiv`` / ``aic``); errors name ``name``."""
+    state = KernelEmitter(func, module, EMITTERS)
+    state.scratch_region = _scratch_region(func)
+    state.b = TracingBuilder(name, core)
+    try:
+        state.bind_args()
+        state.block(func.body)
+    except CodegenError as e:
+        if e.kernel is None:  # name the kernel too: ops built by passes often carry no location
+            raise CodegenError(e.op, e.reason, name) from None
+        raise
+    state.b.params = state.gm_params + state.tiling_params + list(state.derived)
+    return state, state.b.build()
+
+
 def compile_module(module: Operation) -> dict[str, CompiledKernel]:
-    """Every HIVM kernel of the module (kernels left at tensor level, ``hivm.unsupported``, are not compiled)."""
+    """Every HIVM kernel of the module (kernels left at tensor level, ``hivm.unsupported``, are not compiled; a mix
+    kernel's AIV part is compiled with its AIC part)."""
     out = {}
     for f in module.functions:
+        if f.attributes.get("mix_part") == "aiv":
+            continue
         if f.attributes.get("kernel") and "hivm.unsupported" not in f.attributes:
             out[f.sym_name] = compile_kernel(f, module)
     return out

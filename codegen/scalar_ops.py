@@ -61,6 +61,10 @@ def emit_block_idx(state, op) -> None:
     state.values[op.result] = state.b.mov(state.fresh(op.result.name_hint, "bid"), state.b.reg("block_idx"))
 
 
+def emit_sub_block_idx(state, op) -> None:
+    state.values[op.result] = state.b.mov(state.fresh(op.result.name_hint, "sb"), state.b.reg("subblock_idx"))
+
+
 def emit_alloc(state, op) -> None:
     t = op.result.type
     offsets = op.attributes.get("offsets")

@@ -1,4 +1,5 @@
-"""``hivm.set_flag`` / ``hivm.wait_flag`` / ``hivm.pipe_barrier`` → the simulator's sync instructions.
+"""``hivm.set_flag`` / ``hivm.wait_flag`` / ``hivm.pipe_barrier`` → the simulator's sync instructions;
+``hivm.sync_block_set`` / ``hivm.sync_block_wait`` (a mix kernel's cross-core flags) → ``cross_set`` / ``cross_wait``.
 
 Pipes map by name (``PIPE_MTE2`` → ``MTE2``, ``PIPE_ALL`` → ``ALL``); a flag with a selector uses
 ``event_ids[selector % len(event_ids)]`` — ``id0 + k % n`` when the ids are consecutive, else a sum of
@@ -56,3 +57,13 @@ def emit_pipe_barrier(state, op) -> None:
     if op.attributes["pipe"] == "PIPE_S":
         raise CodegenError(op, "pipe_barrier on PIPE_S: the scalar unit runs in order (flags order it against pipes)")
     state.b.pipe_barrier(_pipe(op, op.attributes["pipe"], allow_all=True))
+
+
+def emit_sync_block_set(state, op) -> None:
+    """``hivm.sync_block_set`` → ``cross_set``: in the pipe's queue, to the other cores of the group."""
+    state.b.cross_set(_pipe(op, op.attributes["pipe"]), op.attributes["flag"])
+
+
+def emit_sync_block_wait(state, op) -> None:
+    """``hivm.sync_block_wait`` → ``cross_wait``: the scalar unit waits (ASCENDC CrossCoreWaitFlag)."""
+    state.b.cross_wait(op.attributes["flag"])

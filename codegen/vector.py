@@ -136,12 +136,32 @@ def region(state, emit: Emit, ops: list[Operand], extents: list, caps: list[int]
         return rows(state, emit, ops, as_expr(extents[d]), Imm(1), caps[d], 1, d, None)
     d0, d1 = dims
     if not all(o.strides is None or o.strides[d1] == 1 for o in ops):
-        raise CodegenError(state.b.current, "the innermost dim of the region is not contiguous in every operand")
+        if not _blocks_apart(ops, d1):
+            bad = [o.strides[d1] for o in ops if o.strides is not None]
+            raise CodegenError(state.b.current, f"the innermost dim of the region is not contiguous in every operand "
+                                                f"and its element strides {bad} (dim {d1}) are not whole 32-B blocks")
+        if _contiguous(ops, extents, d0, d1):  # a padded column buffer [A, B, 1]: A·B rows, one element each
+            ops, extents, caps = _merged(ops, extents, caps, d0, d1)
+            return region(state, emit, ops, extents, caps)
+
+        def strided_row(i):
+            shifted = [o if o.strides is None else Operand(o.addr + i * (o.strides[d0] * o.es), o.es, o.strides,
+                                                           o.tag) for o in ops]
+            rows(state, emit, shifted, as_expr(extents[d1]), Imm(1), caps[d1], 1, d1, None)
+
+        return counted(state, "d", extents[d0], strided_row, max_unroll=1)
     e1 = static_int(extents[d1])
     if e1 is not None and all(o.strides is None or o.strides[d0] == e1 for o in ops):
         n = as_expr(extents[d0]) * e1 if static_int(extents[d0]) is None else Imm(static_int(extents[d0]) * e1)
         return flat(state, emit, ops, n, caps[d0] * e1)
     return rows(state, emit, ops, as_expr(extents[d0]), as_expr(extents[d1]), caps[d0], caps[d1], d0, d1)
+
+
+def _blocks_apart(ops: list[Operand], d: int) -> bool:
+    """Whether consecutive elements along dim ``d`` lie whole 32-B blocks apart in every operand (0: a broadcast): a
+    strided innermost dim (a padded buffer's column ``[A, B, 1]`` viewed as ``[A, B]``) as rows of one element each,
+    one repeat per element (mask 1, the repeat stride that many blocks)."""
+    return all(o.strides is None or (o.strides[d] * o.es) % 32 == 0 for o in ops)
 
 
 def _contiguous(ops: list[Operand], extents: list, a: int, b: int) -> bool:

@@ -73,6 +73,9 @@ SPLIT_REDUCTIONS = "hfusion-split-reductions"
 LEGALIZE_BOOL = "hfusion-legalize-bool"
 HFUSION_FUSE = [
     "hfusion-fuse-ops",  # group fusible ops, outline each group into a kernel (fusion_kind on each)
+    # a matmul kernel and its elementwise epilogue kernel -> one MIX_CV kernel (cube tiles through a GM workspace to
+    # the group's two vector cores); before flattening, so the epilogue keeps the product's 2-D domain
+    "hfusion-fuse-mix-cv",
     # Inside the outlined vector kernels, unit-dim reshapes left in the body (squeeze/unsqueeze of computed values,
     # a gather's index column) move to the boundary: collapses down to the return (a store), expands up to the
     # arguments (a load), lifting the ops between to the shape with the unit dims. AscendNPU-IR runs
@@ -96,6 +99,9 @@ HIVM = [
     "convert-to-hivm",  # kernels → loops over tiles of explicit buffers; host calls → hivm.launch
     "hivm-infer-core-type",  # AIV / AIC / MIX per kernel
     "hivm-infer-mem-scope",  # gm / ub / l1 / l0* per buffer
+    # cube-path buffers: L1 ND, L0A zZ, L0B nZ, L0C zN; the MTE1 loads and the fixpipe record their conversions.
+    # After the scopes (a layout is chosen per memory), before multi-buffering (each copy keeps its alloc's layout)
+    "hivm-infer-data-layout",
     # each buffer gets the copies its kernel's schedule decided; ``depth`` serves only functions without a schedule
     # (HIVM written by hand and lowered by the driver)
     "hivm-mark-multi-buffer{depth=%(multi_buffer)d}",
@@ -118,13 +124,15 @@ class PipelineOptions:
     row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
     split_reductions: bool = True  # reductions to fewer rows than vector cores run as partial + final reductions
     split_k: bool | int = True  # too few output tiles, long K: partial products + a vector sum; an int forces S chunks
+    cv_fusion: bool = True  # a matmul and its elementwise epilogue run as one MIX_CV launch (hfusion-fuse-mix-cv)
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
     unfused = ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind", LEGALIZE_BOOL]
     split_k = [] if opts.split_k is False else [SPLIT_K if opts.split_k is True else f"{SPLIT_K}{{chunks={opts.split_k}}}"]
     split = split_k + ([SPLIT_REDUCTIONS] if opts.split_reductions else [])
-    stages = HFUSION_PREPARE + split + (HFUSION_FUSE if opts.fusion else unfused)
+    fuse = [s for s in HFUSION_FUSE if opts.cv_fusion or s != "hfusion-fuse-mix-cv"]
+    stages = HFUSION_PREPARE + split + (fuse if opts.fusion else unfused)
     return ",".join(stages)
 
 

@@ -21,21 +21,31 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import BufferTagError
+from .granules import G, index, put, shadow_len, take
 
-G = 32
 _NEVER, _UNKNOWN = -1, 0
 
 
 class BufferTags:
     def __init__(self, cores, items: list):
         self.items = items  # gid -> resolved instruction
-        self.tags = {(c.index, s): np.full(m.size // G + 1, _NEVER, np.int32) for c in cores for s, m in c.mem.items()}
+        self.sizes = {(c.index, s): m.size for c in cores for s, m in c.mem.items()}
+        self.tags: dict = {}  # (core, scope) -> tag per granule, made at the first tagged access (_shadow)
         self.tagged: set = set()  # cores that issued a tagged access (before that, untagged programs cost nothing)
         self.untagged_writes: set = set()  # cores that wrote local memory untagged before their first tagged access
         self.ids: dict[str, int] = {}
         self.names = ["<unknown>"]
         self.members: list[frozenset] = [frozenset()]
         self.ok: dict[tuple[int, int], bool] = {}
+
+    def _shadow(self, ci: int, scope: str) -> np.ndarray:
+        """The tags of core ``ci``'s ``scope``, made at its first use (only once the core is tagged): never written,
+        or unknown on a core whose untagged instructions wrote local memory before its first tagged access."""
+        t = self.tags.get((ci, scope))
+        if t is None:
+            fill = _UNKNOWN if ci in self.untagged_writes else _NEVER
+            t = self.tags[(ci, scope)] = np.full(shadow_len(self.sizes[(ci, scope)]), fill, np.int32)
+        return t
 
     def _id(self, tag: str) -> int:
         i = self.ids.get(tag)
@@ -61,15 +71,11 @@ class BufferTags:
                     self.untagged_writes.add(core.index)
                 return
             self.tagged.add(core.index)
-            if core.index in self.untagged_writes:  # bytes untagged instructions may have written: unknown
-                for (ci, _), t in self.tags.items():
-                    if ci == core.index:
-                        t[:] = _UNKNOWN
         for g, acc in local_accesses:
             if acc.write or acc.tag is None:
                 continue
             me = self._id(acc.tag)
-            have = self.tags[(core.index, acc.scope)][g]
+            have = take(self._shadow(core.index, acc.scope), g)
             bad = (have != me) & (have != _UNKNOWN)
             if ins.READS_PADDING:  # whole repeats, a partial tile's padding included: unwritten bytes are fine
                 bad &= have != _NEVER
@@ -77,11 +83,11 @@ class BufferTags:
                 self._bad(ins, core, acc.scope, g, have, bad, me, shadow[(core.index, acc.scope)].w_gid)
         for g, acc in local_accesses:
             if acc.write:
-                self.tags[(core.index, acc.scope)][g] = _UNKNOWN if acc.tag is None else self._id(acc.tag)
+                put(self._shadow(core.index, acc.scope), g, _UNKNOWN if acc.tag is None else self._id(acc.tag))
 
     def _bad(self, ins, core, scope, g, have, bad, me, gid):
         """Raise for the first granule whose tag does not match (``gid``: the previous writers, before this one)."""
-        g = np.arange(g.start, g.stop) if isinstance(g, slice) else np.asarray(g)
+        g = index(g)
         for k in np.flatnonzero(bad):
             t = int(have[k])
             if t != _NEVER and self._compatible(t, me):

@@ -86,7 +86,9 @@ class Core:
                 if pipe not in pipes:
                     raise ProgramError(f"{r.describe()} in {program.name}: core {self.name} ({self.kind}) has no "
                                        f"pipe {pipe}; its pipes are {pipes}")
-                r.check(self)
+                if not r.reads_dregs:  # a static key: equal keys access the same bytes (hazards.py caches by it)
+                    r.skey = (id(node),) + tuple([r.__dict__[n] for n in node.EXPRS])
+                r.check(self)  # Note: not skipped for a key seen before: a check may normalise fields (vector masks)
                 if pipe != "S" or r.KIND != "op":  # an S data instruction pays its own cycles when it runs
                     state[1] += iss_c
                 state[2] += 1

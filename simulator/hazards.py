@@ -19,36 +19,46 @@ import numpy as np
 
 from .buffer_tags import BufferTags
 from .errors import RaceError
+from .granules import G, granule_set, granules, index, put, shadow_len, take
 
-G = 32  # granule bytes
+__all__ = ["G", "NP", "HazardChecker", "granules"]
+_arr = index  # the granule numbers of a granule set (launch replay uses it with granules())
+
 NP = 7  # pipes per core in the stream numbering
 _NEVER = np.iinfo(np.int64).max  # a clock entry that orders every access
 
 
-def granules(starts: np.ndarray, length: int) -> np.ndarray:
-    lo = starts // G
-    hi = (starts + (length - 1)) // G
-    if len(starts) == 1:
-        return slice(int(lo[0]), int(hi[0]) + 1)  # one burst: a view, much cheaper than fancy indexing
-    span = int((hi - lo).max()) + 1
-    if span == 1:
-        return lo
-    idx = lo[:, None] + np.arange(span)
-    return idx[idx <= hi[:, None]]
-
-
-def _arr(g):
-    return np.arange(g.start, g.stop) if isinstance(g, slice) else g
-
-
 class _Local:
+    """One core's scope: last writer per granule, and per pipe that reads here the latest read since (a row per
+    reading pipe, made at its first read). ``writers`` / ``readers``: the pipes that ever wrote / read here, so a
+    check skips the pipes that cannot race."""
+
     def __init__(self, size):
-        n = size // G + 1
+        self.n = n = shadow_len(size)  # padded: strided accesses read and write it through views (granules.py)
         self.w_pipe = np.full(n, -1, np.int8)
         self.w_seq = np.zeros(n, np.int32)
         self.w_gid = np.zeros(n, np.int32)
-        self.r_seq = np.zeros((n, NP), np.int32)
-        self.r_gid = np.zeros((n, NP), np.int32)
+        self.r_seq: dict[int, np.ndarray] = {}
+        self.r_gid: dict[int, np.ndarray] = {}
+        self.writers: list[int] = []
+        self.readers: list[int] = []
+
+    def add_reader(self, p: int) -> None:
+        self.readers.append(p)
+        self.r_seq[p] = np.zeros(self.n, np.int32)
+        self.r_gid[p] = np.zeros(self.n, np.int32)
+
+
+class _Shadows(dict):
+    """(core index, scope) -> _Local, made at the scope's first access (a launch touches few of its cores' scopes)."""
+
+    def __init__(self, cores):
+        super().__init__()
+        self.sizes = {(c.index, s): m.size for c in cores for s, m in c.mem.items()}
+
+    def __missing__(self, key):
+        sh = self[key] = _Local(self.sizes[key])
+        return sh
 
 
 class _Global:
@@ -65,77 +75,125 @@ class _Global:
 class HazardChecker:
     def __init__(self, cores, gm_size: int, items: list):
         self.items = items  # gid -> resolved instruction
-        self.local = {(c.index, s): _Local(m.size) for c in cores for s, m in c.mem.items()}
+        self.local = _Shadows(cores)
         self.gm = _Global(gm_size)
         self.cores = {c.index: c for c in cores}
         self.tags = BufferTags(cores, items)  # the buffer-tag check rides on the hazard checker (buffer_tags.py)
+        self._cache: dict = {}  # static key -> the instruction's accesses (_accesses)
 
-    def check(self, ins, stream: int, seq: int, vc: np.ndarray, accesses) -> None:
+    def check(self, ins, stream: int, seq: int, vc: np.ndarray) -> None:
         core = ins.core
+        accs, local = self._accesses(ins, core)
+        if not accs:  # a sync item: nothing to look at
+            return
         # the core's clocks, then a sentinel no sequence number exceeds: a granule with no writer (pipe -1) reads it
         lvc = np.empty(NP + 1, np.int64)
         lvc[:NP] = vc[core.index * NP: core.index * NP + NP]
         lvc[NP] = _NEVER
-        local = None
-        for acc in accesses:
-            g = granules(np.asarray(acc.starts), acc.length)
-            if acc.scope == "GM":
-                self._global(ins, stream, seq, vc, g, acc.write)
+        lp = stream % NP
+        for scope, write, g in accs:
+            if scope == "GM":
+                self._global(ins, stream, seq, vc, g, write)
             else:
-                self._local(ins, core, acc.scope, stream % NP, seq, lvc, g, acc.write)
-                local = local or []
-                local.append((g, acc))
+                self._local(ins, core, scope, lp, seq, lvc, g, write)
         if local:
             self.tags.check(ins, core, local, self.local)
+
+    def _accesses(self, ins, core):
+        """``(scope, write, granules)`` of each access, and ``(granules, Access)`` of the local ones (the buffer-tag
+        check), cached by the instruction's static key (``skey``: its program node and resolved operands, core.py;
+        None for one whose operands a bind may change)."""
+        key = ins.skey
+        if key is not None:
+            got = self._cache.get(key)
+            if got is not None:
+                return got
+        accs, local = [], []
+        for acc in ins.accesses(core):
+            g = granule_set(np.asarray(acc.starts), acc.length)
+            accs.append((acc.scope, acc.write, g))
+            if acc.scope != "GM":
+                local.append((g, acc))
+        got = (accs, local)
+        if key is not None:
+            self._cache[key] = got
+        return got
 
     # ---- local -------------------------------------------------------------------------------------
     def _local(self, ins, core, scope, lp, seq, lvc, g, write):
         sh = self.local[(core.index, scope)]
-        bad = lvc[sh.w_pipe[g]] < sh.w_seq[g]  # lvc: the core's NP clocks and the no-writer sentinel (check)
-        if bad.any():
-            self._race(ins, scope, core, g, bad, sh.w_gid[g], "reads" if not write else "overwrites",
-                       "writes")
+        # RAW / WAW against the last writer. A pipe never races with itself (its earlier accesses are before seq),
+        # so a scope written by this pipe alone needs no look, and one written by one other pipe w only a compare
+        # with the clock of w (a granule never written has seq 0).
+        ws = sh.writers
+        if ws and (len(ws) > 1 or ws[0] != lp):
+            if len(ws) == 1:
+                racy = (take(sh.w_seq, g) > lvc[ws[0]]).any()
+            else:
+                racy = (lvc[take(sh.w_pipe, g)] < take(sh.w_seq, g)).any()
+            if racy:
+                bad = lvc[take(sh.w_pipe, g)] < take(sh.w_seq, g)
+                self._race(ins, scope, core, g, bad, take(sh.w_gid, g), "reads" if not write else "overwrites",
+                           "writes")
         if write:
-            r = sh.r_seq[g]
-            badr = r > lvc[None, :NP]
-            if badr.any():
-                rows = badr.any(axis=1)
-                col = int(np.argmax(badr[rows][0]))
-                gids = sh.r_gid[g][:, col]
-                self._race(ins, scope, core, g, rows & badr[:, col], gids, "overwrites", "reads")
-            sh.w_pipe[g] = lp
-            sh.w_seq[g] = seq
-            sh.w_gid[g] = ins.gid
-            sh.r_seq[g] = 0
+            for p in sh.readers:  # WAR against the latest reads of the other pipes
+                if p != lp and (take(sh.r_seq[p], g) > lvc[p]).any():
+                    self._war(ins, scope, core, g, sh, lvc)
+            put(sh.w_pipe, g, lp)
+            put(sh.w_seq, g, seq)
+            put(sh.w_gid, g, ins.gid)
+            for p in sh.readers:
+                put(sh.r_seq[p], g, 0)
+            if lp not in ws:
+                ws.append(lp)
         else:
-            sh.r_seq[g, lp] = seq
-            sh.r_gid[g, lp] = ins.gid
+            if lp not in sh.readers:
+                sh.add_reader(lp)
+            put(sh.r_seq[lp], g, seq)
+            put(sh.r_gid[lp], g, ins.gid)
+
+    def _war(self, ins, scope, core, g, sh, lvc):
+        """Raise for a write over reads it is not ordered after: the first such granule and its lowest pipe."""
+        r = np.zeros((len(index(g)), NP), np.int64)
+        for p in sh.readers:
+            r[:, p] = take(sh.r_seq[p], g)
+        badr = r > lvc[None, :NP]
+        rows = badr.any(axis=1)
+        col = int(np.argmax(badr[rows][0]))
+        gids = take(sh.r_gid[col], g)
+        self._race(ins, scope, core, g, rows & badr[:, col], gids, "overwrites", "reads")
 
     # ---- global ------------------------------------------------------------------------------------
     def _global(self, ins, stream, seq, vc, g, write):
         sh = self.gm
+        if type(g) is not slice:
+            g = index(g)  # the GM shadow is not padded for views: fancy indexing
         ws = sh.w_st[g]
-        bad = (ws >= 0) & (vc[np.maximum(ws, 0)] < sh.w_seq[g]) & (ws != stream)
-        if bad.any():
-            self._race(ins, "GM", None, g, bad, sh.w_gid[g], "reads" if not write else "overwrites", "writes")
+        if ws.max() >= 0:  # some granule has a writer (else: data the launch has not written, nothing to order)
+            bad = (ws >= 0) & (vc[np.maximum(ws, 0)] < sh.w_seq[g]) & (ws != stream)
+            if bad.any():
+                self._race(ins, "GM", None, g, bad, sh.w_gid[g], "reads" if not write else "overwrites", "writes")
         rs = sh.r_st[g]
+        read = rs.max() >= 0  # some granule has a read epoch
         if write:
-            badr = (rs >= 0) & (vc[np.maximum(rs, 0)] < sh.r_seq[g]) & (rs != stream)
-            if badr.any():
-                self._race(ins, "GM", None, g, badr, sh.r_gid[g], "overwrites", "reads")
+            if read:
+                badr = (rs >= 0) & (vc[np.maximum(rs, 0)] < sh.r_seq[g]) & (rs != stream)
+                if badr.any():
+                    self._race(ins, "GM", None, g, badr, sh.r_gid[g], "overwrites", "reads")
             sh.w_st[g] = stream
             sh.w_seq[g] = seq
             sh.w_gid[g] = ins.gid
             sh.r_st[g] = -1
         else:
-            upd = (rs < 0) | (rs == stream) | (vc[np.maximum(rs, 0)] >= sh.r_seq[g])
-            gu = _arr(g)[upd]
+            gu = g
+            if read:  # the epoch moves to this read where it is ordered after the recorded one
+                gu = index(g)[(rs < 0) | (rs == stream) | (vc[np.maximum(rs, 0)] >= sh.r_seq[g])]
             sh.r_st[gu] = stream
             sh.r_seq[gu] = seq
             sh.r_gid[gu] = ins.gid
 
     def _race(self, ins, scope, core, g, bad, gids, verb, other_verb):
-        g = _arr(g)
+        g = index(g)
         idx = np.flatnonzero(bad)
         first = int(idx[0])
         other = self.items[int(gids[first])]

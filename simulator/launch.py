@@ -52,23 +52,29 @@ def _cores(program, chip, block_dim, gm):
     return cores, [(program, i, 0, 1) for i in range(block_dim)]
 
 
+def issue(program: Program | MixProgram, chip, block_dim: int, args: dict, gm: GlobalMemory) -> list[Core]:
+    """Phase 1: the launch's cores, each with its program issued into its pipe queues (checked: ``args`` must bind
+    exactly the program's params)."""
+    missing = [p for p in program.params if p not in args]
+    extra = [a for a in args if a not in program.params]
+    if missing or extra:
+        raise ProgramError(f"launch {program.name}: missing args {missing}, unexpected args {extra}; "
+                           f"params are {program.params}")
+    cores, progs = _cores(program, chip, block_dim, gm)
+    for core, (prog, bidx, sb, sbn) in zip(cores, progs):
+        env = dict(args, block_idx=bidx, block_num=block_dim, subblock_idx=sb, subblock_num=sbn)
+        core.issue(prog, env)
+    return cores
+
+
 def launch(program: Program | MixProgram, *, chip="ascend910b1", block_dim: int = 1, args: dict | None = None,
            gm: GlobalMemory, check_hazards: bool = True, trace: bool = True, record: bool = False) -> LaunchResult:
     """Run `program` on `block_dim` cores (or groups); results land in `gm`. See the module docstring.
     ``record``: keep a replay.Recording in ``result.recording`` (replays the functional effects alone)."""
     chip = get_chip(chip)
     args = dict(args or {})
-    missing = [p for p in program.params if p not in args]
-    extra = [a for a in args if a not in program.params]
-    if missing or extra:
-        raise ProgramError(f"launch {program.name}: missing args {missing}, unexpected args {extra}; "
-                           f"params are {program.params}")
     t0 = time.perf_counter()
-    cores, progs = _cores(program, chip, block_dim, gm)
-    n_blocks = block_dim
-    for core, (prog, bidx, sb, sbn) in zip(cores, progs):
-        env = dict(args, block_idx=bidx, block_num=n_blocks, subblock_idx=sb, subblock_num=sbn)
-        core.issue(prog, env)
+    cores = issue(program, chip, block_dim, args, gm)
     sched = Scheduler(chip, cores, gm, check_hazards, trace)
     sched.run()
     wall = time.perf_counter() - t0

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import replay_batch
-from .core import KIND_SCOPES, Core
-from .memory import LocalMemory
+from . import replay_batch, replay_forms
 from .errors import SimulatorError
+from .replay_pool import POOL, write_footprint
 
 
 class ReplayMismatch(SimulatorError):
@@ -48,6 +47,8 @@ class Recording:
             kinds = [c.kind for c in cores]
             rows = [sum(1 for k in kinds[:i] if k == kinds[i]) for i in range(len(cores))]
             self.plan = replay_batch.plan(per_core, kinds, rows)
+        self.footprint = write_footprint(items)  # the local bytes a replay writes: zeroed after it (replay_pool.py)
+        self._cores = None  # (pool generation, cores, stacks): the replay's cores over the pool's rows
         for c in cores:  # the recorded launch is over: drop its memories and queues, keep what the steps name
             c.mem, c.queues, c.s_items, c.pending = {}, {}, [], {}
             for a in ("svc", "seg_vc", "flags", "xflags"):
@@ -60,33 +61,32 @@ class Recording:
     def replay(self, gm, batched: bool = True) -> None:
         """Apply the recorded launch's functional effects to ``gm`` (bit-identical to simulating it again);
         :class:`ReplayMismatch` if a register-computed GM address differs from the recorded one. ``batched``: across
-        the cores in lock step when they are independent (replay_batch.py), else in the recorded order."""
-        chip = self.chip
-        with np.errstate(all="ignore"):  # fast effects skip their own errstate; no value depends on it
-            if batched and self.plan is not None:
-                cores, stacks = self._stacked_cores(gm)
-                for op in self.plan:
-                    op(cores, stacks, gm)
-            else:
-                cores = [Core(i, name, kind, chip, gm, group) for i, name, kind, group in self.cores]
-                for f, ci in self.steps:
-                    f(cores[ci])
+        the cores in lock step when they are independent (replay_batch.py), else in the recorded order. The cores'
+        local memories are rows of the shared pool (replay_pool.py), zeroed again when the replay is over."""
+        cores, stacks = self._pool_cores()
+        for c in cores:
+            c.gm, c.dregs = gm, {}
+        try:
+            with np.errstate(all="ignore"):  # fast effects skip their own errstate; no value depends on it
+                if batched and self.plan is not None:
+                    for op in self.plan:
+                        op(cores, stacks, gm)
+                else:
+                    for f, ci in self.steps:
+                        f(cores[ci])
+        finally:
+            POOL.clear(stacks, self.footprint)
+            for c in cores:
+                c.gm, c.dregs = None, {}
         self.replays += 1
 
-    def _stacked_cores(self, gm):
-        """Fresh cores whose local memories are rows of one zeroed (cores, bytes) array per kind and scope."""
-        chip = self.chip
-        counts: dict = {}
-        for _, _, kind, _ in self.cores:
-            counts[kind] = counts.get(kind, 0) + 1
-        stacks = {k: {s: np.zeros((n, chip.capacity(s)), np.uint8) for s in KIND_SCOPES[k]} for k, n in counts.items()}
-        cores, seen = [], dict.fromkeys(counts, 0)
-        for i, name, kind, group in self.cores:
-            row = seen[kind]
-            seen[kind] += 1
-            mem = {s: LocalMemory(s, chip.capacity(s), chip.align[s], stacks[kind][s][row]) for s in KIND_SCOPES[kind]}
-            cores.append(Core(i, name, kind, chip, gm, group, mem=mem))
-        return cores, stacks
+    def _pool_cores(self):
+        """Fresh cores (zeroed local memories, no data registers) over the pool's rows, built once per recording
+        (again when the pool has grown)."""
+        if self._cores is None or self._cores[0] != POOL.generation:
+            cores, stacks = POOL.cores(self.cores, self.chip)
+            self._cores = (POOL.generation, cores, stacks)
+        return self._cores[1], self._cores[2]
 
 
 def _steps(items: list, binds: list) -> list:
@@ -97,7 +97,7 @@ def _steps(items: list, binds: list) -> list:
             steps.append(_bind_step(binds[b]))
             b += 1
         if x.KIND in ("op", "dma"):
-            steps.append((x.fast_effect() or x.execute, x.core.index, x))
+            steps.append((replay_forms.fast_effect(x), x.core.index, x))
     while b < nb:
         steps.append(_bind_step(binds[b]))
         b += 1

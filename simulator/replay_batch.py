@@ -12,12 +12,14 @@ Batching. At position k, the cores whose step is the same instruction with the s
 address (the batch key, the instruction's ``batch_key()``) run as one numpy operation over the cores' stacked local
 memories (one ``(cores, bytes)`` array per kind of core and scope; each core's LocalMemory is a row of it):
 ``batch_effect()`` gives a function of (the stack's rows, their GM addresses) with execute's effect on every row.
-Every other step runs alone, as in replay.py.
+The hot instructions' batched forms are in replay_forms.py (reductions, vci, strided DMA, cube loads, mmad,
+fixpipe); the others give their own. Every other step runs alone, as in replay.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import replay_forms
 from .hazards import _arr, granules
 
 
@@ -55,7 +57,7 @@ def plan(seqs: list[list], kinds: list[str], rows: list[int]) -> list:
             if k >= len(seq):
                 continue
             f, x = seq[k]
-            key = x.batch_key() if x is not None else None
+            key = replay_forms.batch_key(x) if x is not None else None
             if key is None:
                 out.append(_single(f, c))
                 continue
@@ -77,11 +79,15 @@ def _single(f, c):
 
 def _batch(kind, members, rows):
     x0 = members[0][1]
-    scope, g = x0.batch_effect()
+    scope, g = replay_forms.batch_effect(x0)
     r = np.array([rows[c] for c, _ in members])
     sel = slice(int(r[0]), int(r[-1]) + 1) if (np.diff(r) == 1).all() else r
-    gm_addr = np.array([x.batch_gm_address() for _, x in members], np.int64)
+    gm_addr = np.array([replay_forms.gm_address(x) for _, x in members], np.int64)
 
-    def op(cores, stacks, gm):
-        g(stacks[kind][scope], sel, gm, gm_addr)
+    if scope is None:  # a form over several scopes (replay_forms.py): every stack of the kind
+        def op(cores, stacks, gm):
+            g(stacks[kind], sel, gm, gm_addr)
+    else:
+        def op(cores, stacks, gm):
+            g(stacks[kind][scope], sel, gm, gm_addr)
     return op

@@ -109,6 +109,11 @@ class LaunchResult:
     replayed: bool = False  # this launch's outputs came from replaying `recording` (stats, events: the recorded run's)
     note: str | None = None  # why a launch that could have been replayed was simulated again
 
+    def replayable(self, trace: bool) -> bool:
+        """Whether a later launch with this one's key may replay it: when it wants a trace, only if this one has
+        its events."""
+        return bool(self.events) or not trace
+
     def summary_table(self) -> str:
         return summary_table(self.stats)
 

@@ -122,8 +122,18 @@ class Scheduler:
             self.queued.discard((ci, pipe))
             c = cores[ci]
             touched = self._execute(c, pipe, t)
-            for p in c.pipes:
-                self._push(c, p)
+            if pipe == "S":  # a new segment, flags set by S: any pipe of the core may be ready now
+                for p in c.pipes:
+                    self._push(c, p)
+            else:
+                # Note: only this pipe (its next head), S (a barrier's drained pipes, a flag for S) and a set_flag's
+                # waiting pipe can have become ready; the pushes keep the order of a push of every pipe, so ties in
+                # the heap break the same way.
+                x = self.items[-1]
+                woken = x.dst_pipe if x.KIND == "set" else None
+                for p in c.pipes:
+                    if p == pipe or p == "S" or p == woken:
+                        self._push(c, p)
             for o in touched:
                 self._push(o, "S")
         self._check_done()
@@ -184,7 +194,7 @@ class Scheduler:
         self.busy[(c.index, pipe)] += dur
         # ---- effects
         if self.check is not None:
-            self.check.check(x, s, seq, vc, x.accesses(c))
+            self.check.check(x, s, seq, vc)
         if kind in ("op", "dma"):
             x.execute(c)
             pb = x.path_bytes()
@@ -228,9 +238,7 @@ class Scheduler:
             self.binds.append((len(self.items), c.index, x, before, x.bound_addresses()))  # for replay.py
 
     def _targets(self, c, x):
-        if x.mode == "all":
-            return [o for o in self.cores if o is not c]
-        return [o for o in self.cores if o.group == c.group and o is not c and (o.kind != c.kind)]
+        return cross_targets(self.cores, c, x)
 
     # ---- end ---------------------------------------------------------------------------------------
     def _check_done(self):
@@ -262,3 +270,11 @@ class Scheduler:
             scalar_end = (c.seg_end[-1] if c.seg_end else 0.0) + c.end_sofs
             end = max(end, scalar_end, *c.free.values())
         return end
+
+
+def cross_targets(cores, c, x) -> list:
+    """The cores a ``cross_set`` ``x`` run on core ``c`` signals: every other core (mode "all"), else the other
+    kind's cores of its group."""
+    if x.mode == "all":
+        return [o for o in cores if o is not c]
+    return [o for o in cores if o.group == c.group and o is not c and (o.kind != c.kind)]

@@ -124,8 +124,8 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
     graph.tensor_module, graph.module, graph.pass_context, graph.ladder = module, ladder.module, ctx, ladder.attempts
     COUNTERS["ladder_retries"] += len(ladder.attempts)
     for f in ladder.module.functions:
-        if not f.attributes.get("kernel"):
-            continue
+        if not f.attributes.get("kernel") or f.attributes.get("mix_part") == "aiv":
+            continue  # a mix kernel's AIV part is compiled with its AIC part, the function the host launches
         name = f.sym_name
         info = KernelInfo(name, f.attributes.get("fusion_kind"), f.attributes.get("core_type"),
                           _source(module.lookup(name) or f), schedule=f.attributes.get("schedule"))  # fmt: skip

@@ -48,7 +48,7 @@ CACHE_DIR_ENV_VAR = "NPU_CACHE_DIR"
 FORMAT_VERSION = 1
 MAGIC = b"NPU-COMPILE-CACHE\n"
 SUFFIX = ".npuc"
-RUNTIME_OPTIONS = frozenset({"check_hazards", "fixed_costs", "debug_dir", "cache"})
+RUNTIME_OPTIONS = frozenset({"check_hazards", "fixed_costs", "debug_dir", "cache", "workers", "executor"})
 """Options read only when a compiled graph runs (or that decide whether the cache is used): not in the key."""
 PROJECT_PACKAGES = ("torch_npu_backend", "graph_passes", "codegen", "simulator")
 """The packages whose sources make the project version."""

@@ -24,9 +24,13 @@ IR_TO_TORCH = {
     "i1": torch.bool,
     "i8": torch.int8,
     "ui8": torch.uint8,
+    "ui16": torch.uint16,
+    "ui32": torch.uint32,
+    "ui64": torch.uint64,
     "i16": torch.int16,
     "i32": torch.int32,
     "i64": torch.int64,
+    "c32": torch.complex32,
     "c64": torch.complex64,
     "c128": torch.complex128,
 }

@@ -5,8 +5,8 @@ Why a node falls back (its ``reason``, listed in the profile, the compile warnin
 - ``no lowering``: its aten op has no entry in ``LOWERINGS``;
 - the lowering refused this argument combination (its ``UnsupportedOpError`` reason, e.g. ``step=2``): whatever the
   lowering had emitted is removed first;
-- a tensor argument or result of a dtype the device does not hold (float64, int8, uint8, int16, complex64,
-  complex128: :data:`HOST_DTYPES`); such values live on the host, so everything that reads them falls back too;
+- a tensor argument or result of a dtype the device does not hold (float64, int8, uint8, int16, uint16, uint32,
+  uint64, complex32, complex64, complex128: :data:`HOST_DTYPES`); such values live on the host, so everything that reads them falls back too;
 - a random op (:data:`RANDOM_OPS`): drawn on the host with torch's generator, so the compiled graph and eager agree
   bit for bit under one seed (docs/runtime.md, *Random ops*).
 
@@ -16,6 +16,7 @@ node that would have fallen back; ``"auto"`` keeps the host ops and the compiler
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import torch
@@ -28,9 +29,11 @@ from .dtypes import TORCH_TO_IR
 from .errors import UnsupportedOpError
 
 aten = torch.ops.aten
+WITH_EFFECTS = torch.ops.higher_order.with_effects
 
-HOST_DTYPES = {torch.float64: "f64", torch.int8: "i8", torch.uint8: "ui8", torch.int16: "i16",
-               torch.complex64: "c64", torch.complex128: "c128"}
+HOST_DTYPES = {torch.float64: "f64", torch.int8: "i8", torch.uint8: "ui8", torch.int16: "i16", torch.uint16: "ui16",
+               torch.uint32: "ui32", torch.uint64: "ui64", torch.complex32: "c32", torch.complex64: "c64",
+               torch.complex128: "c128"}
 """Dtypes a value may have on the host (the IR names them; no device kernel reads them)."""
 
 RANDOM_OPS = frozenset(
@@ -51,6 +54,7 @@ them out."""
 
 RANDOM_REASON = "random op (drawn with torch's generator, as eager)"
 NO_LOWERING = "no lowering"
+EFFECT_REASON = "op with side effects (an effect token orders it): run on the host"
 
 
 @dataclass(frozen=True)
@@ -84,25 +88,51 @@ def host_type(ctx, val: torch.Tensor) -> TensorType:
     return ctx.tensor_type(val)
 
 
-def emit_fallback(ctx, node: torch.fx.Node, reason: str):
-    """Emit ``host.fallback`` for ``node``; returns its value (one result) or a list (a tuple result, None kept)."""
+def emit_fallback(ctx, node: torch.fx.Node, reason: str, call=None):
+    """Emit ``host.fallback`` for ``node``; returns its value (one result) or a list (a tuple result, None kept).
+    ``call``: the ``(target, args, result value)`` to run instead of the node's own (an effectful op's)."""
+    target, node_args, val = call or (node.target, node.args, node.meta.get("val"))
     operands: list = []
-    args = [_encode(ctx, a, operands) for a in node.args]
+    args = [_encode(ctx, a, operands) for a in node_args]
     kwargs = {k: _encode(ctx, v, operands) for k, v in node.kwargs.items()}
-    val = node.meta.get("val")
     many = isinstance(val, (tuple, list))
     vals = list(val) if many else [val]
     for v in vals:
         if (v is None and not many) or (v is not None and not isinstance(v, torch.Tensor)):
-            raise UnsupportedOpError(node.target, node.name, f"cannot run on the host either: result {v!r} is not a "
+            raise UnsupportedOpError(target, node.name, f"cannot run on the host either: result {v!r} is not a "
                                      "tensor")  # fmt: skip
+    extra = {}
+    if many and call is None:
+        read = {u.args[1] for u in node.users if u.target is operator.getitem}
+        if any(v is not None and i not in read for i, v in enumerate(vals)):  # unread outputs stay on the host
+            vals = [v if i in read else None for i, v in enumerate(vals)]
+            extra["outputs"] = [i for i, v in enumerate(vals) if v is not None]
     types = [host_type(ctx, v) for v in vals if v is not None]
-    op = ctx.create(FallbackOp, operands, types, target=str(node.target), node=node.name, reason=reason, args=args,
-                    kwargs=kwargs)  # fmt: skip
+    op = ctx.create(FallbackOp, operands, types, target=str(target), node=node.name, reason=reason, args=args,
+                    kwargs=kwargs, **extra)  # fmt: skip
     if not many:
         return op.results[0]
     results = iter(op.results)
     return [next(results) if v is not None else None for v in vals]
+
+
+def is_effect_token(node: torch.fx.Node) -> bool:
+    """An AOTAutograd effect token: a placeholder, or ``with_effects``' first result, that only orders effects (the
+    runtime wrapper passes None for it and drops it from the outputs). It has no value in the IR."""
+    if node.op == "placeholder":
+        return bool(node.users) and all(u.target is WITH_EFFECTS and u.args[0] is node for u in node.users)
+    return node.target is operator.getitem and node.args[1] == 0 and getattr(node.args[0], "target", None) is WITH_EFFECTS
+
+
+def emit_effect(ctx, node: torch.fx.Node) -> Fallback:
+    """``with_effects(token, op, *args)`` (AOTAutograd's effect token around an op with side effects, such as the
+    linalg ops' ``_linalg_check_errors``): ``op`` runs on the host, in graph order (host ops are never reordered or
+    removed); the token has no IR value (:func:`is_effect_token`). ``ctx.env[node]`` becomes ``[None, *op's results]``."""
+    _, op, *args = node.args
+    val = list(node.meta.get("val"))[1:]
+    results = emit_fallback(ctx, node, EFFECT_REASON, (op, args, val))
+    ctx.env[node] = [None, *results]
+    return Fallback(str(op), node.name, EFFECT_REASON)
 
 
 def many_error(fallbacks: list[Fallback]) -> UnsupportedOpError:

@@ -66,7 +66,10 @@ def _fallback(interp, op, *values):
     start = time.perf_counter()
     out = fn(*args, **kwargs)
     wall = time.perf_counter() - start
-    outs = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if t is not None]
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if "outputs" in op.attributes:  # only the positions the graph reads (host.fallback's ``outputs``)
+        outs = [outs[i] for i in op.attributes["outputs"]]
+    outs = [t for t in outs if t is not None]
     d2h, h2d = sum(map(_nbytes, values)), sum(map(_nbytes, outs))
     COUNTERS["host_fallbacks"] += 1
     COUNTERS["host_transfer_bytes"] += d2h + h2d

@@ -10,7 +10,8 @@ helpers: explicit type promotion (``cast``), explicit broadcasting (``broadcast_
 expanded size-1 dims, then ``hfusion.broadcast`` adds dims), scalar constants and symbolic sizes as values.
 
 Calling convention of @main (Note: it mirrors the FX placeholders one to one, so the runtime passes its arguments
-through unchanged): a tensor placeholder is a ``tensor<…>`` argument, a SymInt placeholder an ``index`` argument.
+through unchanged): a tensor placeholder is a ``tensor<…>`` argument, a SymInt placeholder an ``index`` argument,
+an AOTAutograd effect token (the runtime passes None; ``fallback.is_effect_token``) an unused ``index`` argument.
 Every FX output that is a tensor is a result of @main; ``None`` and SymInt outputs (AOTAutograd saves sizes for the
 backward) are rebuilt by the runtime from the symbol bindings (see :class:`OutputSpec`).
 
@@ -44,8 +45,8 @@ from graph_passes.ir.types import IndexType, ScalarType, TensorType, is_float_dt
 
 from .dtypes import ir_dtype
 from .errors import NpuCompileError, UnsupportedDtypeError, UnsupportedOpError
-from .fallback import (HOST_DTYPES, NO_LOWERING, RANDOM_OPS, RANDOM_REASON, Fallback, dtype_reason, emit_fallback,
-                       host_type, many_error)
+from .fallback import (HOST_DTYPES, NO_LOWERING, RANDOM_OPS, RANDOM_REASON, WITH_EFFECTS, Fallback, dtype_reason,
+                       emit_effect, emit_fallback, host_type, is_effect_token, many_error)
 from .options import FALLBACK_MODES
 from .symbolic import (convert, guarded_equalities, is_symbolic, shape_env_of, symbol_range, to_expr,
                        to_predicate)
@@ -105,8 +106,11 @@ class ImportContext:
     # -- types ---------------------------------------------------------------------------------------------
     def _placeholder_type(self, node: torch.fx.Node):
         val = node.meta.get("val")
+        if is_effect_token(node):
+            return IndexType()  # Note: an effect token has no value (the runtime passes None): an unused parameter
         if isinstance(val, torch.Tensor):
-            if val.dtype in HOST_DTYPES and not (val.dtype == torch.float64 and val.dim() == 0):
+            device_scalar = val.dtype == torch.float64 and val.dim() == 0 and not _read_on_host_only(node)
+            if val.dtype in HOST_DTYPES and not device_scalar:
                 return host_type(self, val)  # a host value: the nodes reading it run on the host (fallback.py)
             return self.tensor_type(val, node)
         if isinstance(val, torch.SymInt):
@@ -380,6 +384,8 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
     ctx = ImportContext(gm, target)
     for i, node in enumerate(ctx.placeholders):
         val = node.meta.get("val")
+        if is_effect_token(node):
+            continue  # read by with_effects only (emit_effect)
         ctx.env[node] = ctx.func.args[i] if isinstance(val, torch.Tensor) else ctx.expr(val)
     lowered, fallbacks, outputs = [], [], None
     for node in gm.graph.nodes:
@@ -399,6 +405,9 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
             ctx.env[node] = ctx.env[node.args[0]][node.args[1]]
             continue
         if node.target in IGNORED_TARGETS:
+            continue
+        if node.target is WITH_EFFECTS:
+            fallbacks.append(emit_effect(ctx, node))
             continue
         if node.target is torch.ops.aten._assert_scalar.default:
             _assert_scalar(ctx, node)
@@ -433,6 +442,13 @@ def import_graph(gm: torch.fx.GraphModule, target: str | None = None, fallback: 
     ctx.narrow_symbols()
     ctx.record_equalities()
     return ImportResult(ctx.module, outputs or [], dict(ctx.symbol_args), lowered, list(ctx.predicates), fallbacks)
+
+
+def _read_on_host_only(node: torch.fx.Node) -> bool:
+    """Every node reading ``node`` has a result of a host dtype (it runs on the host whatever it is): a 0-d f64 input
+    read only there stays f64 (a linalg tolerance), not the f32 scalar a device op would read."""
+    vals = [u.meta.get("val") for u in node.users]
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype in HOST_DTYPES for v in vals)
 
 
 def _lower(ctx: ImportContext, node: torch.fx.Node) -> str | None:
@@ -480,8 +496,8 @@ def _constrain_range(ctx: ImportContext, node: torch.fx.Node) -> None:
 def _emit_output(ctx: ImportContext, node: torch.fx.Node) -> list[OutputSpec]:
     values, specs = [], []
     for out in node.args[0]:
-        if out is None:
-            specs.append(OutputSpec("none"))
+        if out is None or is_effect_token(out):
+            specs.append(OutputSpec("none"))  # an effect token: the runtime wrapper drops it
         elif isinstance(out, torch.fx.Node) and isinstance(out.meta.get("val"), torch.Tensor):
             specs.append(OutputSpec("tensor", len(values), strides=_layout(ctx, out.meta["val"])))
             values.append(ctx.tensor(out))
@@ -509,7 +525,7 @@ def _layout(ctx: ImportContext, val: torch.Tensor) -> tuple | None:
     expected = sympy.Integer(1)
     row_major = True
     for size, stride in reversed(list(zip(sizes, strides))):
-        if size != 1 and sympy.simplify(stride - expected) != 0:
+        if sympy.simplify(stride - expected) != 0:  # a unit dim's stride too (empty_permuted's [1, 3, 5]: 5, 5, 1)
             row_major = False
         expected = expected * size
     return None if row_major else tuple(strides)

@@ -57,6 +57,10 @@ class NpuOptions:
     split_reductions: bool = True
     """Reductions to fewer rows than the chip has vector cores (``x.sum()``, a loss's mean, a max over a few long
     rows) run as a multi-core partial reduction and a final one (``hfusion-split-reductions``, docs/passes.md)."""
+    cv_fusion: bool = True
+    """A matmul and its elementwise epilogue (bias, GELU, a residual add, a scale, a cast) run as one MIX_CV launch:
+    cube tiles through a GM workspace to the group's two vector cores (``hfusion-fuse-mix-cv``, docs/cube.md);
+    False keeps a SINGLE_CUBE kernel and a vector kernel."""
     split_k: bool | int = True
     """Matmuls whose output has too few tiles for the cube cores and a long K run as partial products over chunks of
     K and a vector sum, when the estimate says it wins (``hfusion-split-k``, docs/cube.md); False: never; an int
@@ -82,13 +86,20 @@ class NpuOptions:
     """Run the IR verifier after import and after every pass."""
     cache: bool = True
     """Read and write the compile cache on disk (``compile_cache.py``; also off with ``NPU_CACHE_DIR=0``)."""
+    workers: int | None = None
+    """With simulate="once": processes that run the timing simulations of a graph run's new launches while their
+    outputs come from the functional executor (``workers.py``); None: ``$NPU_WORKERS``, else the machine's cores;
+    1: every new launch is simulated in full in this process, at once."""
+    executor: str = "local"
+    """Where timing jobs run with workers >= 2: "local" (a process pool), "dask" or "ray" (optional extras)."""
 
     def __post_init__(self):
         if self.execute not in EXECUTE_MODES:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify", "cache"):
+        for name in ("fusion", "cv_fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify",
+                     "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
         if not isinstance(self.split_k, bool) and not (_is_int(self.split_k) and self.split_k >= 2):
@@ -105,6 +116,17 @@ class NpuOptions:
             raise OptionsError(f"option max_tile_elems must be an int >= 0 (0: UB decides), got {self.max_tile_elems!r}")
         if not _is_int(self.tile_elems) or self.tile_elems < 0:
             raise OptionsError(f"option tile_elems must be an int >= 0 (0: automatic), got {self.tile_elems!r}")
+        if self.workers is not None and (not _is_int(self.workers) or self.workers < 1):
+            raise OptionsError(f"option workers must be an int >= 1 (or None: $NPU_WORKERS, else the cores), "
+                               f"got {self.workers!r}")
+        from .workers import EXECUTORS, check_executor
+
+        if self.executor not in EXECUTORS:
+            raise OptionsError(f"option executor={self.executor!r} is not supported; valid: {', '.join(EXECUTORS)}")
+        try:
+            check_executor(self.executor)
+        except ImportError as e:
+            raise OptionsError(f"option {e}") from None
         if not isinstance(self.pipeline, str):
             raise OptionsError(f"option pipeline must be a string, got {self.pipeline!r}")
         if self.debug_dir is not None:
@@ -150,7 +172,7 @@ class NpuOptions:
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
                                sync_mode=self.sync_mode, tile_elems=self.tile_elems,
                                row_pipeline=self.row_pipeline, split_reductions=self.split_reductions,
-                               split_k=self.split_k)  # fmt: skip
+                               split_k=self.split_k, cv_fusion=self.cv_fusion)  # fmt: skip
 
 
 def _is_int(v) -> bool:

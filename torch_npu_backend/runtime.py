@@ -12,6 +12,7 @@ the profile with the reason.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from graph_passes.ir.sizes import evaluate
 from simulator import get_chip
 
 from . import profiling as _profile
+from . import workers as _workers
 from .importer import OutputSpec
 from .interpreter import Interpreter, InterpreterError, interpret
 from .options import NpuOptions
@@ -67,6 +69,11 @@ class CompiledGraph:
     fallbacks: list = field(default_factory=list)  # fallback.Fallback: the nodes run eagerly on the host
     runs: int = 0
 
+    @functools.cached_property
+    def param_dtypes(self) -> list:
+        """The IR dtype of each @main parameter (None for a size or an effect token)."""
+        return [getattr(a.type, "dtype", None) for a in self.module.lookup("main").body.args]
+
     def bindings(self, args) -> dict[str, int]:
         """Symbols carried by SymInt arguments; the rest are bound from tensor sizes by the interpreter."""
         return {name: int(args[pos]) for name, pos in self.symbol_args.items()}
@@ -86,9 +93,9 @@ class CompiledGraph:
             extra, host_outputs = self.host_prologue.run(args)
             args = [*args, *extra]
         inputs = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
-        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and a.dim() == 0
-                  else a for a in inputs]  # 0-d f64 inputs a device op reads (host_scalars.py): the importer made
-        # them f32; other f64 inputs are host values (read by host.fallback ops only)
+        inputs = [a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype == torch.float64 and dtype == "f32"
+                  else a for a, dtype in zip(inputs, self.param_dtypes)]  # 0-d f64 inputs a device op reads
+        # (host_scalars.py): the importer made them f32; other f64 inputs are host values (read by host.fallback ops)
         if self.predicates or any(o.kind == "size" or o.strides for o in self.outputs):
             bindings = _all_bindings(self.module, inputs, bindings)  # every symbol, bound from the inputs' sizes
         for pred in self.predicates:
@@ -99,7 +106,11 @@ class CompiledGraph:
             launcher = Launcher(self, debug=bool(self.debug_dir) and self.runs == 1)
             interp = Interpreter(self.module, bindings, launcher=launcher)
             interp.bind(self.module.lookup("main"), inputs)
-            results = interp.call("main", inputs)
+            try:
+                results = interp.call("main", inputs)
+            except BaseException:
+                launcher.abandon()
+                raise
             launcher.finish()
         owned = _input_storages(inputs)
         out, seen = [], set()
@@ -131,6 +142,8 @@ class Launcher:
         self.debug = debug  # first run with a debug dir: write the report table and the trace
         self.trace = debug or _profile.wants_trace()
         self.records: list[_profile.KernelRecord] = []
+        self.jobs = _workers.jobs_for(graph.options)  # timing jobs of new launches (workers >= 2), else None
+        self.pending: list = []  # (record, workers.PendingLaunch): filled in by finish()
 
     # -- hivm.launch: the simulator --------------------------------------------------------------------------
     def launch(self, interp: Interpreter, op, values) -> list:
@@ -142,24 +155,23 @@ class Launcher:
         if len(values) != len(ck.arg_layout):
             raise InterpreterError(f"{op.loc}: hivm.launch of @{name} has {len(values)} operands, the kernel takes "
                                    f"{len(ck.arg_layout)}")  # fmt: skip
-        sizes = ck.tiling.sizes
+        shapes = ck.sizes(interp.bindings).shapes
         arrays = []
-        for a, v in zip(ck.arg_layout, values):
+        for a, v, shape in zip(ck.arg_layout, values, shapes):
             if a.is_scalar:
                 arrays.append(v.item() if isinstance(v, torch.Tensor) else v)
             elif a.is_output:
-                arrays.append(np.zeros(a.evaluate_shape(sizes, interp.bindings), _np_dtype(a.dtype)))
+                arrays.append(np.zeros(shape, _np_dtype(a.dtype)))
             else:
-                arrays.append(to_numpy(v).reshape(a.evaluate_shape(sizes, interp.bindings)))
+                arrays.append(to_numpy(v).reshape(shape))
         start = time.perf_counter()
-        chip = get_chip(self.graph.options.chip)
-        if not self.graph.options.fixed_costs:
-            chip = chip.without_fixed_costs()
-        outs, res = ck.run(arrays, interp.bindings, chip=chip, check_hazards=self.graph.options.check_hazards,
-                           trace=self.trace, simulate=self.graph.options.simulate)  # fmt: skip
+        opts = self.graph.options
+        outs, res = ck.run(arrays, interp.bindings, chip=_chip(opts.chip, opts.fixed_costs),
+                           check_hazards=opts.check_hazards, trace=self.trace, simulate=opts.simulate,
+                           jobs=self.jobs)  # fmt: skip
         wall = time.perf_counter() - start
         COUNTERS["kernels_simulated"] += 1
-        results = [to_torch(o, interp.shape(r.type)) for o, r in zip(outs, op.results)]
+        results = [to_torch(o, interp.shape(r.type), owned=True) for o, r in zip(outs, op.results)]
         self._record(info, interp.bindings, res, wall)
         return results
 
@@ -184,13 +196,11 @@ class Launcher:
         rec = _profile.KernelRecord(self.graph.name, info.name, info.fusion_kind, info.core_type, "simulator",
                                     info.source, _shape_bindings(bindings), wall_s=wall,
                                     schedule=info.schedule)  # fmt: skip
-        if res is not None:  # block_dim 0 (an empty tensor): nothing launched
-            s = res.stats
-            rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us
-            rec.launch_us = s.launch_us
-            rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
-            rec.hazards_checked, rec.result = s.hazards_checked, res
-            rec.replayed, rec.reason = res.replayed, res.note
+        if isinstance(res, _workers.PendingLaunch):  # its timing is a job: the record is filled in by finish()
+            rec.replayed = res.replayed
+            self.pending.append((rec, res))
+        elif res is not None:  # block_dim 0 (an empty tensor): nothing launched
+            _fill(rec, res)
         else:
             rec.block_dim, rec.cycles, rec.us, rec.roofline_us, rec.efficiency, rec.gm_bytes = 0, 0, 0.0, 0.0, 1.0, 0
             rec.hazards_checked = self.graph.options.check_hazards
@@ -201,7 +211,13 @@ class Launcher:
         _profile.record(rec)
 
     def finish(self) -> None:
-        """First run with a debug dir: write ``report.txt`` (the records' table) and ``trace.json``."""
+        """The run is over: wait for its timing jobs and fill their records in, in launch order (the first job
+        error is raised for this call). First run with a debug dir: write ``report.txt`` (the records' table) and
+        ``trace.json``."""
+        if self.jobs is not None:
+            self.jobs.wait()
+            for rec, pending in self.pending:
+                _fill(rec, pending.resolve())
         if not self.debug:
             return
         prof = _profile.Profile(trace=True)
@@ -213,9 +229,32 @@ class Launcher:
                     f.write(f"\n{r.result.summary_table()}\n")
         prof.write_trace(os.path.join(self.graph.debug_dir, "trace.json"))
 
+    def abandon(self) -> None:
+        """The run failed before finishing: its timing jobs are dropped (their keys are simulated again later)."""
+        if self.jobs is not None:
+            self.jobs.cancel()
+
+
+def _fill(rec, res) -> None:
+    """A simulated launch's record: its LaunchResult's figures."""
+    s = res.stats
+    rec.block_dim, rec.cycles, rec.us, rec.roofline_us = s.block_dim, s.cycles, s.us, s.roofline_us
+    rec.launch_us = s.launch_us
+    rec.efficiency, rec.bound, rec.busy, rec.gm_bytes = s.efficiency, s.bound, dict(s.busy_ratio), s.gm_bytes
+    rec.hazards_checked, rec.result = s.hazards_checked, res
+    rec.replayed, rec.reason = res.replayed, res.note
+
 
 def _shape_bindings(bindings: dict[str, int]) -> dict[str, int]:
     return {k: int(v) for k, v in bindings.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _chip(name: str, fixed_costs: bool):
+    """The options' chip preset, one object per (preset, fixed costs): a launch key names it by its repr, made once
+    per object (codegen/kernel.py)."""
+    chip = get_chip(name)
+    return chip if fixed_costs else chip.without_fixed_costs()
 
 
 def _np_dtype(dtype: str):
@@ -234,12 +273,16 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.numpy()
 
 
-def to_torch(a: np.ndarray, shape) -> torch.Tensor:
-    """A kernel output (in the kernel's argument shape) → a torch tensor of the launch result's shape."""
+def to_torch(a: np.ndarray, shape, owned: bool = False) -> torch.Tensor:
+    """A kernel output (in the kernel's argument shape) → a torch tensor of the launch result's shape. ``owned``:
+    the caller hands ``a`` over (a kernel's output, read out of GM into an array of its own): the tensor shares its
+    memory instead of copying it."""
     a = np.ascontiguousarray(a)
+    if not (owned and a.flags.writeable):
+        a = a.copy()
     if a.dtype.name == "bfloat16":
-        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16).reshape(shape)
-    return torch.from_numpy(a.copy()).reshape(shape)
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).reshape(shape)
+    return torch.from_numpy(a).reshape(shape)
 
 
 def _input_storages(inputs) -> set[int]:

@@ -296,12 +296,41 @@ def group_kind(ops: list[Operation], sizes: SizeVars | None = None) -> FusionKin
         return FusionKind.ANY_PB
     if len(important) == 1:
         return single_kind(important[0])
+    if is_mix_cv(ops):
+        return FusionKind.MIX_CV
     if not shapes_compatible(ops, sizes) or not reductions_agree(ops):
         return FusionKind.UNKNOWN
     for kind in VECTOR_KINDS:
         if fits(kind, ops):
             return kind
     return FusionKind.UNKNOWN
+
+
+# the ops of an epilogue a MIX_CV kernel applies to its product's tiles (elementwise maps, broadcasts of rows)
+EPILOGUE_PATTERNS = frozenset({P.ELEMENTWISE, P.LAST_AXIS_BROADCAST, P.OTHER_BROADCAST, P.AUXILIARY, P.BUFFER})
+
+
+def is_mix_cv(ops: list[Operation]) -> bool:
+    """One rank-2 ``hfusion.matmul`` of kernel arguments (no prologue) and an elementwise epilogue over its result:
+    every other op elementwise or a broadcast (a bias row), of the product's shape or broadcast to it, and the
+    product used by the epilogue only (hfusion-fuse-mix-cv builds such kernels; docs/cube.md)."""
+    cube = [op for op in ops if op_pattern(op) == P.MATMUL]
+    if len(cube) != 1 or cube[0].name != "hfusion.matmul" or len(cube[0].operands) != 2:
+        return False
+    mm = cube[0]
+    inside = {id(op) for op in ops}
+    if any(getattr(v, "op", None) is not None and id(v.op) in inside for v in mm.operands):
+        return False
+    shape = tuple(mm.result.type.shape)
+    rest = [op for op in ops if op is not mm]
+    if not rest or any(op_pattern(op) not in EPILOGUE_PATTERNS for op in rest):
+        return False
+    for op in rest:
+        for r in op.results:
+            if isinstance(r.type, TensorType) and r.type.rank and tuple(r.type.shape) != shape and not any(
+                    u.op.has_trait(Broadcast) for u in r.uses):
+                return False  # a value off the product's domain that is not a row broadcast to it
+    return True
 
 
 def infer_func_fusion_kind(func: Operation, sizes: SizeVars | None = None) -> FusionKind:

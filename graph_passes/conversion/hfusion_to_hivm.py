@@ -404,7 +404,9 @@ class KernelLowering:
         acc, part = self.buffer(res), self.bufs[self.plan.partial[op].index]
         self.hoist_small([src])
         self.vec(hivm.VFillOp, [acc, *self.extents(res)], value=self.identity(kind, res.type.dtype))
-        dims = list(self.info.reduce_dims)
+        # Note: the op's own dims, not the kernel's union: a unit dim the result keeps (softmax over dim 0 of
+        # [s0, s1, 1] beside a mean over [0, 2]) is not reduced, or its partial would be laid out without it.
+        dims = [self.info.masks[src][i] for i in op.attributes["dims"]]
 
         def body():
             self.load_stage([src])

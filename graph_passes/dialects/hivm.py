@@ -53,6 +53,7 @@ from ..ir.attrs import BoolAttr, IntAttr, IntListAttr, NumberAttr, StrAttr
 from ..ir.core import MemoryEffect, Operation, Pure, Vector, ViewLike, register_op
 from ..ir.types import IndexType, MemRefType, ScalarType
 from .hfusion import BINARY_FUNS, COMPARE_PREDICATES, REDUCE_KINDS, ROUND_MODES, UNARY_FUNS
+from .hivm_layout import LAYOUT_ATTR, check_alloc_layout
 
 PIPES = ("PIPE_S", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3", "PIPE_M", "PIPE_V", "PIPE_FIX", "PIPE_ALL")
 CORE_TYPES = ("AIV", "AIC", "MIX")
@@ -133,13 +134,15 @@ class AllocOp(Operation):
     generator's multi-instruction idioms (long-row and whole-buffer reductions, in-place scalar operands); no op
     names it, it is live for the whole kernel (sized by ``hfusion-auto-schedule``, docs/codegen.md); ``stages = n``:
     a software-pipelined kernel's scratch, one equal part per stage. ``buffer = i``: the buffer i of the kernel's
-    schedule it allocates (``convert-to-hivm``), whose copies ``hivm-mark-multi-buffer`` reads there."""
+    schedule it allocates (``convert-to-hivm``), whose copies ``hivm-mark-multi-buffer`` reads there. ``layout``:
+    a cube-path buffer's ``#hivm.data_layout`` (``hivm-infer-data-layout``, dialects/hivm_layout.py)."""
 
     name = "hivm.alloc"
     result_names = ("result",)
     attribute_schema = {"multi_buffer": IntAttr(optional=True), "offsets": IntListAttr(optional=True),
                         "buffer": IntAttr(optional=True),
-                        "scratch": BoolAttr(optional=True), "stages": IntAttr(optional=True)}
+                        "scratch": BoolAttr(optional=True), "stages": IntAttr(optional=True),
+                        "layout": LAYOUT_ATTR}
     traits = (MemoryEffect,)
 
     def verify_(self) -> None:
@@ -156,6 +159,7 @@ class AllocOp(Operation):
             raise self.error(f"has {len(offsets)} offsets for {n} buffer copies")
         if self.attributes.get("scratch") and (n != 1 or self.result.uses):
             raise self.error("a scratch buffer has one copy and no uses (the code generator addresses it)")
+        check_alloc_layout(self)
 
 
 @register_op
@@ -524,6 +528,12 @@ def _verify_gather(op: HIVMOp, min_rank: int = 1) -> tuple:
     return src, idx, dst
 
 
+def element_gather(rank: int, dim: int) -> bool:
+    """Whether a ``hivm.embedding_gather`` along ``dim`` of a rank-``rank`` source picks one element per row (the
+    last dim of a rank-2 source) rather than whole rows or slabs along ``dim``."""
+    return rank == 2 and dim == 1
+
+
 @register_op
 class EmbeddingGatherOp(HIVMOp):
     """``hivm.embedding_gather %src, %index, %dst, %off…, %e…``: whole rows of a GM table picked by indices in UB,
@@ -538,7 +548,10 @@ class EmbeddingGatherOp(HIVMOp):
 
     ``dim`` = the last dim instead of 0: one element of each row, ``dst[r, 0] = src[off + r, index[r, 0]]``
     (``off``: the offset in dim 0; a cross-entropy's target logit, one DMA of one element per row); the index and
-    ``dst`` rows are then 32-B padded rows of one element."""
+    ``dst`` rows are then 32-B padded rows of one element.
+
+    ``dim`` = a middle dim ``d`` of a rank ≥ 3 source: slabs, ``dst[i…, r, j…] = src[off + i…, index[r], off + j…]``
+    (the index has extent 1 in every dim but ``d``; ``flip``/``roll``/``index_select`` along dim 1)."""
 
     name = "hivm.embedding_gather"
     operand_names = ("src", "index", "dst", "*indices")
@@ -564,11 +577,12 @@ class EmbeddingGatherOp(HIVMOp):
         super().verify_()
         src, idx, _ = _verify_gather(self, min_rank=2)
         dim = self.attributes.get("dim", 0)
-        if dim == 0 and idx.is_static and any(n != 1 for n in idx.static_shape()[1:]):
-            raise self.error(f"the index {idx} must have extent 1 in every dim but 0 (one index per row)")
-        if dim not in (0, 1) or (dim == 1 and src.rank != 2):
-            raise self.error(f"gathers along dim {dim} of {src}: dim 0 (rows), or dim 1 of a rank-2 source (one "
-                             "element per row)")
+        if not 0 <= dim < src.rank - 1 and not element_gather(src.rank, dim):
+            raise self.error(f"gathers along dim {dim} of {src}: a dim but the last (rows or slabs), or dim 1 of a "
+                             "rank-2 source (one element per row)")
+        if not element_gather(src.rank, dim) and idx.is_static and \
+                any(n != 1 for d, n in enumerate(idx.static_shape()) if d != dim):
+            raise self.error(f"the index {idx} must have extent 1 in every dim but {dim} (one index per slab)")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@ it in place (``load_l1_to_l0a/b`` with transpose), so a ``.t()`` of a weight nev
 ``init`` (0 or 1, an index value) starts the accumulation. Padding beyond m, k,
 n is zero in L0A/L0B (the MTE1 loads write it), so partial tiles need no special case.
 
-Layouts (``hivm-infer-data-layout``): L1 ND, L0A zZ, L0B nZ, L0C NZ; the MTE1 loads convert ND → zZ / nZ and
-the fixpipe NZ → ND.
+Layouts (``#hivm.data_layout``, dialects/hivm_layout.py; set by ``hivm-infer-data-layout``): L1 ND (transposed
+for a transposed operand), L0A zZ, L0B nZ, L0C zN, GM ND; the MTE1 loads convert ND → zZ / nZ and the fixpipe
+zN → ND, each recording the conversion as ``src_layout``/``dst_layout``, which the verifier checks against the
+buffers' layouts.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from ..ir.attrs import BoolAttr
 from ..ir.core import Cube, MemoryEffect, register_op
 from .hivm import HIVMOp, _memref
+from .hivm_layout import LAYOUT_ATTR, check_op_layouts
 
 CUBE_INPUT_DTYPES = ("f16", "bf16", "f32")
 ACCUMULATOR = {"f16": "f32", "bf16": "f32", "f32": "f32"}
@@ -34,7 +37,7 @@ class _CubeLoad(HIVMOp):
     """MTE1: a 2-D window of an L1 tile into an L0 operand buffer."""
 
     operand_names = ("src", "dst", "*indices")
-    attribute_schema = {"transpose": BoolAttr(False)}
+    attribute_schema = {"transpose": BoolAttr(False), "src_layout": LAYOUT_ATTR, "dst_layout": LAYOUT_ATTR}
     traits = (MemoryEffect,)
     pipe = "PIPE_MTE1"
     num_buffers = 2
@@ -51,6 +54,7 @@ class _CubeLoad(HIVMOp):
         if src.dtype != dst.dtype or src.dtype not in CUBE_INPUT_DTYPES:
             raise self.error(f"cube operands are {', '.join(CUBE_INPUT_DTYPES)} of one type, got {src.dtype} and "
                              f"{dst.dtype}")
+        check_op_layouts(self)
 
 
 @register_op
@@ -92,6 +96,7 @@ class MmadOp(HIVMOp):
             raise self.error(f"operands are {', '.join(CUBE_INPUT_DTYPES)} of one type, got {a.dtype}, {b.dtype}")
         if c.dtype != ACCUMULATOR[a.dtype]:
             raise self.error(f"accumulates {a.dtype} products in {ACCUMULATOR[a.dtype]}, got {c.dtype}")
+        check_op_layouts(self)
 
 
 @register_op
@@ -101,7 +106,7 @@ class FixpipeOp(HIVMOp):
 
     name = "hivm.fixpipe"
     operand_names = ("src", "dst", "*indices")
-    attribute_schema = {"relu": BoolAttr(False)}
+    attribute_schema = {"relu": BoolAttr(False), "src_layout": LAYOUT_ATTR, "dst_layout": LAYOUT_ATTR}
     traits = (MemoryEffect,)
     pipe = "PIPE_FIX"
     num_buffers = 2
@@ -119,4 +124,5 @@ class FixpipeOp(HIVMOp):
             raise self.error(f"drains a 2-D f32 accumulator, got {src}")
         if dst.rank < 2 or dst.dtype not in ("f32", "f16", "bf16"):
             raise self.error(f"writes a matrix of f32, f16 or bf16, got {dst}")
+        check_op_layouts(self)
 

@@ -6,7 +6,10 @@
   return to it). Attributes: ``target`` (the aten overload, ``aten.kthvalue.default``), ``node`` (the FX node),
   ``reason``, and ``args``/``kwargs``: the call's arguments as attribute data, where ``{operand = i}`` stands for
   tensor operand ``i``, a size expression for a symbolic size, ``{none = true}`` for None, ``{dtype = "float32"}``
-  for a dtype (the runtime's ``host_fallback`` module encodes and decodes them).
+  for a dtype (the runtime's ``host_fallback`` module encodes and decodes them). ``outputs`` (optional): the
+  positions of the op's tuple result that the graph reads, one result each (the others are dropped on the host;
+  their traced sizes may not be the sizes the host kernel gives, as ``_embedding_bag_forward_only``'s unread
+  ``offset2bag``); absent: every tensor output.
 
 Note: the op is opaque to every pass. It has the ``MemoryEffect`` trait, so canonicalize never drops it and cse never
 merges two of them (two draws of ``rand`` are two values), and it is not a fusion pattern (``OPAQUE``), so fusion
@@ -27,7 +30,7 @@ class FallbackOp(Operation):
     operand_names = ("*inputs",)
     result_names = ("*results",)
     attribute_schema = {"target": StrAttr(), "node": StrAttr(), "reason": StrAttr(), "args": AnyAttr(optional=False),
-                        "kwargs": AnyAttr(optional=False)}  # fmt: skip
+                        "kwargs": AnyAttr(optional=False), "outputs": AnyAttr()}  # fmt: skip
     traits = (MemoryEffect,)
 
     def verify_(self) -> None:
@@ -40,6 +43,10 @@ class FallbackOp(Operation):
         refs = sorted(_operand_refs(self.attributes["args"]) + [i for v in kwargs.values() for i in _operand_refs(v)])
         if refs != list(range(len(self.operands))):
             raise self.error(f"arguments refer to operands {refs}, the op has {len(self.operands)} operand(s)")
+        outputs = self.attributes.get("outputs")
+        if outputs is not None and (not isinstance(outputs, list) or len(outputs) != len(self.results)):
+            raise self.error(f"attribute 'outputs' {outputs!r} must list one position per result "
+                             f"({len(self.results)})")
 
 
 def _operand_refs(value) -> list[int]:

@@ -157,10 +157,10 @@ MOVEMENT_SCRATCH = {"hivm.vtranspose": transpose_scratch_bytes}
 # instructions read and write their own buffers only.
 NO_SCRATCH = frozenset({
     "arith.constant", "arith.index_cast", *BINARY_OPS,
-    "hivm.get_block_idx", "hivm.alloc", "hivm.multi_buffer_select",
+    "hivm.get_block_idx", "hivm.get_sub_block_idx", "hivm.alloc", "hivm.multi_buffer_select",
     "hivm.load", "hivm.store", "hivm.embedding_gather",
     "hivm.copy", "hivm.vcmp", "hivm.vcast", "hivm.vfill", "hivm.varange", "hivm.vindex", "hivm.vpermute",
-    "hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier",
+    "hivm.set_flag", "hivm.wait_flag", "hivm.pipe_barrier", "hivm.sync_block_set", "hivm.sync_block_wait",
     "hivm.load_l0a", "hivm.load_l0b", "hivm.mmad", "hivm.fixpipe",  # the cube side: no UB
 })
 

@@ -286,12 +286,30 @@ class Parser:
             known = ", ".join(f"#{m}" for m in sorted(TYPED_ATTRS)) or "none"
             raise self.error(f"unknown typed attribute '#{mnemonic}' (known: {known})", start)
         self.expect("<", f"after '#{mnemonic}'")
-        fields = self.parse_attr_dict(unit_true=False)
+        fields = self.parse_positional_fields(cls) if cls.positional else self.parse_attr_dict(unit_true=False)
         self.expect(">", f"to close '#{mnemonic}<'")
         try:
             return cls.from_fields(fields)
         except AttrFieldError as e:
             raise self.error(str(e), start) from None
+
+    def parse_positional_fields(self, cls) -> dict:
+        """``value, …, key = value, …`` inside ``#mnemonic<…>``: the positional fields as bare words, then the
+        others by name."""
+        fields: dict = {}
+        for i, name in enumerate(cls.positional):
+            if i:
+                self.expect(",", f"before the {name} of '#{cls.mnemonic}'")
+            fields[name] = self.match(_IDENT, f"the {name} of '#{cls.mnemonic}'")
+        while self.accept(","):
+            self.skip_ws()
+            key_pos = self.pos
+            key = self.match(_IDENT, f"a field name of '#{cls.mnemonic}'")
+            if key in fields:
+                raise self.error(f"field '{key}' given twice", key_pos)
+            self.expect("=", f"after field name '{key}'")
+            fields[key] = self.parse_attr()
+        return fields
 
     def parse_attr_dict(self, unit_true: bool = True) -> dict:
         self.expect("{")

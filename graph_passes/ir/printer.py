@@ -56,7 +56,7 @@ def format_attr(value) -> str:
     if isinstance(value, Type):
         return str(value)
     if isinstance(value, TypedAttr):  # ``#mnemonic<{fields}>``, defaults left out (ir/typed_attrs.py)
-        return f"#{value.mnemonic}<{format_fields(value.fields())}>"
+        return f"#{value.mnemonic}<{format_typed_body(value)}>"
     if isinstance(value, sympy.Basic):
         return format_size(value)
     if isinstance(value, (list, tuple)):
@@ -102,6 +102,15 @@ def format_attr_dict(attrs: dict, unit_true: bool = False) -> str:
         else:
             parts.append(f"{format_key(key)} = {format_attr(value)}")
     return "{" + ", ".join(parts) + "}"
+
+
+def format_typed_body(value: TypedAttr) -> str:
+    """``{fields}``, or the positional fields bare and then the others: ``zZ, fractal = [16, 16]``."""
+    if not value.positional:
+        return format_fields(value.fields())
+    bare = [str(getattr(value, name)) for name in value.positional]
+    rest = [f"{format_key(k)} = {format_attr(v)}" for k, v in value.fields().items() if k not in value.positional]
+    return ", ".join(bare + rest)
 
 
 def format_fields(fields: dict) -> str:

@@ -1,6 +1,7 @@
 """Typed attributes: a decision recorded as a frozen dataclass that prints and parses back.
 
-A typed attribute is printed ``#<mnemonic><{field = value, ...}>`` (``#hfusion.schedule<{kind = "PURE_ELEMWISE",
+A typed attribute is printed ``#<mnemonic><{field = value, ...}>`` (or, with ``positional`` fields,
+``#<mnemonic><value, field = value, ...>``) (``#hfusion.schedule<{kind = "PURE_ELEMWISE",
 tile = [12288], ...}>``): its fields in declaration order, those equal to their default left out. The parser looks
 the mnemonic up in :data:`TYPED_ATTRS` and builds the dataclass with :meth:`TypedAttr.from_fields`, which checks
 every field, so a hand-edited attribute with a wrong field is a parse error at its position, not a crash later.
@@ -71,9 +72,13 @@ class Record:
 
 
 class TypedAttr(Record):
-    """A typed attribute (see the module docstring); subclasses are frozen dataclasses with a ``mnemonic``."""
+    """A typed attribute (see the module docstring); subclasses are frozen dataclasses with a ``mnemonic``.
+
+    ``positional`` names string fields written bare, first and always, before the others' ``key = value``:
+    ``#hivm.data_layout<zZ, fractal = [16, 16]>`` instead of ``#hivm.data_layout<{kind = "zZ", ...}>``."""
 
     mnemonic: ClassVar[str] = ""
+    positional: ClassVar[tuple[str, ...]] = ()
 
 
 def _has_default(f) -> bool:

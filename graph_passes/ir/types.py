@@ -17,14 +17,15 @@ import sympy
 from .sizes import as_expr, expr_str
 
 FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
-INT_DTYPES = ("i1", "i8", "i16", "i32", "i64", "ui8")
-COMPLEX_DTYPES = ("c64", "c128")  # host values only (no device op computes on them)
+INT_DTYPES = ("i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64")
+COMPLEX_DTYPES = ("c32", "c64", "c128")  # host values only (no device op computes on them)
 DTYPES = FLOAT_DTYPES + INT_DTYPES + COMPLEX_DTYPES
 INT_LIMITS = {"i1": (0, 1), "i8": (-(2**7), 2**7 - 1), "ui8": (0, 255), "i16": (-(2**15), 2**15 - 1),
-              "i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1)}  # fmt: skip
+              "i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "ui16": (0, 2**16 - 1),
+              "ui32": (0, 2**32 - 1), "ui64": (0, 2**64 - 1)}  # fmt: skip
 """The least and greatest value of each integer dtype."""
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1, "ui8": 1, "i16": 2, "i32": 4, "i64": 8,
-               "c64": 8, "c128": 16}  # fmt: skip
+               "ui16": 2, "ui32": 4, "ui64": 8, "c32": 4, "c64": 8, "c128": 16}  # fmt: skip
 MEMORY_SCOPES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
 
 

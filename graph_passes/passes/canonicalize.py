@@ -19,6 +19,7 @@ from ..ir.types import ScalarType, TensorType, dtype_of
 from ..rewrite import Pattern, Rewriter, apply_patterns_greedily
 from ..schedule.kernel_info import EXACT_INTEGERS
 from .base import ModulePass, PassContext
+from .unit_reductions import reduce_over_unit_dims
 from .folding import NUMPY_DTYPES, dense_value, evaluate, is_constant, python_scalar, splat_value
 from .one_hot_sums import sum_of_one_hot
 from .registry import register_pass
@@ -362,6 +363,7 @@ PATTERNS = [
     Pattern("hfusion.reduce", sum_of_one_hot, "sum_of_one_hot", "reductions-folded"),
     Pattern("hfusion.elemwise_binary", div_by_power_of_two, "div_by_power_of_two", "ops-folded"),
     Pattern("hfusion.reduce", reduce_of_nothing, "reduce_of_nothing", "ops-folded"),
+    Pattern("hfusion.reduce", reduce_over_unit_dims, "reduce_over_unit_dims", "reductions-folded"),
     Pattern("hfusion.concat", concat_without_empty, "concat_without_empty", "ops-folded"),
     *[Pattern(name, matmul_of_nothing, "matmul_of_nothing", "ops-folded")
       for name in ("hfusion.matmul", "hfusion.batch_matmul")],

@@ -91,8 +91,15 @@ class KernelInfo:
         return self.masks[v]
 
     def is_small(self, v: Value) -> bool:
-        """Spans none of the reduced dims: computed once per parallel tile, outside the reduction loops."""
-        return not set(self.masks[v]) & set(self.reduce_dims)
+        """Spans none of the reduced dims of extent > 1: computed once per parallel tile, outside the reduction
+        loops.
+
+        Note: a reduced dim of extent 1 (a reduction keeping a unit dim beside one that drops it, softmax over dim 0
+        of ``[s0, s1, 1]`` beside a mean over ``[0, 2]``) has one tile, so a value spanning it is the same in every
+        iteration of the reduced loops. Counting it as big recomputed a reduction result's consumers inside those
+        loops, and a consumer planned in place on the accumulator (``1/sum``) was applied once per iteration."""
+        looped = {d for d in self.reduce_dims if as_expr(self.domain[d]) != 1}
+        return not set(self.masks[v]) & looped
 
     def expanded_shape(self, shape, mask) -> list:
         """``shape`` (over ``mask``'s dims) as a domain-rank shape with 1 in the other dims."""
@@ -295,7 +302,9 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int, element_row_bytes
       value of the result's domain dims. First dict: argument → (domain dim, its static extent there);
     - or whole rows along dim 0, the index spanning only dim 0 (``embedding``, ``index_select(x, 0, i)``: the index
       broadcast over the row): ``hivm.embedding_gather``, one DMA per row from GM at an address the scalar unit
-      computes from the index (the source is never loaded whole, its dim 0 may be dynamic);
+      computes from the index (the source is never loaded whole, its dim 0 may be dynamic); likewise slabs along
+      a middle dim ``d``, the index spanning only ``d`` (``flip``, ``roll``, ``index_select`` along dim 1 of a
+      rank-3 source): one DMA of the tile's box of the other dims per index;
     - or one element of each row along the last dim (``x.gather(-1, t[:, None])``: a loss's target logit; the
       result has extent 1 there) from rows of at least ``element_row_bytes`` (or of a symbolic length):
       ``hivm.embedding_gather`` along the last dim, one DMA of one element per row — a row's bytes are never
@@ -323,19 +332,16 @@ def _gather_sources(ops, masks: dict, inputs: list, rank: int, element_row_bytes
             continue
         if dim != rank - 1:
             index_mask = masks.get(gather_index(op))
-            if dim != 0 or index_mask != (0,):
+            if index_mask != (dim,):
                 raise Unsupported(op.name, f"gathers along dim {dim} by an index spanning domain dims "
-                                           f"{list(index_mask or ())}: only the last dim (vgather) or whole rows "
-                                           f"along dim 0 (an index spanning dim 0 only) are lowered")
+                                           f"{list(index_mask or ())}: only the last dim (vgather) or whole rows or "
+                                           f"slabs along another dim (an index spanning that dim only) are lowered")
             if src in out:
                 raise Unsupported(op.name, "an argument is gathered both as rows and along its last dim")
             rows[src] = dim
             continue
         if src in rows:
             raise Unsupported(op.name, "an argument is gathered both as rows and along its last dim")
-        if rank > 2:
-            raise Unsupported(op.name, f"gathers along the last dim of {src.type}: vgather's rows and index "
-                                       f"conversion are lowered for rank 1 and 2")
         size = as_expr(src.type.shape[dim])
         if not size.is_Integer:
             raise Unsupported(op.name, f"the gathered dim of {src.type} is not static (its rows are loaded whole "

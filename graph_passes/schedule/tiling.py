@@ -541,7 +541,8 @@ def _balance(info: KernelInfo, tile: list[int], cores: int, granule: int, gm_ste
     while the bytes stay the same: such a dim is cut only as far as no core gets a second work item (256 rows of
     128 on 48 cores: 43 tiles of 6 whole rows, not 86 half rows — 7 DMAs on the busiest core instead of 14)."""
     dims = {d: int(info.domain[d]) for d in info.parallel_dims if d not in keep}
-    rows_gathered = 0 in info.row_gathers.values()  # an element gather (along the last dim) is one DMA a row anyway
+    # an element gather (along the last dim) is one DMA a row anyway; row and slab gathers (a dim but the last)
+    rows_gathered = any(d < info.rank - 1 for d in info.row_gathers.values())
     across_rows = {d for d in dims if rows_gathered and d not in info.row_gathers.values()}
     for d in dims:
         count = {p: ceil_div(dims[p], tile[p]) for p in dims}

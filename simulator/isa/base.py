@@ -40,6 +40,7 @@ class Instr:
     reads_dregs: ClassVar[bool] = False  # an operand is a data register read at issue (bind) in phase 2
     tags: ClassVar[dict | None] = None  # per instance: operand field -> logical buffer tag (ProgramBuilder tags=)
     READS_PADDING: ClassVar[bool] = False  # reads whole blocks, padding never written included (buffer-tag check)
+    skey: ClassVar[tuple | None] = None  # per resolved instance: (program node, operand values), set at issue (core.py)
 
     def __post_init__(self):
         for name in self.EXPRS:

@@ -21,7 +21,7 @@ def _run(fn, *inputs, **compile_kw):
 
 
 def _cube(records):
-    return [r for r in records if r.fusion_kind == "SINGLE_CUBE"]
+    return [r for r in records if r.fusion_kind in ("SINGLE_CUBE", "MIX_CV")]  # MIX_CV: with its fused epilogue
 
 
 def _scale(dtype, k: int) -> float:

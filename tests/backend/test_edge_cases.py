@@ -151,6 +151,27 @@ def test_linear_interpolate_backward():
                 backward=True)
 
 
+def test_dynamic_f16_softmax_over_dim_0_beside_a_mean_dropping_the_unit_dim():
+    """The minimal form of the repro below (the softmax's sum and a mean over [0, 2] in one kernel)."""
+    check_model(lambda x: torch.softmax(x, dim=0) * x.mean(dim=[0, 2]).unsqueeze(-1),
+                [torch.randn(6, 40, 1, dtype=torch.float16)], dynamic=True)
+
+
+@pytest.mark.slow
+def test_dynamic_f16_softmax_over_dim_0_beside_a_mean_keeping_no_unit_dim():
+    """Was: inf where eager gives 0.0096. Softmax over dim -3 of [s0, s1, 1] keeps the unit dim 2, the mean over
+    [0, 2] drops it; the kernel reduces their union [0, 2]. convert-to-hivm reduced the softmax's partials over dim 2
+    as well (a result laid out without the dim its buffer keeps) and counted its sum as spanning a looped reduced
+    dim, so ``1/sum``, planned in place on the accumulator, ran once per reduced tile."""
+
+    def fn(x, y, v):
+        w = torch.where(x > 0, torch.softmax(x, dim=-3), x.mean(dim=[0, 2]).unsqueeze(0).unsqueeze(-1))
+        return w * torch.pow(v.abs() + 1, torch.tanh(y)) * torch.sigmoid(y)
+
+    inputs = [torch.randn(100, 128, 1, dtype=torch.float16) for _ in range(3)]
+    check_model(fn, inputs, dynamic=True)
+
+
 # -- torch.compile(mode=...) -------------------------------------------------------------------------------------
 
 

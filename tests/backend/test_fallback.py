@@ -76,7 +76,7 @@ def test_fallback_under_dynamic_shapes(fresh_dynamo):
             got = compiled(x)
         assert_close(got, fn(x), f"{rows}x{cols}")
         (fb,) = prof.fallbacks()
-        assert fb.d2h_bytes == rows * cols * 4 and fb.h2d_bytes == rows * (4 + 8)
+        assert fb.d2h_bytes == rows * cols * 4 and fb.h2d_bytes == rows * 4  # the unread indices stay on the host
         assert not prof.interpreted() and len(prof.simulated()) == 2
     assert fresh_dynamo["graphs_compiled"] == 1
 

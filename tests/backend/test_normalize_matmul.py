@@ -45,11 +45,14 @@ def test_every_stage_agrees_with_eager(fresh_dynamo, dtype):
     assert "hivm-normalize-matmul" in stages
 
 
-def test_linear_is_a_cube_product_and_a_vector_add(fresh_dynamo):
+@pytest.mark.parametrize("cv_fusion", [False, True], ids=["unfused", "mix"])
+def test_linear_is_a_cube_product_and_a_vector_add(fresh_dynamo, cv_fusion):
+    """The product and the add: two kernels, or one MIX_CV launch whose vector cores add the bias (cv_fusion)."""
     b, x, w = _randn(24), _randn(16, 32, seed=1), _randn(24, 32, seed=2)
     with torch_npu_backend.profile() as prof:
-        check_model(lambda b, x, w: F.linear(x, w, b), [b, x, w])
-    assert sorted(r.core_type for r in prof.simulated()) == ["AIC", "AIV"], [r.fusion_kind for r in prof.simulated()]
+        check_model(lambda b, x, w: F.linear(x, w, b), [b, x, w], options={"cv_fusion": cv_fusion})
+    expected = ["MIX"] if cv_fusion else ["AIC", "AIV"]
+    assert sorted(r.core_type for r in prof.simulated()) == expected, [r.fusion_kind for r in prof.simulated()]
 
 
 def test_interpret_mode_runs_the_accumulating_form(fresh_dynamo):

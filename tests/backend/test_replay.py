@@ -31,7 +31,8 @@ def verify_replays(monkeypatch):
     checked = []
     run = CompiledKernel.run
 
-    def verified(self, gm_arrays, bindings, chip=None, check_hazards=True, trace=False, simulate="every"):
+    def verified(self, gm_arrays, bindings, chip=None, check_hazards=True, trace=False, simulate="every", jobs=None):
+        assert jobs is None  # NPU_WORKERS=1 (tests/conftest.py): launches simulated in full at once
         outs, res = run(self, gm_arrays, bindings, chip, check_hazards, trace, simulate)
         if res is not None and res.replayed:
             want, full = run(self, gm_arrays, bindings, chip, check_hazards, trace, "every")

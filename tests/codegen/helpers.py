@@ -79,12 +79,19 @@ def run_kernel(ck, inputs, bindings, **kw):
 
 def recompile_without(ck, module, doomed):
     """Recompile ``ck``'s kernel with the ops ``doomed(clone)`` picks from a clone of its HIVM function erased."""
+    def erase(clone):
+        for op in doomed(clone):
+            op.erase()
+    return recompile_edited(ck, module, erase, "_nosync")
+
+
+def recompile_edited(ck, module, edit, suffix: str = "_edited"):
+    """Recompile ``ck``'s kernel from a clone of its HIVM function changed in place by ``edit(clone)``."""
     func = module.lookup(ck.name)
     clone = func.clone()
-    for op in doomed(clone):
-        op.erase()
+    edit(clone)
     module.body.insert_before(func, clone)
-    clone.attributes["sym_name"] = ck.name + "_nosync"
+    clone.attributes["sym_name"] = ck.name + suffix
     try:
         return compile_kernel(clone, module)
     finally:

@@ -182,6 +182,7 @@ OP_EXAMPLES: dict[str, str] = {
     ),  # fmt: skip
     # -- hivm ----------------------------------------------------------------------------------------------------
     "hivm.get_block_idx": _main("", "index", "%0 = hivm.get_block_idx : () -> index", "%0", "index"),
+    "hivm.get_sub_block_idx": _main("", "index", "%0 = hivm.get_sub_block_idx : () -> index", "%0", "index"),
     "hivm.alloc": _main(
         "", "", "%0 = hivm.alloc {multi_buffer = 2, offsets = [0, 4096]} : () -> memref<64x16xf32, ub>\n"
         "%1 = hivm.alloc : () -> memref<8xf16>\n"
@@ -299,6 +300,8 @@ OP_EXAMPLES: dict[str, str] = {
         'hivm.wait_flag {dst_pipe = "PIPE_V", event_ids = [0], src_pipe = "PIPE_MTE2"}'
     ),
     "hivm.pipe_barrier": _hivm_kernel('hivm.pipe_barrier {pipe = "PIPE_ALL"}'),
+    "hivm.sync_block_set": _hivm_kernel('hivm.sync_block_set {flag = 0, pipe = "PIPE_FIX"}'),
+    "hivm.sync_block_wait": _hivm_kernel('hivm.sync_block_wait {flag = 0}'),
     "hivm.launch": SYMS
     + """  func.func @k(%x: memref<s0x16xf32, gm>, %y: memref<s0x16xf32, gm>) attributes {kernel, tiling = {block_dim = 8}} {
     func.return

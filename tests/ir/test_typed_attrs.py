@@ -4,9 +4,11 @@ schedule that names values the body does not have is a verifier error (not a cra
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
+from graph_passes.dialects.hivm_layout import DataLayout
 from graph_passes.dialects.schedule_attrs import BufferDecl, MovementSchedule, VectorSchedule
 from graph_passes.ir.core import VerifyError
 from graph_passes.ir.parser import ParseError, parse_attr, parse_module
@@ -91,3 +93,26 @@ def test_mark_multi_buffer_reads_the_schedule_copies():
 def test_schedule_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         SCHEDULE.tile = (1, 1)
+
+
+@pytest.mark.parametrize("text,attr", [
+    ("#hivm.data_layout<ND>", DataLayout("ND")),
+    ("#hivm.data_layout<ND, transpose = true>", DataLayout("ND", transpose=True)),
+    ("#hivm.data_layout<zZ, fractal = [16, 8]>", DataLayout("zZ", fractal=(16, 8))),
+])
+def test_positional_fields_print_bare_and_parse_back(text, attr):
+    assert format_attr(attr) == text and parse_attr(text) == attr
+    assert parse_attr(text.replace(" = ", "=").replace(", ", ",")) == attr
+
+
+@pytest.mark.parametrize("text,message", [
+    ("#hivm.data_layout<>", "expected the kind of '#hivm.data_layout'"),
+    ("#hivm.data_layout<{kind = \"ND\"}>", "expected the kind of '#hivm.data_layout'"),
+    ("#hivm.data_layout<nZ, fractal = [16, 16], fractal = [16, 16]>", "field 'fractal' given twice"),
+    ("#hivm.data_layout<nZ, tile = [16, 16]>", "unknown field 'tile'"),
+    ("#hivm.data_layout<zN>", "a zN layout needs fractal = [rows, cols] of positive sizes, got []"),
+    ("#hivm.data_layout<zZ, fractal = [16, 16], transpose = true>", "transpose applies to ND layouts only, got zZ"),
+])
+def test_bad_positional_attribute_is_a_parse_error(text, message):
+    with pytest.raises(ParseError, match=re.escape(message)):
+        parse_attr(text)

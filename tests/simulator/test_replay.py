@@ -194,3 +194,36 @@ def test_strided_tiles_replay_batched():
         gm_rep, _, _ = _place([x2], x2.nbytes)
         rec.replay(gm_rep, batched=batched)
         assert gm_rep.read(out, "f16", (16, 128)).tobytes() == want.tobytes()
+
+
+def test_pooled_local_memories_are_zero_for_every_replay():
+    """Replays share the pool's local memories (replay_pool.py): a replay that writes UB leaves it zeroed again, so
+    a launch that stores UB bytes it never wrote (zeros in a fresh core) gets zeros after another launch's replay."""
+    from simulator.replay_pool import POOL
+
+    def program(name, write):
+        b = ProgramBuilder(name, "aiv", ["x", "out"])
+        off = b.reg("block_idx") * 1024
+        if write:
+            b.copy_gm_to_ub(0, b.reg("x") + off, 1024)
+            b.pipe_barrier("ALL")
+            b.vadds("f32", 0, 0, 1.0, repeat=4)
+            b.pipe_barrier("ALL")
+        b.copy_ub_to_gm(b.reg("out") + off, 0, 1024)
+        return b.build()
+
+    x = np.arange(4 * 256, dtype=np.float32) + 1
+    recs = {}
+    for name, write in (("writes_ub", True), ("reads_fresh_ub", False)):
+        gm, (ax,), out = _place([x], x.nbytes)
+        recs[name] = launch(program(name, write), block_dim=4, args=dict(x=ax, out=out), gm=gm, check_hazards=False,
+                            record=True).recording
+    assert recs["writes_ub"].footprint == {("aiv", "UB"): [(0, 1024)]} and recs["reads_fresh_ub"].footprint == {}
+    for batched in (True, False):
+        gm, _, out = _place([x * 2], x.nbytes)
+        recs["writes_ub"].replay(gm, batched=batched)
+        np.testing.assert_array_equal(gm.read(out, "f32", (1024,)), x * 2 + 1)
+        gm, _, out = _place([x * 3], x.nbytes)
+        recs["reads_fresh_ub"].replay(gm, batched=batched)
+        assert not gm.read(out, "f32", (1024,)).any()
+    assert not any(a.any() for a in POOL.arrays.values())

@@ -27,7 +27,18 @@ aten = torch.ops.aten
 @register_lowering(aten.gather.default)
 def gather(ctx, x, dim, index, *, sparse_grad=False):
     v, idx = ctx.tensor(x), ctx.tensor(index)
+    if v.type.rank == 0:
+        return _gather_0d(ctx, v, idx)
     return ctx.emit(GatherOp, [v, idx], ctx.out_type(), dim=normalize_dim(ctx, dim, v.type.rank))
+
+
+def _gather_0d(ctx, v, idx):
+    """A 0-d source is one element (eager takes a 0-d or 1-d index into it): a gather along dim 0 of it as a
+    1-element vector, the index flattened, the result in the op's shape."""
+    out = ctx.out_type()
+    flat = ctx.reshape(idx, [idx.type.numel()])
+    got = ctx.emit(GatherOp, [ctx.reshape(v, [1]), flat], TensorType(tuple(flat.type.shape), v.type.dtype), dim=0)
+    return ctx.reshape(got, out.shape)
 
 
 def _index_select(ctx, v, dim, idx, out_shape):
@@ -41,6 +52,8 @@ def _index_select(ctx, v, dim, idx, out_shape):
 @register_lowering(aten.index_select.default)
 def index_select(ctx, x, dim, index):
     v, idx = ctx.tensor(x), ctx.tensor(index)
+    if v.type.rank == 0:
+        return _gather_0d(ctx, v, idx)
     dim = normalize_dim(ctx, dim, v.type.rank)
     out = ctx.out_type()
     idx = ctx.reshape(idx, [idx.type.numel()])
@@ -262,7 +275,7 @@ def scatter_value(ctx, x, dim, index, value):
     ``any`` reduces j); index must match x outside ``dim`` (the case nll_loss's backward produces). With one index
     per slice (j of extent 1) the mask is the compare itself, over x's shape.
     """
-    v, idx = ctx.tensor(x), ctx.tensor(index)
+    v, idx = _one_element_as_vector(ctx, ctx.tensor(x)), _one_element_as_vector(ctx, ctx.tensor(index))
     out = ctx.out_type()
     rank = v.type.rank
     dim = normalize_dim(ctx, dim, rank)
@@ -283,7 +296,14 @@ def scatter_value(ctx, x, dim, index, value):
             perm = list(range(rank - 1))
             perm.insert(dim, rank - 1)
             mask = ctx.emit(TransposeOp, [mask], TensorType(tuple(v.type.shape), "i1"), perm=perm)
-    return ctx.emit(SelectOp, [mask, ctx.scalar(value, out.dtype), ctx.cast(v, out.dtype)], out)
+    picked = ctx.emit(SelectOp, [mask, ctx.scalar(value, out.dtype), ctx.cast(v, out.dtype)],
+                      out.with_shape(v.type.shape))
+    return ctx.reshape(picked, out.shape)
+
+
+def _one_element_as_vector(ctx, v):
+    """A 0-d scatter operand as the 1-element vector eager treats it as (its only index is 0); others unchanged."""
+    return ctx.reshape(v, [1]) if v.type.rank == 0 else v
 
 
 @register_lowering(aten.scatter.src)
@@ -291,7 +311,7 @@ def scatter_src(ctx, x, dim, index, src):
     """out = x with out[.., index[.., 0, ..], ..] = src[.., 0, ..] along ``dim``, one index per slice (the backward of
     ``max.dim``/``min.dim``: the gradient scattered to the selected positions): the one-hot compare of
     :func:`scatter_value` and a select of ``src`` broadcast along ``dim``. Several indices per slice are refused."""
-    v, idx, s = ctx.tensor(x), ctx.tensor(index), ctx.tensor(src)
+    v, idx, s = (_one_element_as_vector(ctx, ctx.tensor(t)) for t in (x, index, src))
     out = ctx.out_type()
     rank = v.type.rank
     dim = normalize_dim(ctx, dim, rank)
@@ -306,7 +326,8 @@ def scatter_src(ctx, x, dim, index, src):
     mask = ctx.broadcast_to(compare(ctx, "eq", _as_position(ctx, idx), along), v.type.shape)
     wide = opmath(out.dtype)  # f16/bf16 select in f32 (exact): a 16-bit column broadcast lacks staging room in
     picked = ctx.broadcast_to(ctx.cast(s, wide), v.type.shape)  # codegen for some row counts
-    return ctx.cast(ctx.emit(SelectOp, [mask, picked, ctx.cast(v, wide)], out.with_dtype(wide)), out.dtype)
+    chosen = ctx.emit(SelectOp, [mask, picked, ctx.cast(v, wide)], TensorType(tuple(v.type.shape), wide))
+    return ctx.reshape(ctx.cast(chosen, out.dtype), out.shape)
 
 
 @register_lowering(aten.flip.default)

@@ -25,17 +25,21 @@ even when the buffers × multi-buffer depth exceed UB: ``hivm-plan-memory`` then
 retry ladder takes over (fewer multi-buffers, then halved requests).
 A kernel that only moves data (transposes, strided slices, concats of its arguments) gets the movement schedule
 (``#hfusion.movement_schedule``, one tile per result; graph_passes/schedule/movement.py).
-Counters: ``kernels-scheduled``, ``kernels-cube``, ``kernels-unschedulable``, ``kernels-movement``, ``reductions-multipass``.
+A MIX_CV kernel (a matmul and its elementwise epilogue) gets the cube schedule of its matmul as ``schedule`` and
+the epilogue's vector schedule over half-tile row chunks as ``epilogue_schedule`` (graph_passes/schedule/mix_cv.py).
+Counters: ``kernels-scheduled``, ``kernels-cube``, ``kernels-mix``, ``kernels-unschedulable``, ``kernels-movement``,
+``reductions-multipass``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ...ir.core import Operation
 from ...schedule.cube import analyze_cube_kernel, choose_cube_tile, cube_schedule, cube_tiling, is_static_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
+from ...schedule.mix_cv import epilogue_schedule, split_mix_kernel
 from ...dialects.schedule_attrs import MovementSchedule
 from ...schedule.movement import analyze_movement, choose_tiles
 from ...schedule.movement import tiling_params as movement_tiling, ub_bytes as movement_ub_bytes
@@ -66,11 +70,14 @@ class AutoSchedule(ModulePass):
         sizes = module.size_vars()
         ctx.count("kernels-scheduled", 0)
         ctx.count("kernels-cube", 0)
+        ctx.count("kernels-mix", 0)
         for func in module.functions:
             if not func.attributes.get("kernel"):
                 continue
             if func.attributes.get("fusion_kind") == "SINGLE_CUBE":
                 schedule_cube_kernel(func, sizes, target, self, ctx)
+            elif func.attributes.get("fusion_kind") == "MIX_CV":
+                schedule_mix_kernel(func, sizes, target, self, ctx)
             elif func.attributes.get("fusion_kind") in VECTOR_KINDS:
                 schedule_kernel(func, sizes, target, self, ctx)
 
@@ -89,6 +96,31 @@ def schedule_cube_kernel(func: Operation, sizes, target, options: AutoSchedule, 
     func.attributes["tiling"] = cube_tiling(ck, func.attributes["schedule"], cores)
     ctx.count("kernels-scheduled")
     ctx.count("kernels-cube")
+    return True
+
+
+def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
+    """A MIX_CV kernel: the cube schedule of its matmul and the epilogue's over half-tile row chunks
+    (graph_passes/schedule/mix_cv.py); the tiling is the cube's (one work item per tile, groups as the block dim)."""
+    try:
+        cube, epi, _ = split_mix_kernel(func)
+        ck = analyze_cube_kernel(cube)
+        tile = choose_cube_tile(ck, sizes, target)
+        if tile.work_item != "tile":
+            raise Unsupported(ck.op.name, f"a MIX_CV kernel's work items are tiles, this one's are {tile.work_item}s")
+        width = tile.base_n // tile.acc_parts  # the vector cores take each accumulator part as it is drained
+        _, epilogue = epilogue_schedule(epi, sizes, target, tile.base_m, width, options.multi_buffer)
+    except Unsupported as e:
+        return _unschedulable(func, ctx, e.op_name, e.reason)
+    cores = options.block_dim if options.block_dim > 0 else target.aic_cores
+    schedule = replace(cube_schedule(ck, tile, is_static_kernel(ck)), kind="MIX_CV")
+    func.attributes.pop("schedule_unsupported", None)
+    func.attributes.pop("schedule_unsupported_reason", None)
+    func.attributes["schedule"] = schedule
+    func.attributes["epilogue_schedule"] = epilogue
+    func.attributes["tiling"] = cube_tiling(ck, schedule, cores)
+    ctx.count("kernels-scheduled")
+    ctx.count("kernels-mix")
     return True
 
 

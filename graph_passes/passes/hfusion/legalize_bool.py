@@ -158,7 +158,6 @@ class _KernelBools:
     def entry(self) -> None:
         """Each i1 argument (or its boundary reshape/slice) is read as bytes; a cast of it reads them directly."""
         outputs = set(self.func.attributes.get("output_args") or [])
-        first = self.body.ops[0]  # an argument's bytes are read before it: after the constants (inserted at the top)
         for i, a in enumerate(list(self.body.args)):
             if i in outputs or not _is_bool(a):
                 continue
@@ -170,7 +169,7 @@ class _KernelBools:
                 if not users:
                     continue
                 ops = self.body.ops
-                anchor = first if isinstance(v, BlockArgument) else ops[ops.index(v.op) + 1]
+                anchor = self.first_op() if isinstance(v, BlockArgument) else ops[ops.index(v.op) + 1]
                 self.bytes[v] = self.create("hfusion.bitcast", [v], "i8", anchor)
                 self.ctx.count("bools-loaded")
                 for u in users:
@@ -178,12 +177,20 @@ class _KernelBools:
                         u.replace_with([self.zero_one(v, u.result.type.dtype, u)])
                         self.ctx.count("ops-legalized")
                         continue
-                    if v not in self.masks:  # right after the bytes: before every user
-                        self.halves[v] = self.cast(self.bytes[v], "f16", anchor)
-                        self.masks[v] = self.ne_zero(self.halves[v], anchor)
+                    if v not in self.masks:  # right after the bytes: before every user (``anchor`` may be a
+                        ops = self.body.ops  # cast user replaced above)
+                        after = ops[ops.index(self.bytes[v].op) + 1]
+                        self.halves[v] = self.cast(self.bytes[v], "f16", after)
+                        self.masks[v] = self.ne_zero(self.halves[v], after)
                     for k, x in enumerate(u.operands):
                         if x is v:
                             u.set_operand(k, self.masks[v])
+
+    def first_op(self) -> Operation:
+        """The body's first op after the constants this pass put at the top: an argument's bytes are read before it.
+        Looked up afresh for each argument (a cast of an earlier one, the first op before, is replaced)."""
+        made = {id(c.op) for c in self.consts.values()}
+        return next(op for op in self.body.ops if id(op) not in made)
 
     def legalize(self, op: Operation) -> None:
         name, fun = op.name, op.attributes.get("fun")

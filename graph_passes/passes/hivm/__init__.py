@@ -1,5 +1,6 @@
 """HIVM passes (buffer level): one module per pass, the file named after the pass.
 
 Order (after AscendNPU-IR's HIVMPipelines.cpp): convert-to-hivm → hivm-infer-core-type → hivm-infer-mem-scope →
-hivm-mark-multi-buffer → hivm-plan-memory → hivm-verify-memory-plan → hivm-inject-sync → hivm-enable-multi-buffer.
+hivm-infer-data-layout → hivm-mark-multi-buffer → hivm-plan-memory → hivm-verify-memory-plan → hivm-inject-sync
+→ hivm-enable-multi-buffer.
 """

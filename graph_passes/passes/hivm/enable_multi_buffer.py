@@ -58,6 +58,8 @@ class EnableMultiBuffer(ModulePass):
         copies = []
         for i in range(n):
             attrs = {"offsets": [offsets[i]]} if offsets is not None else {}
+            if "layout" in alloc.attributes:  # each copy holds the buffer's data layout (hivm-infer-data-layout)
+                attrs["layout"] = alloc.attributes["layout"]
             c = AllocOp([], [alloc.result.type], attrs, [], alloc.loc)
             c.result.name_hint = f"{name}_{i}"
             anchor.parent.insert_before(anchor, c)

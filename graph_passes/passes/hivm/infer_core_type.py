@@ -41,6 +41,7 @@ class InferCoreType(ModulePass):
         for func in module.functions:
             if not func.attributes.get("kernel"):
                 continue
-            core_type = infer_core_type(func)
+            # the two parts of a mix kernel (convert-to-hivm's split) are one AIC + 2×AIV launch
+            core_type = "MIX" if func.attributes.get("mix_part") else infer_core_type(func)
             func.attributes["core_type"] = core_type
             ctx.count(core_type.lower())

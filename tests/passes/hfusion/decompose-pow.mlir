@@ -1,17 +1,24 @@
 // RUN: npu-opt %s -p hfusion-decompose-pow --split-input-file | filecheck %s
 
-// x ** y = exp(y·ln|x|), p forced to 0 where |x| = 1 or y = 0; for x < 0: −r when y is odd, NaN (sqrt of a
-// negative) when y is not an integer.
+// x ** y = exp(y·ln|x|)·(1 + e), e = y·ln|x| − p exactly (Dekker: Veltkamp splits by 4097), p and e forced to 0
+// where |x| = 1 or y = 0; for x < 0: −r when y is odd, NaN (sqrt of a negative) when y is not an integer.
 // CHECK-LABEL: func.func @pow_tensor(
 // CHECK:         [[ZERO:%[0-9a-z_]+]] = arith.constant {value = 0.0} : () -> f32
 // CHECK-NEXT:    [[A:%[0-9a-z_]+]] = hfusion.elemwise_unary %x {fun = "abs"}
 // CHECK-NEXT:    [[L:%[0-9a-z_]+]] = hfusion.elemwise_unary [[A]] {fun = "log"}
 // CHECK-NEXT:    [[P:%[0-9a-z_]+]] = hfusion.elemwise_binary %y, [[L]] {fun = "mul"}
-// CHECK-NEXT:    [[ONE:%[0-9a-z_]+]] = hfusion.compare [[L]], [[ZERO]] {predicate = "eq"}
-// CHECK-NEXT:    [[P1:%[0-9a-z_]+]] = hfusion.select [[ONE]], [[L]], [[P]]
+// CHECK:         arith.constant {value = 4097.0}
+// CHECK:         [[ONE:%[0-9a-z_]+]] = hfusion.compare [[L]], [[ZERO]] {predicate = "eq"}
 // CHECK-NEXT:    [[Y0:%[0-9a-z_]+]] = hfusion.compare %y, [[ZERO]] {predicate = "eq"}
-// CHECK-NEXT:    [[P2:%[0-9a-z_]+]] = hfusion.select [[Y0]], %y, [[P1]]
-// CHECK-NEXT:    [[R:%[0-9a-z_]+]] = hfusion.elemwise_unary [[P2]] {fun = "exp"}
+// CHECK-NEXT:    [[P1:%[0-9a-z_]+]] = hfusion.select [[ONE]], [[ZERO]], [[P]]
+// CHECK-NEXT:    [[E1:%[0-9a-z_]+]] = hfusion.select [[ONE]], [[ZERO]], {{%[0-9a-z_]+}}
+// CHECK-NEXT:    [[P2:%[0-9a-z_]+]] = hfusion.select [[Y0]], [[ZERO]], [[P1]]
+// CHECK-NEXT:    [[E2:%[0-9a-z_]+]] = hfusion.select [[Y0]], [[ZERO]], [[E1]]
+// CHECK-NEXT:    [[EXP:%[0-9a-z_]+]] = hfusion.elemwise_unary [[P2]] {fun = "exp"}
+// CHECK-NEXT:    [[FIX:%[0-9a-z_]+]] = hfusion.elemwise_binary [[EXP]], [[E2]] {fun = "mul"}
+// CHECK-NEXT:    [[OK:%[0-9a-z_]+]] = hfusion.compare [[FIX]], [[FIX]] {predicate = "eq"}
+// CHECK-NEXT:    [[SUM:%[0-9a-z_]+]] = hfusion.elemwise_binary [[EXP]], [[FIX]] {fun = "add"}
+// CHECK-NEXT:    [[R:%[0-9a-z_]+]] = hfusion.select [[OK]], [[SUM]], [[EXP]]
 // CHECK:         [[ODD:%[0-9a-z_]+]] = hfusion.compare {{.*}} {predicate = "ne"}
 // CHECK:         [[NAN:%[0-9a-z_]+]] = hfusion.elemwise_unary {{.*}} {fun = "sqrt"}
 // CHECK:         [[NEG:%[0-9a-z_]+]] = hfusion.compare %x, [[ZERO]] {predicate = "lt"}

@@ -11,8 +11,9 @@
 // CHECK-SAME:    fusion_kind = "ANY_PBR"
 // CHECK-LABEL: func.func @one_matmul(
 // CHECK-SAME:    fusion_kind = "SINGLE_CUBE"
+// A matmul and an elementwise epilogue of its product: a cube-vector mix kernel (hfusion-fuse-mix-cv builds these).
 // CHECK-LABEL: func.func @matmul_relu(
-// CHECK-SAME:    fusion_kind = "UNKNOWN"
+// CHECK-SAME:    fusion_kind = "MIX_CV"
 // CHECK-LABEL: func.func @only_reshape(
 // CHECK-SAME:    fusion_kind = "ANY_PB"
 module {

@@ -1,0 +1,142 @@
+"""Lower one scheduled MIX_CV kernel (a matmul and its elementwise epilogue; graph_passes/schedule/mix_cv.py) to its
+two HIVM functions, as AscendNPU-IR's ``hivm-split-mix-kernel`` leaves them (docs/cube.md, *Cube–vector fusion*).
+
+The **AIC part** (``@k``, the function the host launches) is the cube kernel's loop nest (cube_to_hivm.py) whose
+drains write the GM workspace, each followed by a cross-core flag set on the FIX pipe::
+
+    for t in range(block_idx, items, block_dim):
+        … K loops; in the last L1 step, per accumulator part h (a column slice of the tile):
+            hivm.fixpipe c_l0 → ws[m0:+em, n0 + h·W:+en_h]
+            hivm.sync_block_set {pipe = "PIPE_FIX", flag = TILE_READY}  # after the drain, in FIX order
+
+The **AIV part** (``@k_aiv``), run by both vector cores of each group, walks the same tiles in the same order; the
+vector core ``sb`` (``hivm.get_sub_block_idx``) takes rows ``[sb·H, min((sb+1)·H, em))`` of each (``H`` =
+⌈base_m / 2⌉), in chunks of the epilogue schedule's rows::
+
+    sb = hivm.get_sub_block_idx
+    for t in range(block_idx, items, block_dim):
+        for h in range(parts):                                          # as the cube drains them
+            hivm.sync_block_wait {flag = TILE_READY}                    # part h of tile t is in the workspace
+            for r0 in range(0, rows(sb), R):
+                load ws[m0 + sb·H + r0 : +r, n0 + h·W : +en_h] (and the epilogue's other inputs), compute, store
+
+So the vector cores work on part 0 while the cube computes and drains part 1 (and the next tile).
+
+Both functions take the kernel's arguments and tiling parameters in the same order: the mix launch passes one set.
+"""
+
+from __future__ import annotations
+
+from ..dialects import hivm
+from ..dialects.func import ReturnOp
+from ..dialects.hivm_cube import FixpipeOp
+from ..dialects.hivm_mix import GetSubBlockIdxOp, SyncBlockSetOp, SyncBlockWaitOp
+from ..ir.types import IndexType, MemRefType, TensorType
+from .cube_to_hivm import CubeLowering
+from .hfusion_to_hivm import KernelLowering, gm_types
+
+TILE_READY = 0  # the cross-core flag id: a tile of the product is in the workspace
+
+
+class MixCubeLowering(CubeLowering):
+    """The AIC part: the cube kernel, a flag to the group's vector cores after each drain of an accumulator part."""
+
+    def create(self, cls, operands=(), result_types=(), regions=(), **attrs):
+        op = super().create(cls, operands, result_types, regions, **attrs)
+        if cls is FixpipeOp:  # in the FIX queue after the drain: the part is in the workspace when the flag is seen
+            super().create(SyncBlockSetOp, [], [], pipe="PIPE_FIX", flag=TILE_READY)
+            self.counts["cross-core-sets"] = self.counts.get("cross-core-sets", 0) + 1
+        return op
+
+
+class MixVectorLowering(KernelLowering):
+    """The AIV part: the epilogue over half of each tile the group's cube core computes. The tile coordinates are
+    the cube lowering's (``CubeLowering.tail_strip``/``extent``/``param`` read only ``schedule``, ``tiling`` and
+    the index helpers both lowerings share)."""
+
+    def __init__(self, info, schedule, plan, tiling: dict, ub_align: int, cube_schedule, kernel_args: list,
+                 positions: list):
+        """``kernel_args``: the MIX_CV kernel's arguments; ``positions``: where each of the epilogue part's is."""
+        super().__init__(info, schedule, plan, tiling, ub_align)
+        self.schedule = cube_schedule  # what CubeLowering's helpers read
+        self.kernel_args, self.positions = kernel_args, positions
+        self.counts["cross-core-waits"] = 0
+
+    param = CubeLowering.param
+    extent = CubeLowering.extent
+    tail_strip = CubeLowering.tail_strip
+
+    def build(self):
+        info, func = self.info, self.info.func
+        gm = gm_types(info)
+        own = dict(zip(self.positions, func.body.args))
+        # every argument of the kernel, in order (the AIC part's list): the epilogue's own, the others unused
+        old_args = [own.get(i, a) for i, a in enumerate(self.kernel_args)]
+        types = [gm[a] if a in gm else MemRefType(tuple(a.type.shape), a.type.dtype, "gm")
+                 if isinstance(a.type, TensorType) else a.type for a in old_args]  # fmt: skip
+        new = self.begin_function(old_args, types)
+        self.scalars = {a: self.args[a] for a in old_args if not isinstance(a.type, TensorType)}
+        for op in info.ops:  # scalar constants of the body, cloned at the top
+            if op.name == "arith.constant":
+                self.scalars[op.result] = self.top.insert(op.clone()).result
+        bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
+        bid.name_hint = "bid"
+        sb = self.op(GetSubBlockIdxOp, [], [IndexType()]).result
+        sb.name_hint = "sb"
+        self.bufs = {}
+        for buf in self.plan.buffers:
+            with self.located(buf.values[0] if buf.values else func):
+                alloc = self.op(hivm.AllocOp, [], [MemRefType(tuple(buf.shape(self.tile, self.ub_align)),
+                                                                   buf.dtype)], buffer=buf.index)
+            alloc.result.name_hint = f"ub{buf.index}"
+            self.bufs[buf.index] = alloc.result
+        if self.scratch:
+            alloc = self.op(hivm.AllocOp, [], [MemRefType((self.scratch,), "i8")], scratch=True)
+            alloc.result.name_hint = "scratch"
+        self.hoisted = set()
+        loop = self.open_loop(bid, self.param("items"), self.params["block_dim"], "t")
+        self.half_tile(loop.body.args[0], sb)
+        self.close_loop(loop)
+        self.create(ReturnOp, [], [])
+        new.set_function_type()
+        return new
+
+    def half_tile(self, t, sb) -> None:
+        """Work item ``t``: wait for the tile, then this vector core's rows of it, chunk by chunk."""
+        s = self.schedule
+        r, cols = self.tail_strip(t) if s.tail_strips > 1 else (t, None)
+        mi = self.arith("floordivsi", r, self.param("n_tiles"), "mi")
+        ni = self.arith("remsi", r, self.param("n_tiles"), "ni")
+        m0 = self.arith("muli", mi, self.const(s.base_m), "m0")
+        n0 = self.arith("muli", ni, self.const(s.base_n), "n0")
+        em = self.extent(m0, s.base_m, "m", "em")
+        if cols is None:
+            en = self.extent(n0, s.base_n, "n", "en")
+        else:
+            n0, en = self.arith("addi", n0, cols[0], "n0s"), cols[1]
+        whole = int(self.tiling["n"]) % s.base_n == 0 and s.tail_strips == 1
+        width = s.base_n // s.acc_parts
+        parts = self.const(s.acc_parts) if whole else self.arith("ceildivsi", en, self.const(width), "parts")
+        half = (s.base_m + 1) // 2
+        skip = self.arith("muli", sb, self.const(half), "skip")
+        row0 = self.arith("addi", m0, skip, "row0")
+        left = self.arith("maxsi", self.arith("subi", em, skip), self.const(0))
+        rows = self.arith("minsi", left, self.const(half), "rows")
+        hloop = self.open_loop(self.const(0), parts, self.const(1), "h")  # the accumulator parts, drained in order
+        c_off = self.arith("muli", hloop.body.args[0], self.const(width), "c_off")
+        en_h = self.const(width) if whole else self.arith(
+            "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
+        self.create(SyncBlockWaitOp, [], [], flag=TILE_READY)
+        self.counts["cross-core-waits"] += 1
+        step = self.tile[0]
+        chunks = self.open_loop(self.const(0), rows, self.const(step), "r0")
+        r0 = chunks.body.args[0]
+        vr = self.arith("minsi", self.arith("subi", rows, r0), self.const(step), "vr")
+        self.dims = {0: (self.arith("addi", row0, r0, "row"), vr), 1: (self.arith("addi", n0, c_off, "col"), en_h)}
+        self.ready = set()
+        self.load_stage(self.info.results)
+        for out, res in zip(self.info.outputs, self.info.results):
+            self.emit(res)
+            self.store(res, out)
+        self.close_loop(chunks)
+        self.close_loop(hloop)

@@ -1,0 +1,313 @@
+"""Batched replay forms of the hot instructions: one numpy operation over every core's rows of the stacked local
+memories (replay_batch.py) where the per-instruction effect would run once per core.
+
+A form is built from one resolved instruction of the recorded launch and applies ``execute``'s effect to the rows
+``rows`` (a slice or an index array) of the cores' stacked memories ``mems`` (``{scope: (cores, bytes)}``), each
+core with its own GM address (``addrs``, in row order): ``g(mems, rows, gm, addrs)``. The members of a batch share
+everything but the GM address (:func:`batch_key`), so the local operands are the same bytes of every row.
+
+    vcadd/vcmax/vcmin, vredsum/…  max and min over (rows, repeat, mask) at once (exact in any order); a sum
+                                  row by row on execute's (repeat, mask) array (numpy's summation order depends
+                                  on the shape it is given), after one gather and cast of every row
+    vci                           the index vector, made once by execute on a scratch UB, written to every row
+    strided DMA                   strided views (rows, bursts, burst bytes) of GM and of the local stack
+    load_l1_to_l0a / _l0b         the ND rows of every row's L1, padded and laid out as fractals at once
+    mmad                          a stacked matmul (numpy's matmul runs the same 2-D product per row)
+    fixpipe                       every row's L0C read, cast and written to its GM rows
+
+``fast_effect(x)`` runs a form on one core (a one-row stack) for the steps that replay alone. An instruction
+without a form keeps its own ``batch_key``/``batch_effect``/``fast_effect`` (isa/). Every form equals the
+per-instruction execution bit for bit (tests/simulator/test_replay_forms.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import itemsize, np_dtype
+from .intmath import ceil_div
+from .isa.cube import CUBE_IN, Fixpipe, LoadL1ToL0A, LoadL1ToL0B, Mmad, k0_of
+from .isa.dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
+from .isa.index import VCi
+from .isa.vector import VReduce, _rows_get, _rows_set
+
+_strided = np.lib.stride_tricks.as_strided
+
+
+def batch_key(x):
+    """The key under which ``x`` batches with other cores' instructions (None: it runs alone)."""
+    form = FORMS.get(type(x))
+    if form is None:
+        return x.batch_key()
+    return form[0](x)
+
+
+def batch_effect(x):
+    """``(scope, g)`` as ``Instr.batch_effect``; scope None: ``g`` takes every scope's stack, ``{scope: stack}``."""
+    form = FORMS.get(type(x))
+    if form is None or form[0](x) is None:
+        return x.batch_effect()
+    return None, form[1](x)
+
+
+def gm_address(x) -> int:
+    """The member's own GM address in a batch (0 for instructions that touch no GM)."""
+    if type(x) in _GM_ADDRESS:
+        return _GM_ADDRESS[type(x)](x)
+    return x.batch_gm_address() if hasattr(x, "batch_gm_address") else 0
+
+
+def fast_effect(x):
+    """A function ``f(core)`` with ``execute``'s effect: the instruction's own fast effect, else its form on a
+    one-row stack, else ``execute``."""
+    own = x.fast_effect()
+    if own is not None:
+        return own
+    form = FORMS.get(type(x))
+    if form is None or form[0](x) is None:
+        return x.execute
+    g, addr, one = form[1](x), np.array([gm_address(x)], np.int64), slice(0, 1)
+
+    def effect(core):
+        g({s: m.data[None, :] for s, m in core.mem.items()}, one, core.gm, addr)
+    return effect
+
+
+# ---- helpers ----------------------------------------------------------------------------------------------------------
+def _local_bursts(stack, rows, start, n, stride, length, write):
+    """``(view, commit)``: the (rows, n, length) bursts at ``start + i * stride`` of every row. With a slice of
+    rows the view is the stack's own bytes (commit does nothing); with an index array it is a copy of the span
+    and ``commit()`` writes it back."""
+    hi = start + (n - 1) * stride + length
+    span = stack[rows, start:hi]
+    view = _strided(span, shape=(span.shape[0], n, length), strides=(span.strides[0], stride, 1),
+                    writeable=write)
+    if isinstance(rows, slice) or not write:
+        return view, lambda: None
+    return view, lambda: stack.__setitem__((rows, slice(start, hi)), span)
+
+
+def _gm_bursts(data, addrs, n, stride, length, write):
+    """The (rows, n, length) GM bursts at ``addr + i * stride`` for each row's ``addr``: a strided view when the
+    addresses step evenly (forward), else None (the caller goes row by row)."""
+    r = len(addrs)
+    step = int(addrs[1] - addrs[0]) if r > 1 else 0
+    if r > 1 and not (step >= 0 and (np.diff(addrs) == step).all()):
+        return None
+    a0 = int(addrs[0])
+    if a0 < 0 or a0 + (r - 1) * step + (n - 1) * stride + length > data.size:
+        return None
+    return _strided(data[a0:], shape=(r, n, length), strides=(step, stride, 1), writeable=write)
+
+
+# ---- reductions: vcadd / vcmax / vcmin, vredsum / vredmax / vredmin ---------------------------------------------------
+_REDUCE = {"sum": np.sum, "rmax": np.max, "rmin": np.min}
+
+
+def _reduce_key(x):
+    if x._operand(x.src, x.dtype, x.src_blk, x.src_rep) is None:
+        return None
+    return x._field_key()
+
+
+def _reduce_form(x):
+    src = x._operand(x.src, x.dtype, x.src_blk, x.src_rep)
+    f, dt, n, m = _REDUCE[x.op], np_dtype(x.dtype), x.repeat, x.mask
+    es = itemsize(x.dtype)
+    d0, out_n = x.dst // es, 1 if x.whole else n
+
+    def g(mems, rows, gm, addrs):
+        v = mems["UB"].view(dt)
+        vals = _rows_get(v, rows, src).astype(np.float32)
+        k = vals.shape[0]
+        if x.op == "sum":  # numpy's summation order depends on the array's shape: each row as execute shapes it
+            r = np.array([f(vals[i].reshape(n, m)) if x.whole else f(vals[i].reshape(n, m), axis=1)
+                          for i in range(k)], dtype=np.float32)
+        else:  # max and min are exact in any order
+            r = f(vals.reshape(k, n * m), axis=1) if x.whole else f(vals.reshape(k, n, m), axis=2)
+        v[rows, d0:d0 + out_n] = np.asarray(r, dtype=np.float32).reshape(k, out_n).astype(dt)
+    return g
+
+
+# ---- vci: a constant index vector ------------------------------------------------------------------------------------
+def _vci_key(x):
+    if x._operand(x.dst, x.dtype, x.dst_blk, x.dst_rep, write=True) is None:
+        return None
+    return x._field_key()
+
+
+class _Scratch:
+    """A core stand-in with one zeroed UB, for an instruction that reads nothing (its effect is a constant)."""
+
+    def __init__(self, x):
+        from .memory import LocalMemory
+        d = x._operand(x.dst, x.dtype, x.dst_blk, x.dst_rep, write=True)
+        hi = (d.stop if isinstance(d, slice) else int(d.max()) + 1) * itemsize(x.dtype)
+        self.mem = {"UB": LocalMemory("UB", hi, 32)}
+        self.name = "replay-scratch"
+
+
+def _vci_form(x):
+    d = x._operand(x.dst, x.dtype, x.dst_blk, x.dst_rep, write=True)
+    scratch = _Scratch(x)
+    x.execute(scratch)  # execute's own values, once
+    vals = scratch.mem["UB"].view(x.dtype)[d].copy()
+    dt = np_dtype(x.dtype)
+
+    def g(mems, rows, gm, addrs):
+        _rows_set(mems["UB"].view(dt), rows, d, vals)
+    return g
+
+
+# ---- strided DMA (GM <-> UB / L1) ----------------------------------------------------------------------------------
+def _copy_key(x):
+    return x.batch_key()
+
+
+def _copy_form(x):
+    if x.fast_effect() is not None:  # contiguous: the instruction's own batch effect (GM rows as views)
+        scope, g0 = x.batch_effect()
+        return lambda mems, rows, gm, addrs: g0(mems[scope], rows, gm, addrs)
+    n, L = x.n_burst, x.burst_len
+    load = x.SRC == "GM"
+    scope = x.DST if load else x.SRC
+    local, ls = (x.dst, x.dst_stride or L) if load else (x.src, x.src_stride or L)
+    gs = (x.src_stride or L) if load else (x.dst_stride or L)
+    _, fallback = x._batch_strided()  # the index-array form, for bursts a view cannot cover
+
+    def g(mems, rows, gm, addrs):
+        stack = mems[scope]
+        far = _gm_bursts(gm.data, addrs, n, gs, L, write=not load)
+        if far is None:  # addresses that do not step evenly: each row's GM bursts as a view of its own
+            far = [_gm_bursts(gm.data, addrs[i:i + 1], n, gs, L, write=not load) for i in range(len(addrs))]
+            if any(f is None for f in far):
+                fallback(stack, rows, gm, addrs)
+                return
+            far = [f[0] for f in far]
+        near, commit = _local_bursts(stack, rows, local, n, ls, L, write=load)
+        if isinstance(far, list):
+            for i, f in enumerate(far):
+                if load:
+                    near[i] = f
+                else:
+                    f[...] = near[i]
+        elif load:
+            near[...] = far
+        else:
+            far[...] = near
+        commit()
+    return g
+
+
+# ---- cube: L1 -> L0A / L0B loads, mmad, fixpipe --------------------------------------------------------------------
+def _field_key(x):
+    return x._field_key()
+
+
+def _fix_key(x):
+    """Everything but the GM address (``dst``), which each member has its own of."""
+    return (type(x), x.pc) + tuple(v for k, v in sorted(vars(x).items()) if k in x.EXPRS and k != "dst") + (
+        x.src_dtype, x.dst_dtype)
+
+
+def _nd(mems, rows, x):
+    """Every row's logical matrix (rows, a, b) of an L1 -> L0 load (after its optional transpose)."""
+    es, dt = itemsize(x.dtype), np_dtype(x.dtype)
+    nrows, ncols = x._nd_shape()
+    bursts, _ = _local_bursts(mems["L1"], rows, x.src, nrows, x.src_ld, ncols * es, write=False)
+    mat = np.ascontiguousarray(bursts).view(dt).reshape(-1, nrows, ncols)
+    return mat.transpose(0, 2, 1) if x.transpose else mat
+
+
+def _load_a_form(x):
+    k0, es = k0_of(x.dtype), itemsize(x.dtype)
+    M1, K1 = ceil_div(x.m, 16), ceil_div(x.k, k0)
+    d0, size, dt = x.dst // es, M1 * 16 * K1 * k0, np_dtype(x.dtype)
+
+    def g(mems, rows, gm, addrs):
+        a = _nd(mems, rows, x)
+        r = a.shape[0]
+        pad = np.zeros((r, M1 * 16, K1 * k0), dtype=dt)
+        pad[:, : x.m, : x.k] = a
+        mems["L0A"].view(dt)[rows, d0:d0 + size] = pad.reshape(r, M1, 16, K1, k0).transpose(0, 1, 3, 2, 4).reshape(r, -1)
+    return g
+
+
+def _load_b_form(x):
+    k0, es = k0_of(x.dtype), itemsize(x.dtype)
+    K1, N1 = ceil_div(x.k, k0), ceil_div(x.n, 16)
+    d0, size, dt = x.dst // es, K1 * k0 * N1 * 16, np_dtype(x.dtype)
+
+    def g(mems, rows, gm, addrs):
+        b = _nd(mems, rows, x)
+        r = b.shape[0]
+        pad = np.zeros((r, K1 * k0, N1 * 16), dtype=dt)
+        pad[:, : x.k, : x.n] = b
+        mems["L0B"].view(dt)[rows, d0:d0 + size] = pad.reshape(r, K1, k0, N1, 16).transpose(0, 1, 3, 4, 2).reshape(r, -1)
+    return g
+
+
+def _mmad_form(x):
+    M1, K1, N1, k0 = x._dims()
+    es, acc = itemsize(x.dtype), CUBE_IN[x.dtype]
+    dt, adt = np_dtype(x.dtype), np_dtype(acc)
+    wide = np.int64 if acc == "i32" else np.float64
+    a0, b0, c0, nc = x.a // es, x.b // es, x.dst // 4, M1 * N1 * 256
+
+    def g(mems, rows, gm, addrs):
+        A = mems["L0A"].view(dt)[rows, a0:a0 + M1 * K1 * 16 * k0]
+        r = A.shape[0]
+        A = A.reshape(r, M1, K1, 16, k0).transpose(0, 1, 3, 2, 4).reshape(r, M1 * 16, K1 * k0)
+        B = mems["L0B"].view(dt)[rows, b0:b0 + K1 * N1 * 16 * k0]
+        B = B.reshape(r, K1, N1, 16, k0).transpose(0, 1, 4, 2, 3).reshape(r, K1 * k0, N1 * 16)
+        A = np.ascontiguousarray(A[:, :, : x.k], dtype=wide)
+        B = np.ascontiguousarray(B[:, : x.k, :], dtype=wide)
+        prod = np.matmul(A, B)
+        cv = mems["L0C"].view(adt)
+        if acc == "i32":
+            if not x.init:
+                prod = _nz_to_nd(cv[rows, c0:c0 + nc], r, M1, N1).astype(np.int64) + prod
+            res = (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        else:
+            res = prod.astype(np.float32)
+            if not x.init:
+                res = _nz_to_nd(cv[rows, c0:c0 + nc], r, M1, N1) + res
+        cv[rows, c0:c0 + nc] = res.reshape(r, M1, 16, N1, 16).transpose(0, 3, 1, 2, 4).reshape(r, -1)
+    return g
+
+
+def _nz_to_nd(c, r, M1, N1):
+    """L0C's NZ fractals (rows, M1*N1*256) as row-major (rows, M1*16, N1*16)."""
+    return c.reshape(r, N1, M1, 16, 16).transpose(0, 2, 3, 1, 4).reshape(r, M1 * 16, N1 * 16)
+
+
+def _fixpipe_form(x):
+    M1, N1 = x._M1(), ceil_div(x.n, 16)
+    sdt, ddt = np_dtype(x.src_dtype), np_dtype(x.dst_dtype)
+    s0, nb = x.src // 4, x.n * itemsize(x.dst_dtype)
+
+    def g(mems, rows, gm, addrs):
+        c = mems["L0C"].view(sdt)[rows, s0:s0 + M1 * N1 * 256]
+        r = c.shape[0]
+        C = _nz_to_nd(c, r, M1, N1)[:, : x.m, : x.n]
+        if x.relu:
+            C = np.maximum(C, 0)
+        raw = np.ascontiguousarray(C.astype(ddt)).view(np.uint8).reshape(r, x.m, nb)
+        to = _gm_bursts(gm.data, addrs, x.m, x.dst_ld, nb, write=True) if x.dst_ld >= nb else None
+        if to is not None:
+            to[...] = raw
+            return
+        off = np.arange(x.m)[:, None] * x.dst_ld + np.arange(nb)[None, :]
+        for i, a in enumerate(addrs):  # rows of different cores never overlap (replay_batch.independent)
+            gm.data[(a + off).reshape(-1)] = raw[i].reshape(-1)
+    return g
+
+
+FORMS = {  # instruction class -> (batch key, form builder)
+    VReduce: (_reduce_key, _reduce_form),
+    VCi: (_vci_key, _vci_form),
+    CopyGmToUb: (_copy_key, _copy_form), CopyGmToL1: (_copy_key, _copy_form), CopyUbToGm: (_copy_key, _copy_form),
+    LoadL1ToL0A: (_field_key, _load_a_form), LoadL1ToL0B: (_field_key, _load_b_form),
+    Mmad: (_field_key, _mmad_form),
+    Fixpipe: (_fix_key, _fixpipe_form),
+}
+_GM_ADDRESS = {Fixpipe: lambda x: x.dst}
