@@ -112,7 +112,7 @@ def _rank(ctx, keys, descending):
     strict, loose = ("gt", "ge") if descending else ("lt", "le")
     rank = None
     for j in range(n):
-        xj = _spread(ctx, _column(ctx, keys, j), plane, [1])
+        xj = _spread(ctx, _column(ctx, whole, arange, j), plane, [1])
         after = _spread(ctx, compare(ctx, "gt", arange, ctx.scalar(float(j), "f32")), plane, [0])  # i > j
         before = select(ctx, after, compare(ctx, loose, xj, whole), compare(ctx, strict, xj, whole))  # numbers
         if floats:  # NaN: after every number ascending, before them descending; NaNs in position order
@@ -128,16 +128,20 @@ def _rank(ctx, keys, descending):
 
 
 def _view(ctx, v, j, width):
-    """``v[:, j:j+width]`` as an ``hfusion.slice`` (kept when it is all of ``v``)."""
+    """``v[:, j:j+width]`` as an ``hfusion.slice`` (kept when it is all of ``v``: a kernel argument that is viewed
+    is only viewed)."""
     rows = v.type.shape[0]
     return ctx.emit(SliceOp, [v], TensorType((rows, width), v.type.dtype), offsets=[0, j], sizes=[rows, width],
                     strides=[1, 1])
 
 
-def _column(ctx, v, j):
-    """``v[:, j]`` as a vector ``[R]``: a slice and a reduction over its one column (a copy; a reshape of a
-    computed value has no vector lowering inside a kernel)."""
-    return reduce(ctx, "max", _view(ctx, v, j, 1), [1], False)
+def _column(ctx, whole, arange, j):
+    """``whole[:, j]`` as a vector ``[R]``: the row's elements other than j selected to 0 and summed (exact: one
+    term; NaN and infinities kept). A slice of one column would be a reduction or reshape of a unit dim, which
+    canonicalizes into a reshape with no vector lowering inside a kernel."""
+    rows, n = whole.type.shape
+    at = _spread(ctx, compare(ctx, "eq", arange, ctx.scalar(float(j), "f32")), TensorType((rows, n), "i1"), [0])
+    return reduce(ctx, "sum", select(ctx, at, whole, ctx.scalar(0, whole.type.dtype)), [1], False)
 
 
 def _negate(ctx, mask):
