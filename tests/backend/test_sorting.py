@@ -61,7 +61,7 @@ def _check_sorts(x, got, sorts=SORTS):
 
 
 def test_sort_ties_and_nan_in_position_order():
-    x = _ties(6, 5)
+    x = _ties(5, 4)
     _check_sorts(x, _simulated(lambda t: _sorts(t), x))
 
 

@@ -81,6 +81,11 @@ def _rows(ctx, x, dim, what):
     return keys, rows, restore
 
 
+def _empty(v) -> bool:
+    """``v`` has a dim of static size 0 (no element to sort or pick)."""
+    return any(d.is_Integer and int(d) == 0 for d in v.type.shape)
+
+
 def _positions(ctx, n, shape):
     """``arange(n)`` in f32 reshaped to ``shape`` (one dim of ``n``, the others 1)."""
     return ctx.reshape(ctx.emit(ArangeOp, [], TensorType((n,), "f32"), start=0, step=1), shape)
@@ -107,7 +112,7 @@ def _rank(ctx, keys, descending):
     strict, loose = ("gt", "ge") if descending else ("lt", "le")
     rank = None
     for j in range(n):
-        xj = _spread(ctx, _column(ctx, keys, j), plane, [1])
+        xj = _spread(ctx, _column(ctx, whole, arange, j), plane, [1])
         after = _spread(ctx, compare(ctx, "gt", arange, ctx.scalar(float(j), "f32")), plane, [0])  # i > j
         before = select(ctx, after, compare(ctx, loose, xj, whole), compare(ctx, strict, xj, whole))  # numbers
         if floats:  # NaN: after every number ascending, before them descending; NaNs in position order
@@ -123,16 +128,20 @@ def _rank(ctx, keys, descending):
 
 
 def _view(ctx, v, j, width):
-    """``v[:, j:j+width]`` as an ``hfusion.slice`` (kept when it is all of ``v``)."""
+    """``v[:, j:j+width]`` as an ``hfusion.slice`` (kept when it is all of ``v``: a kernel argument that is viewed
+    is only viewed)."""
     rows = v.type.shape[0]
     return ctx.emit(SliceOp, [v], TensorType((rows, width), v.type.dtype), offsets=[0, j], sizes=[rows, width],
                     strides=[1, 1])
 
 
-def _column(ctx, v, j):
-    """``v[:, j]`` as a vector ``[R]``: a slice and a reduction over its one column (a copy; a reshape of a
-    computed value has no vector lowering inside a kernel)."""
-    return reduce(ctx, "max", _view(ctx, v, j, 1), [1], False)
+def _column(ctx, whole, arange, j):
+    """``whole[:, j]`` as a vector ``[R]``: the row's elements other than j selected to 0 and summed (exact: one
+    term; NaN and infinities kept). A slice of one column would be a reduction or reshape of a unit dim, which
+    canonicalizes into a reshape with no vector lowering inside a kernel."""
+    rows, n = whole.type.shape
+    at = _spread(ctx, compare(ctx, "eq", arange, ctx.scalar(float(j), "f32")), TensorType((rows, n), "i1"), [0])
+    return reduce(ctx, "sum", select(ctx, at, whole, ctx.scalar(0, whole.type.dtype)), [1], False)
 
 
 def _negate(ctx, mask):
@@ -164,7 +173,7 @@ def _gathered(ctx, rows, positions, restore, out_values, out_indices):
 
 def _sort(ctx, x, dim, descending):
     out_values, out_indices = ctx.out_type(0), ctx.out_type(1)
-    if ctx.tensor(x).type.rank == 0:
+    if ctx.tensor(x).type.rank == 0 or _empty(ctx.tensor(x)):
         return ctx.tensor(x), ctx.emit(FillOp, [], out_indices, value=0)
     keys, rows, restore = _rows(ctx, x, dim, "sort")
     n = keys.type.shape[1]
@@ -192,13 +201,12 @@ def topk(ctx, x, k, dim=-1, largest=True, sorted=True):
         raise ctx.error(f"k={k}: a symbolic k")
     if ctx.tensor(x).type.rank == 0:
         return ctx.tensor(x), ctx.emit(FillOp, [], out_indices, value=0)
+    if _empty(ctx.tensor(x)) or k == 0:  # nothing to pick: empty results
+        return ctx.emit(FillOp, [], out_values, value=0), ctx.emit(FillOp, [], out_indices, value=0)
     keys, rows, restore = _rows(ctx, x, dim, "topk")
     r, n = keys.type.shape
     if k > MAX_TOPK:
         raise ctx.error(f"topk with k={k} of rows of {n}: the vector unit unrolls at most {MAX_TOPK} rounds")
-    if k == 0:
-        empty = TensorType((r, 0), "f32")
-        return _gathered(ctx, rows, ctx.emit(FillOp, [], empty, value=0.0), restore, out_values, out_indices)
     index = _top_positions(ctx, keys, k, largest)
     return _gathered(ctx, rows, index, restore, out_values, out_indices)
 
