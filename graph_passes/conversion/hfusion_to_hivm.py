@@ -165,18 +165,23 @@ class KernelLowering:
         self.consts: dict = {}
         return new
 
-    def build(self) -> FuncOp:
-        info, func = self.info, self.info.func
-        gm = gm_types(info)
-        old_args = list(func.body.args)
-        arg_types = [gm.get(a, a.type) for a in old_args]
-        new = self.begin_function(old_args, arg_types)
+    def begin_kernel(self, old_args, types):
+        """The kernel function with ``types`` for ``old_args``, the body's scalar arguments and constants bound
+        (the constants cloned at the top), and the block index: ``(function, bid)``."""
+        new = self.begin_function(old_args, types)
         self.scalars = {a: self.args[a] for a in old_args if not isinstance(a.type, TensorType)}
-        for op in info.ops:  # scalar constants of the body, cloned at the top
+        for op in self.info.ops:  # scalar constants of the body, cloned at the top
             if op.name == "arith.constant":
                 self.scalars[op.result] = self.top.insert(op.clone()).result
         bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
         bid.name_hint = "bid"
+        return new, bid
+
+    def build(self) -> FuncOp:
+        info, func = self.info, self.info.func
+        gm = gm_types(info)
+        old_args = list(func.body.args)
+        new, bid = self.begin_kernel(old_args, [gm.get(a, a.type) for a in old_args])
         stages = Pipelined(self, self.copies) if self.stage_split is not None else None
         self.bufs = {}
         for buf in self.plan.buffers:

@@ -74,13 +74,7 @@ class MixVectorLowering(KernelLowering):
         old_args = [own.get(i, a) for i, a in enumerate(self.kernel_args)]
         types = [gm[a] if a in gm else MemRefType(tuple(a.type.shape), a.type.dtype, "gm")
                  if isinstance(a.type, TensorType) else a.type for a in old_args]  # fmt: skip
-        new = self.begin_function(old_args, types)
-        self.scalars = {a: self.args[a] for a in old_args if not isinstance(a.type, TensorType)}
-        for op in info.ops:  # scalar constants of the body, cloned at the top
-            if op.name == "arith.constant":
-                self.scalars[op.result] = self.top.insert(op.clone()).result
-        bid = self.op(hivm.GetBlockIdxOp, [], [IndexType()]).result
-        bid.name_hint = "bid"
+        new, bid = self.begin_kernel(old_args, types)
         sb = self.op(GetSubBlockIdxOp, [], [IndexType()]).result
         sb.name_hint = "sb"
         self.bufs = {}
