@@ -16,7 +16,7 @@ from graph_passes.ir.types import INT_LIMITS, TensorType
 from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, compare, normalize_dim, select
-from .multi_index import index_several
+from .multi_index import index_put_several, index_several
 from .shape import scatter_values, slice_value
 
 I32_MAX = INT_LIMITS["i32"][1]
@@ -84,8 +84,11 @@ def index_put(ctx, x, indices, values, accumulate=False):
     ``x[..., [-2], :]``: a fused projection's q/k/v split): per position picked, the values there — summed over
     repeats when accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a
     one-hot sum when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is
-    not defined)."""
+    not defined). Several index tensors, accumulating, are ``multi_index.index_put_several`` (a one-hot sum over the
+    merged dims: interpolate's backward)."""
     v = ctx.tensor(x)
+    if sum(i is not None for i in indices) > 1:  # advanced indexing: lowerings/multi_index.py
+        return index_put_several(ctx, v, indices, values, accumulate, _one_hot_sum)
     d, idx, n = _one_index(ctx, v, indices)
     vals = _values_along(ctx, v, d, idx, values)
     known = _constant_values(idx)

@@ -22,6 +22,34 @@ from .common import binary, broadcast_shape, compare, select
 
 def index_several(ctx, v, indices, index_select):
     """The value of ``v[indices]`` (``index_select(ctx, v, dim, flat_index, rows)`` gathers rows)."""
+    d0, m, total, lin, count = _linear_index(ctx, v, indices)
+    merged = ctx.reshape(v, [*v.type.shape[:d0], total, *v.type.shape[d0 + m:]])
+    rows = [*v.type.shape[:d0], count, *v.type.shape[d0 + m:]]
+    return ctx.reshape(index_select(ctx, merged, d0, lin, rows), ctx.out_type().shape)
+
+
+def index_put_several(ctx, v, indices, values, accumulate, one_hot_sum):
+    """The value of ``v[indices] += values`` (the backward of ``x[i, j]``: interpolate's ``_unsafe_index``): ``v``
+    with the indexed dims merged, plus ``one_hot_sum(ctx, merged, d, lin, vals)`` of the values at the linear index
+    (an index outside its dim, the position ``N``, matches none). Without ``accumulate`` it is refused (repeated
+    positions: which value lands is not defined)."""
+    if not accumulate:
+        raise ctx.error(f"{sum(i is not None for i in indices)} index tensors without accumulate (repeated "
+                        f"positions: which value lands is not defined)")
+    d0, m, total, lin, count = _linear_index(ctx, v, indices)
+    pre, post = list(v.type.shape[:d0]), list(v.type.shape[d0 + m:])
+    merged = ctx.reshape(v, [*pre, total, *post])
+    shape = [*pre, *broadcast_shape(ctx, *(ctx.tensor(i) for i in indices if i is not None)), *post]
+    vals = ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype), shape)
+    vals = ctx.reshape(vals, [*pre, count, *post])
+    summed = binary(ctx, "add", merged, one_hot_sum(ctx, merged, d0, lin, vals))
+    return ctx.reshape(summed, v.type.shape)
+
+
+def _linear_index(ctx, v, indices):
+    """``(d, m, N, lin, count)`` for index tensors on the ``m`` adjacent dims ``d .. d+m-1`` of ``v``: ``lin`` the
+    flat linear index (``count`` elements) into those dims merged into one of ``N``, ``N`` where an index is outside
+    its dim."""
     given = [(d, i) for d, i in enumerate(indices) if i is not None]
     dims = [d for d, _ in given]
     if dims != list(range(dims[0], dims[0] + len(dims))):
@@ -53,7 +81,4 @@ def index_several(ctx, v, indices, index_select):
         lin = term if lin is None else binary(ctx, "add", lin, term)
         bad = outside if bad is None else binary(ctx, "logical_or", bad, outside)
     lin = select(ctx, bad, ctx.scalar(total, dtype), lin)
-    d0, m = dims[0], len(dims)
-    merged = ctx.reshape(v, [*v.type.shape[:d0], total, *v.type.shape[d0 + m:]])
-    rows = [*v.type.shape[:d0], count, *v.type.shape[d0 + m:]]
-    return ctx.reshape(index_select(ctx, merged, d0, lin, rows), ctx.out_type().shape)
+    return dims[0], len(dims), total, lin, count
