@@ -55,12 +55,15 @@ def test_nearest_forward_backward():
     torch.testing.assert_close(grad, ref_grad, rtol=0, atol=1e-6)  # four output pixels per input: summation order
 
 
-def test_index_put_several_accumulates_repeats_and_negatives():
-    """``x[i, j] += v`` (several index tensors, broadcast, negative and repeated positions): integer values, so
+@pytest.mark.parametrize("i", [[[0], [-1], [4], [0]],  # [4, 1] with [3]: one dim each, summed a dim at a time
+                               [[0, -1, 4], [4, 0, 0], [1, 1, -5], [0, 2, 3]]])  # [4, 3]: by the linear index
+def test_index_put_several_accumulates_repeats_and_negatives(i):
+    """``x[:, i, j] += v`` (several index tensors, broadcast, negative and repeated positions): integer values, so
     every summation order is exact and the result bit for bit with eager."""
-    x = torch.randint(-8, 8, (2, 5, 6)).float()
-    i, j = torch.tensor([[0], [-1], [4], [0]]), torch.tensor([1, -6, 1])  # [4, 1] with [3]: broadcast to [4, 3]
-    v = torch.randint(-8, 8, (2, 4, 3)).float()
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randint(-8, 8, (2, 5, 6), generator=gen).float()
+    i, j = torch.tensor(i), torch.tensor([1, -6, 1])
+    v = torch.randint(-8, 8, (2, 4, 3), generator=gen).float()
     fn = lambda t, a, b, u: aten.index_put(t, [None, a, b], u, True)  # noqa: E731
     assert torch.equal(_simulated(fn, x, i, j, v), fn(x, i, j, v))
 

@@ -96,7 +96,7 @@ def index_put(ctx, x, indices, values, accumulate=False):
         if not accumulate:
             raise ctx.error("an index not known at compile time without accumulate (repeated indices: which value "
                             "lands is not defined)")
-        return binary(ctx, "add", v, _one_hot_sum(ctx, v, d, idx, vals))
+        return binary(ctx, "add", v, _one_hot_sum(ctx, v.type, d, idx, vals))
     picks = _counted_from_start(ctx, known, d, n)
     if not accumulate and len(set(picks)) != len(picks):
         raise ctx.error("repeated indices without accumulate (which value lands is not defined)")
@@ -152,31 +152,31 @@ def _values_along(ctx, v, d, idx, values):
     return ctx.reshape(wide, pre + [idx.type.numel()] + post)
 
 
-def _one_hot_sum(ctx, v, d, idx, vals):
-    """``zeros_like(v)`` with ``vals`` (:func:`_values_along`) added at the positions ``idx`` names along dim ``d``
+def _one_hot_sum(ctx, out, d, idx, vals):
+    """Zeros of type ``out`` with ``vals`` (:func:`_values_along`) added at the positions ``idx`` names along dim ``d``
     (the backward of ``x[..., idx, ...]``, whose index reaches it as a saved tensor): ``sum_j select(idx_j == k,
     vals_j, 0)`` for each position ``k`` — a compare over ``[n, m]`` (m = idx's elements; negative indices count from
-    the end), the select over ``v``'s shape with ``m`` as a last dim (the values transposed there), and a last-axis
+    the end), the select over ``out``'s shape with ``m`` as a last dim (the values transposed there), and a last-axis
     sum. All on the vector unit; an index outside the dim matches no position (eager raises)."""
-    n, m = int(v.type.shape[d]), idx.type.numel()
-    pre, post = list(v.type.shape[:d]), list(v.type.shape[d + 1:])
+    n, m = int(out.shape[d]), idx.type.numel()
+    pre, post = list(out.shape[:d]), list(out.shape[d + 1:])
     positions = _positions(ctx, n)
     if m == 1:  # one index (qkv[..., [-2], :]): a rank-0 index against the positions, a select, no sum
         one = _as_position(ctx, _from_end(ctx, idx, n, []))
         hot = compare(ctx, "eq", positions, _bcast(ctx, one, TensorType((n,), "i32"), [0]))
-        mask = _bcast(ctx, hot, v.type.with_dtype("i1"), [k for k in range(v.type.rank) if k != d])
-        row = _bcast(ctx, ctx.reshape(vals, pre + post), v.type, [d])
-        return select(ctx, mask, row, ctx.scalar(0, v.type.dtype))
+        mask = _bcast(ctx, hot, out.with_dtype("i1"), [k for k in range(out.rank) if k != d])
+        row = _bcast(ctx, ctx.reshape(vals, pre + post), out, [d])
+        return select(ctx, mask, row, ctx.scalar(0, out.dtype))
     nm = TensorType((n, m), "i32")
     flat = _as_position(ctx, _from_end(ctx, idx, n))
     hot = compare(ctx, "eq", _bcast(ctx, positions, nm, [1]), _bcast(ctx, flat, nm, [0]))
-    wide = TensorType(tuple(pre + [n] + post + [m]), v.type.dtype)  # m last: a last-axis sum
+    wide = TensorType(tuple(pre + [n] + post + [m]), out.dtype)  # m last: a last-axis sum
     if post:  # m after the dims that follow it
         perm = list(range(d)) + list(range(d + 1, vals.type.rank)) + [d]
-        vals = ctx.emit(TransposeOp, [vals], TensorType(tuple(pre + post + [m]), v.type.dtype), perm=perm)
+        vals = ctx.emit(TransposeOp, [vals], TensorType(tuple(pre + post + [m]), out.dtype), perm=perm)
     mask = _bcast(ctx, hot, wide.with_dtype("i1"), list(range(d)) + list(range(d + 1, d + 1 + len(post))))
-    picked = select(ctx, mask, _bcast(ctx, vals, wide, [d]), ctx.scalar(0, v.type.dtype))
-    return ctx.emit(ReduceOp, [picked], v.type, kind="sum", dims=[wide.rank - 1])
+    picked = select(ctx, mask, _bcast(ctx, vals, wide, [d]), ctx.scalar(0, out.dtype))
+    return ctx.emit(ReduceOp, [picked], out, kind="sum", dims=[wide.rank - 1])
 
 
 def _constant_values(v) -> list[int] | None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import sympy
 
+from graph_passes.ir.types import TensorType
+
 from .common import binary, broadcast_shape, compare, select
 
 
@@ -29,27 +31,50 @@ def index_several(ctx, v, indices, index_select):
 
 
 def index_put_several(ctx, v, indices, values, accumulate, one_hot_sum):
-    """The value of ``v[indices] += values`` (the backward of ``x[i, j]``: interpolate's ``_unsafe_index``): ``v``
-    with the indexed dims merged, plus ``one_hot_sum(ctx, merged, d, lin, vals)`` of the values at the linear index
-    (an index outside its dim, the position ``N``, matches none). Without ``accumulate`` it is refused (repeated
-    positions: which value lands is not defined)."""
+    """The value of ``v[indices] += values`` (the backward of ``x[i, j]``: interpolate's ``_unsafe_index``), with
+    ``one_hot_sum(ctx, out_type, dim, index, vals)`` the values summed at the positions an index names along a dim
+    (an index outside its dim matches none; eager raises). Index tensors that each vary along their own dim of the
+    broadcast shape (interpolate's ``[Ho, 1]`` and ``[Wo]``) are summed one dim at a time, a one-hot over
+    ``Wo × W`` then ``Ho × H``; others by the linear index into the merged dims, a one-hot over ``Ho·Wo × H·W``.
+    Without ``accumulate`` it is refused (repeated positions: which value lands is not defined)."""
     if not accumulate:
         raise ctx.error(f"{sum(i is not None for i in indices)} index tensors without accumulate (repeated "
                         f"positions: which value lands is not defined)")
-    d0, m, total, lin, count = _linear_index(ctx, v, indices)
+    dims, idx, sizes = _index_tensors(ctx, v, indices)
+    d0, m = dims[0], len(dims)
     pre, post = list(v.type.shape[:d0]), list(v.type.shape[d0 + m:])
+    shape = broadcast_shape(ctx, *idx)
+    vals = ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype), [*pre, *shape, *post])
+    along = _own_dims(idx, shape)
+    if along is not None:  # Note: one one-hot per dim, each over that dim's index and positions only
+        out = [*pre, *shape, *post]
+        for k in reversed(range(m)):  # the last dim first: its values need no transpose (nothing after it)
+            out[d0 + k] = sizes[k]
+            flat = ctx.broadcast_to(ctx.reshape(along[k], [along[k].type.numel()]), [shape[k]])
+            vals = one_hot_sum(ctx, TensorType(tuple(out), v.type.dtype), d0 + k, flat, vals)
+        return binary(ctx, "add", v, vals)
+    _, _, total, lin, count = _linear_index(ctx, v, indices)
     merged = ctx.reshape(v, [*pre, total, *post])
-    shape = [*pre, *broadcast_shape(ctx, *(ctx.tensor(i) for i in indices if i is not None)), *post]
-    vals = ctx.broadcast_to(ctx.cast(ctx.tensor(values), v.type.dtype), shape)
     vals = ctx.reshape(vals, [*pre, count, *post])
-    summed = binary(ctx, "add", merged, one_hot_sum(ctx, merged, d0, lin, vals))
-    return ctx.reshape(summed, v.type.shape)
+    merged_type = TensorType(tuple([*pre, total, *post]), v.type.dtype)
+    return ctx.reshape(binary(ctx, "add", merged, one_hot_sum(ctx, merged_type, d0, lin, vals)), v.type.shape)
 
 
-def _linear_index(ctx, v, indices):
-    """``(d, m, N, lin, count)`` for index tensors on the ``m`` adjacent dims ``d .. d+m-1`` of ``v``: ``lin`` the
-    flat linear index (``count`` elements) into those dims merged into one of ``N``, ``N`` where an index is outside
-    its dim."""
+def _own_dims(idx, shape):
+    """The index tensors when the k-th varies along dim k of their broadcast ``shape`` only (extent 1 elsewhere):
+    their sum over positions is separable, one dim at a time; else None."""
+    if len(shape) != len(idx):
+        return None
+    for k, t in enumerate(idx):
+        ext = [1] * (len(shape) - t.type.rank) + list(t.type.shape)
+        if any(e != 1 for j, e in enumerate(ext) if j != k):
+            return None
+    return idx
+
+
+def _index_tensors(ctx, v, indices):
+    """``(dims, index values, static sizes of those dims)`` for integer index tensors on adjacent dims of ``v``;
+    an error naming the dims for index tensors apart, a mask or symbolic sizes."""
     given = [(d, i) for d, i in enumerate(indices) if i is not None]
     dims = [d for d, _ in given]
     if dims != list(range(dims[0], dims[0] + len(dims))):
@@ -62,7 +87,14 @@ def _linear_index(ctx, v, indices):
     sizes = [v.type.shape[d] for d in dims]
     if not all(n.is_Integer for n in sizes):
         raise ctx.error(f"index tensors into dims {dims} of sizes {[str(n) for n in sizes]}: symbolic sizes")
-    sizes = [int(n) for n in sizes]
+    return dims, idx, [int(n) for n in sizes]
+
+
+def _linear_index(ctx, v, indices):
+    """``(d, m, N, lin, count)`` for index tensors on the ``m`` adjacent dims ``d .. d+m-1`` of ``v``: ``lin`` the
+    flat linear index (``count`` elements) into those dims merged into one of ``N``, ``N`` where an index is outside
+    its dim."""
+    dims, idx, sizes = _index_tensors(ctx, v, indices)
     total = 1
     for n in sizes:
         total *= n
