@@ -3,15 +3,16 @@
 ``lowerings/multi_index.py``) and its backward into ``index_put(..., accumulate=True)`` with the same index tensors
 (a one-hot sum over the merged dims). No kernel is interpreted and nothing falls back to the host.
 
-Nearest is bit for bit with eager; bilinear differs by a few ulps (eager's CPU kernel computes its weights and
-lerps in another order than torch's decomposition), and a gradient summed from several output pixels by its
-summation order, so those compare within 1e-6."""
+Nearest is bit for bit with eager. Bilinear is bit for bit with torch's own decomposition run eagerly, which
+differs from eager's CPU kernel by a few ulps (the kernel computes its weights and lerps in another order); a
+gradient summed from several output pixels differs by its summation order. Those compare with eager within 1e-6."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 import torch.nn.functional as F
+from torch._decomp import get_decompositions
 
 import torch_npu_backend
 
@@ -77,6 +78,14 @@ def test_index_put_several_without_accumulate_falls_back_with_the_reason():
     assert torch.equal(got, aten.index_put(x, [i, j], torch.ones(2)))
     (fb,) = prof.fallbacks()
     assert fb.kernel == "aten.index_put.default" and "2 index tensors without accumulate" in fb.reason
+
+
+@pytest.mark.parametrize("align_corners", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_bilinear_forward_is_torchs_decomposition_bit_for_bit(align_corners):
+    x = _input(2, 3, 8, 8)
+    decomposed = get_decompositions([aten.upsample_bilinear2d.vec])[aten.upsample_bilinear2d.vec]
+    out = _simulated(lambda t: F.interpolate(t, size=(13, 11), mode="bilinear", align_corners=align_corners), x)
+    assert torch.equal(out, decomposed(x, (13, 11), align_corners, None))
 
 
 @pytest.mark.slow
