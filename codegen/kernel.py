@@ -139,7 +139,7 @@ class CompiledKernel:
         Returns ``(outputs, LaunchResult)``; outputs in ``output_args`` order.
 
         ``simulate="once"``: the first launch with a given key (every launch argument — GM addresses, scalars,
-        tiling values —, block dim, chip with its fixed costs, ``check_hazards``) is simulated in full and recorded;
+        tiling values —, the arguments' shapes, block dim, chip with its fixed costs, ``check_hazards``) is simulated in full and recorded;
         later ones replay its functional effects (simulator/replay.py) on the GM image kept for the key (the
         arguments written into it again) and return its stats with ``replayed`` set.
         A kernel whose DMAs take GM addresses from data registers replays while those addresses equal the
@@ -157,7 +157,9 @@ class CompiledKernel:
         block_dim = lay.values["block_dim"]
         if block_dim > 0:
             spec = get_chip(chip or self.chip)
-            key = (_arg_key(args), block_dim, _chip_key(spec), check_hazards)
+            # Note: the argument shapes are part of the key: a kernel whose params do not name an argument's size
+            # (one element selected from a dynamic-size input) launches with equal args over GM images of other sizes
+            key = (_arg_key(args), tuple(map(tuple, lay.shapes)), block_dim, _chip_key(spec), check_hazards)
             hit = self.recorded.get(key) if simulate == "once" else None
             note = None
             if hit is not None and hit.replayable(trace):

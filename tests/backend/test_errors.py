@@ -46,8 +46,8 @@ def test_cumsum_over_a_symbolic_length_names_the_reason():
 
 @pytest.mark.parametrize("fn, args, dynamic, reason", [
     (lambda x: x[:, [0, -1]] * 2, (torch.randn(3, 8),), True, "an index into dim 1 of symbolic length"),
-    (lambda x, i, j: x[i, j], (torch.randn(3, 8), torch.tensor([0, 1]), torch.tensor([2, 3])), False,
-     "2 index tensors: only one (the other dims taken whole) is lowered"),
+    (lambda x, i, j: x[i, :, j], (torch.randn(3, 4, 8), torch.tensor([0, 1]), torch.tensor([2, 3])), False,
+     "index tensors at dims [0, 2] are not adjacent"),
     (lambda x: x[:, [0, 9]] * 2, (torch.randn(3, 8),), False, "index 9 is out of bounds for dim 1 of size 8"),
 ])
 def test_advanced_indexing_limits_are_named(fn, args, dynamic, reason):

@@ -126,7 +126,7 @@ def test_bare_ops_are_wrapped_in_a_module():
 
 
 @pytest.mark.parametrize("index, problem", [
-    ("memref<8x4xi64, ub>", "must have extent 1 in every dim but 0 (one index per slab)"),
+    ("memref<8x4xi64, ub>", "must have extent 1 in every dim but 0 (one index per row)"),
     ("memref<8x1xf32, ub>", "the element types must match and the index be i32 or i64"),
 ])  # fmt: skip
 def test_embedding_gather_verifier(index, problem):
