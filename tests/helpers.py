@@ -168,3 +168,16 @@ def buffer_tag_error_of(fn, *inputs) -> str:
     msg = str(e)
     assert "\n" not in msg
     return msg
+
+
+def simulated(fn, *args):
+    """``fn(*args)`` compiled afresh with ``backend="npu"``, asserting every kernel ran on the simulator (none
+    interpreted, none on the host)."""
+    import torch_npu_backend
+
+    torch._dynamo.reset()
+    with torch_npu_backend.profile(trace=False) as prof:
+        out = torch.compile(fn, backend="npu")(*args)
+    assert prof.records and not prof.interpreted() and not prof.fallbacks(), \
+        [(r.kernel, r.reason) for r in prof.interpreted() + prof.fallbacks()]
+    return out

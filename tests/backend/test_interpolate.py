@@ -15,18 +15,9 @@ import torch.nn.functional as F
 from torch._decomp import get_decompositions
 
 import torch_npu_backend
+from tests.helpers import simulated
 
 aten = torch.ops.aten
-
-
-def _simulated(fn, *args):
-    """``fn(*args)`` compiled, every kernel on the simulator (none interpreted, none on the host)."""
-    torch._dynamo.reset()
-    with torch_npu_backend.profile(trace=False) as prof:
-        out = torch.compile(fn, backend="npu")(*args)
-    assert prof.records and not prof.interpreted() and not prof.fallbacks(), \
-        [(r.kernel, r.reason) for r in prof.interpreted() + prof.fallbacks()]
-    return out
 
 
 def _forward_backward(fn, x):
@@ -66,7 +57,7 @@ def test_index_put_several_accumulates_repeats_and_negatives(i):
     i, j = torch.tensor(i), torch.tensor([1, -6, 1])
     v = torch.randint(-8, 8, (2, 4, 3), generator=gen).float()
     fn = lambda t, a, b, u: aten.index_put(t, [None, a, b], u, True)  # noqa: E731
-    assert torch.equal(_simulated(fn, x, i, j, v), fn(x, i, j, v))
+    assert torch.equal(simulated(fn, x, i, j, v), fn(x, i, j, v))
 
 
 @pytest.mark.filterwarnings("default:npu. ")  # the fallback is expected (setup.cfg makes it an error)
@@ -84,7 +75,7 @@ def test_index_put_several_without_accumulate_falls_back_with_the_reason():
 def test_bilinear_forward_is_torchs_decomposition_bit_for_bit(align_corners):
     x = _input(2, 3, 8, 8)
     decomposed = get_decompositions([aten.upsample_bilinear2d.vec])[aten.upsample_bilinear2d.vec]
-    out = _simulated(lambda t: F.interpolate(t, size=(13, 11), mode="bilinear", align_corners=align_corners), x)
+    out = simulated(lambda t: F.interpolate(t, size=(13, 11), mode="bilinear", align_corners=align_corners), x)
     assert torch.equal(out, decomposed(x, (13, 11), align_corners, None))
 
 

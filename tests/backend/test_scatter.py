@@ -8,17 +8,9 @@ import pytest
 import torch
 
 import torch_npu_backend
+from tests.helpers import simulated
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
-
-
-def _simulated(fn, *args):
-    torch._dynamo.reset()
-    with torch_npu_backend.profile(trace=False) as prof:
-        out = torch.compile(fn, backend="npu")(*args)
-    assert prof.records and not prof.interpreted() and not prof.fallbacks(), \
-        [(r.kernel, r.reason) for r in prof.interpreted() + prof.fallbacks()]
-    return out
 
 
 def _exact(got, want):
@@ -44,20 +36,20 @@ def _some_reduces(x, index, src):  # the default run's share (compiling every ki
 
 def test_scatter_reduce_exact():
     x, index, src = _inputs(torch.float32, torch.Generator().manual_seed(0))
-    _exact(_simulated(_some_reduces, x, index, src), _some_reduces(x, index, src))
+    _exact(simulated(_some_reduces, x, index, src), _some_reduces(x, index, src))
 
 
 @pytest.mark.slow
 def test_scatter_reduce_every_kind_exact():
     x, index, src = _inputs(torch.float32, torch.Generator().manual_seed(0))
-    _exact(_simulated(_every_reduce, x, index, src), _every_reduce(x, index, src))
+    _exact(simulated(_every_reduce, x, index, src), _every_reduce(x, index, src))
 
 
 def test_scatter_add_along_the_last_dim():
     gen = torch.Generator().manual_seed(1)
     x, index, src = torch.randn(3, 8, generator=gen), torch.randint(0, 8, (2, 6), generator=gen), torch.randn(3, 7)
     fn = lambda a, i, s: (a.scatter_add(1, i, s), a.scatter_add(-1, i[:, :1], s))  # noqa: E731
-    _exact(_simulated(fn, x, index, src), fn(x, index, src))
+    _exact(simulated(fn, x, index, src), fn(x, index, src))
 
 
 @pytest.mark.slow
@@ -65,7 +57,7 @@ def test_scatter_add_along_the_last_dim():
 def test_scatter_reduce_dtypes(dtype):
     """Low-precision floats round each step as eager does; integer means are floor divisions, as eager's."""
     x, index, src = _inputs(dtype, torch.Generator().manual_seed(2))
-    _exact(_simulated(_every_reduce, x, index, src), _every_reduce(x, index, src))
+    _exact(simulated(_every_reduce, x, index, src), _every_reduce(x, index, src))
 
 
 @pytest.mark.slow
@@ -74,7 +66,7 @@ def test_scatter_reduce_nan_wins_amax_amin():
     x[1, 2], src[0, 0], src[2, 3] = float("nan"), float("nan"), float("nan")
     fn = lambda a, i, s: [a.scatter_reduce(0, i, s, r, include_self=inc) for r in ("amax", "amin")  # noqa: E731
                           for inc in (True, False)]
-    _exact(_simulated(fn, x, index, src), fn(x, index, src))
+    _exact(simulated(fn, x, index, src), fn(x, index, src))
 
 
 @pytest.mark.filterwarnings("default:npu. ")  # the fallback is expected (setup.cfg makes it an error)
