@@ -22,7 +22,6 @@ from .errors import RaceError
 from .granules import G, granule_set, granules, index, put, shadow_len, take
 
 __all__ = ["G", "NP", "HazardChecker", "granules"]
-_arr = index  # the granule numbers of a granule set (launch replay uses it with granules())
 
 NP = 7  # pipes per core in the stream numbering
 _NEVER = np.iinfo(np.int64).max  # a clock entry that orders every access
@@ -73,8 +72,11 @@ class _Global:
 
 
 class HazardChecker:
-    def __init__(self, cores, gm_size: int, items: list):
+    def __init__(self, cores, gm_size: int, items: list, local_cores: set | None = None):
         self.items = items  # gid -> resolved instruction
+        # the cores whose local accesses (and buffer tags) are checked; None: all. The fast path (symmetry.py) checks
+        # one core per class of identical streams: the others reach the same local verdict.
+        self.local_cores = local_cores
         self.local = _Shadows(cores)
         self.gm = _Global(gm_size)
         self.cores = {c.index: c for c in cores}
@@ -85,6 +87,11 @@ class HazardChecker:
         core = ins.core
         accs, local = self._accesses(ins, core)
         if not accs:  # a sync item: nothing to look at
+            return
+        if self.local_cores is not None and core.index not in self.local_cores:
+            for scope, write, g in accs:
+                if scope == "GM":
+                    self._global(ins, stream, seq, vc, g, write)
             return
         # the core's clocks, then a sentinel no sequence number exceeds: a granule with no writer (pipe -1) reads it
         lvc = np.empty(NP + 1, np.int64)
