@@ -68,9 +68,10 @@ def issue(program: Program | MixProgram, chip, block_dim: int, args: dict, gm: G
         raise ProgramError(f"launch {program.name}: missing args {missing}, unexpected args {extra}; "
                            f"params are {program.params}")
     cores, progs = _cores(program, chip, block_dim, gm)
+    checked: dict = {}  # instructions checked on a core of the launch, by kind and static key (core.py)
     for core, (prog, bidx, sb, sbn) in zip(cores, progs):
         env = dict(args, block_idx=bidx, block_num=block_dim, subblock_idx=sb, subblock_num=sbn)
-        core.issue(prog, env)
+        core.issue(prog, env, checked)
     return cores
 
 
