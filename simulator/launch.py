@@ -87,7 +87,7 @@ def launch(program: Program | MixProgram, *, chip="ascend910b1", block_dim: int 
     cores = issue(program, chip, block_dim, args, gm)
     if exact is None:
         exact = symmetry.exact_forced()
-    reps = None if exact else symmetry.representatives(cores)
+    reps = None if exact or not check_hazards else symmetry.representatives(cores)
     sched = Scheduler(chip, cores, gm, check_hazards, trace, local_cores=reps)
     try:
         sched.run()
