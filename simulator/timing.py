@@ -178,12 +178,12 @@ class Scheduler:
             dur = end - t
             c.drained[pipe] = False
         elif kind == "op":
-            dur = x.cycles(chip)
+            dur = cyc = x.cycles(chip)
             if t > c.op_end[pipe] or c.drained[pipe]:
                 dur += x.head(chip)
             c.drained[pipe] = False
             if pipe in ("M", "V"):
-                self.compute_cycles[pipe] += x.cycles(chip)
+                self.compute_cycles[pipe] += cyc
         else:
             dur = 0
             if kind == "barrier" and pipe != "S":
