@@ -121,3 +121,16 @@ def test_cross_core_gm_race_is_reported():
     z = gm.alloc(2048)
     with pytest.raises(RaceError, match=r"race on GM.*copy_ub_to_gm \(MTE3, core aiv\d.*overwrites what copy_ub_to_gm"):
         launch(prog, block_dim=4, args=dict(z=z), gm=gm, exact=False)
+
+
+def test_fast_path_checks_local_accesses_on_representatives_only(monkeypatch):
+    import simulator.timing as timing
+    made = []
+    real = timing.HazardChecker
+    monkeypatch.setattr(timing, "HazardChecker", lambda *a: made.append(real(*a)) or made[-1])
+    gm = GlobalMemory()
+    launch(build_vector_add("f16", 1024, 2), block_dim=16, args=_add(gm, 40, 1024), gm=gm)
+    # 40 tiles on 16 cores: cores 0-7 take 3, cores 8-15 take 2: two classes, two cores' UB shadows
+    assert {ci for ci, _ in made[-1].local} == {0, 8}
+    launch(build_vector_add("f16", 1024, 2), block_dim=16, args=_add(gm, 40, 1024), gm=gm, exact=True)
+    assert {ci for ci, _ in made[-1].local} == set(range(16))
