@@ -82,16 +82,16 @@ class HazardChecker:
         self.cores = {c.index: c for c in cores}
         self.tags = BufferTags(cores, items)  # the buffer-tag check rides on the hazard checker (buffer_tags.py)
         self._cache: dict = {}  # static key -> the instruction's accesses (_accesses)
+        self._gm_cache: dict = {}  # static key -> its GM accesses (_gm_accesses)
 
     def check(self, ins, stream: int, seq: int, vc: np.ndarray) -> None:
         core = ins.core
+        if self.local_cores is not None and core.index not in self.local_cores:
+            for write, g in self._gm_accesses(ins, core):
+                self._global(ins, stream, seq, vc, g, write)
+            return
         accs, local = self._accesses(ins, core)
         if not accs:  # a sync item: nothing to look at
-            return
-        if self.local_cores is not None and core.index not in self.local_cores:
-            for scope, write, g in accs:
-                if scope == "GM":
-                    self._global(ins, stream, seq, vc, g, write)
             return
         # the core's clocks, then a sentinel no sequence number exceeds: a granule with no writer (pipe -1) reads it
         lvc = np.empty(NP + 1, np.int64)
@@ -124,6 +124,20 @@ class HazardChecker:
         got = (accs, local)
         if key is not None:
             self._cache[key] = got
+        return got
+
+    def _gm_accesses(self, ins, core):
+        """``(write, granules)`` of the GM accesses alone (a core whose local accesses are not checked), cached by
+        static key as :meth:`_accesses`."""
+        key = ins.skey
+        if key is not None:
+            got = self._gm_cache.get(key)
+            if got is not None:
+                return got
+        got = [(acc.write, granule_set(np.asarray(acc.starts), acc.length)) for acc in ins.accesses(core)
+               if acc.scope == "GM"]
+        if key is not None:
+            self._gm_cache[key] = got
         return got
 
     # ---- local -------------------------------------------------------------------------------------
