@@ -1,12 +1,14 @@
 """Simulator benchmark: the example kernels at full size on a chip preset. Prints a table; asserts nothing.
 
-    python benchmarks/simulator.py [--chip ascend910b1] [--no-hazards] [--small]
+    python benchmarks/simulator.py [--chip ascend910b1] [--no-hazards] [--small] [--exact]
 
 Columns: before us (the kernel simulated without fixed costs, `ChipSpec.without_fixed_costs()`, which reproduces the
 simulator's cycles before launch overhead and per-DMA fixed costs were modelled), body us (the cores' time with the
 per-DMA fixed costs), launch us (launch overhead, charged before the cores start), after us (launch + body), roofline
 us (bound), efficiency = roofline / body, per-pipe busy %, and the simulator's own speed (instructions simulated per
-wall-clock second, of the after run). The GEMM runs twice: with the
+wall-clock second and per CPU second of this process, of the after run; CPU seconds are steadier on a shared
+machine). ``--exact`` forces the simulator's exact path (``NPU_SIM_EXACT=1``, simulator/symmetry.py): the cycles
+are the same, only the simulator's speed differs. The GEMM runs twice: with the
 balanced work split (whole 128x256 blocks plus an even share of the leftover blocks per core) and, for
 comparison, with whole blocks dealt round-robin (6 or 5 blocks per core).
 """
@@ -37,7 +39,10 @@ def main():
     ap.add_argument("--chip", default="ascend910b1")
     ap.add_argument("--no-hazards", action="store_true")
     ap.add_argument("--small", action="store_true", help="1M-element add and 1024^3 GEMM")
+    ap.add_argument("--exact", action="store_true", help="force the simulator's exact path (NPU_SIM_EXACT=1)")
     a = ap.parse_args()
+    if a.exact:
+        os.environ["NPU_SIM_EXACT"] = "1"
     chip = get_chip(a.chip)
     check = not a.no_hazards
     rng = np.random.default_rng(0)
@@ -66,14 +71,15 @@ def main():
                                                                       balance=False, check_hazards=check)),
     ]:
         _, before = fn(chip.without_fixed_costs())
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         out, res = fn(chip)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, time.process_time() - cpu
         s = res.stats
         busy = ", ".join(f"{LANE_NAMES[p]} {r:.0%}" for p, r in s.busy_ratio.items())
         runs.append((label, f"{before.stats.us:,.1f}", f"{s.us:,.1f}", f"{s.launch_us:,.1f}", f"{s.total_us:,.1f}",
                      f"{s.roofline_us:,.1f} ({s.bound})", f"{s.efficiency:.1%}", busy,
-                     f"{s.instructions:,}", f"{s.instructions / wall:,.0f}", f"{wall:.1f}"))
+                     f"{s.instructions:,}", f"{s.instructions / wall:,.0f}", f"{s.instructions / cpu:,.0f}",
+                     f"{wall:.1f}"))
         if "GEMM" in label:
             ref = A.astype(np.float32) @ B.astype(np.float32)
             err = float(np.abs(out.astype(np.float32) - ref).max())
@@ -83,9 +89,10 @@ def main():
         else:
             assert np.array_equal(out, x + y)
     print(f"chip {chip.name}: {chip.aic_cores} AIC / {vec_cores} vector cores at {chip.clock_mhz} MHz; "
-          f"hazard check {'on' if check else 'OFF'}")
+          f"hazard check {'on' if check else 'OFF'}; simulator path {'exact' if a.exact else 'fast'}")
     print(tabulate(runs, headers=["kernel", "before us", "body us", "launch us", "after us", "roofline us",
-                                  "efficiency", "busy (avg over cores)", "instructions", "instr/s", "wall s"],
+                                  "efficiency", "busy (avg over cores)", "instructions", "instr/s", "instr/CPU-s",
+                                  "wall s"],
                    disable_numparse=True))
 
 

@@ -53,8 +53,14 @@ class Core:
             raise ProgramError(f"{ins.describe()}: core {self.name} ({self.kind}) has no {scope}") from None
 
     # ---- phase 1 -----------------------------------------------------------------------------------
-    def issue(self, program, env: dict) -> None:
+    def issue(self, program, env: dict, checked: dict | None = None) -> None:
+        """Walk ``program`` and fill the pipe queues. ``checked``: resolved instructions already checked on a core of
+        this kind, by static key, shared by a launch's cores (a check depends on the instruction's operands, the
+        scope capacities of the core's kind and the GM; it may normalise fields, which the copy keeps)."""
         chip = self.chip
+        if checked is None:
+            checked = {}
+        kind = self.kind
         op_c, iss_c, loop_c = chip.scalar_op_cycles, chip.issue_cycles, chip.loop_iter_cycles
         queues, s_items, pipes = self.queues, self.s_items, self.pipes
         state = [0, 0, 0]  # seg, sofs, issued
@@ -86,9 +92,16 @@ class Core:
                 if pipe not in pipes:
                     raise ProgramError(f"{r.describe()} in {program.name}: core {self.name} ({self.kind}) has no "
                                        f"pipe {pipe}; its pipes are {pipes}")
-                if not r.reads_dregs:  # a static key: equal keys access the same bytes (hazards.py caches by it)
-                    r.skey = (id(node),) + tuple([r.__dict__[n] for n in node.EXPRS])
-                r.check(self)  # Note: not skipped for a key seen before: a check may normalise fields (vector masks)
+                if r.reads_dregs:
+                    r.check(self)
+                else:  # a static key: equal keys access the same bytes (hazards.py caches by it)
+                    key = r.skey = (id(node),) + tuple([r.__dict__[n] for n in node.EXPRS])
+                    done = checked.get((kind, key))
+                    if done is None:
+                        r.check(self)
+                        checked[(kind, key)] = dict(r.__dict__)
+                    else:  # checked before, on this core or another of its kind: the checked fields
+                        r.__dict__.update(done)
                 if pipe != "S" or r.KIND != "op":  # an S data instruction pays its own cycles when it runs
                     state[1] += iss_c
                 state[2] += 1

@@ -71,28 +71,36 @@ class GmModel:
 
     def reserve(self, t0: float, nbytes: float, rate: float) -> float:
         """Serve `nbytes` of DDR traffic from time t0 at most `rate` B/cycle, in what the chip has left;
-        return the time the last byte is served."""
+        return the time the last byte is served. Slot by slot: in slot k (from t0's), min(rate x its cycles,
+        what the slot has left), until the running sum reaches nbytes; the last slot's share is prorated."""
         if nbytes <= 0:
             return t0
         i0 = int(t0 // SLOT)
-        n = int(nbytes / rate / SLOT) + 2
+        used, cap = self.used, self.slot_cap
+        takes = []
+        cum = 0.0
+        k = i0
+        dur = (i0 + 1) * SLOT - t0
         while True:
-            if i0 + n > len(self.used):
-                self.used = np.concatenate([self.used, np.zeros(max(len(self.used), i0 + n), np.float64)])
-            free = np.maximum(self.slot_cap - self.used[i0:i0 + n], 0.0)
-            dur = np.full(n, float(SLOT))
-            dur[0] = (i0 + 1) * SLOT - t0
-            take = np.minimum(rate * dur, free)
-            cum = np.cumsum(take)
-            if cum[-1] >= nbytes:
+            if k >= len(used):
+                used = self.used = np.concatenate([used, np.zeros(max(len(used), k + 1), np.float64)])
+            free = cap - used[k]
+            take = rate * dur
+            if free < take:
+                take = free if free > 0.0 else 0.0
+            prev = cum
+            cum += take
+            if cum >= nbytes:
                 break
-            n *= 2
-        j = int(np.searchsorted(cum, nbytes))
-        need = nbytes - (cum[j - 1] if j else 0.0)
-        self.used[i0:i0 + j] += take[:j]
-        self.used[i0 + j] += need
-        sj = t0 if j == 0 else (i0 + j) * SLOT
-        return sj + need * dur[j] / take[j]
+            takes.append(take)
+            k += 1
+            dur = float(SLOT)
+        for i, tk in enumerate(takes):
+            used[i0 + i] += tk
+        need = nbytes - prev
+        used[k] += need
+        sj = t0 if k == i0 else k * SLOT
+        return sj + need * dur / take
 
     def curve(self, path: str, gbytes: int, nbytes: int, path_cap_bpc: float | None = None) -> float:
         """Cycles of an isolated transfer of `gbytes` granule bytes (`nbytes` moved) on `path` (see above)."""

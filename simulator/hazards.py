@@ -22,7 +22,6 @@ from .errors import RaceError
 from .granules import G, granule_set, granules, index, put, shadow_len, take
 
 __all__ = ["G", "NP", "HazardChecker", "granules"]
-_arr = index  # the granule numbers of a granule set (launch replay uses it with granules())
 
 NP = 7  # pipes per core in the stream numbering
 _NEVER = np.iinfo(np.int64).max  # a clock entry that orders every access
@@ -73,16 +72,24 @@ class _Global:
 
 
 class HazardChecker:
-    def __init__(self, cores, gm_size: int, items: list):
+    def __init__(self, cores, gm_size: int, items: list, local_cores: set | None = None):
         self.items = items  # gid -> resolved instruction
+        # the cores whose local accesses (and buffer tags) are checked; None: all. The fast path (symmetry.py) checks
+        # one core per class of identical streams: the others reach the same local verdict.
+        self.local_cores = local_cores
         self.local = _Shadows(cores)
         self.gm = _Global(gm_size)
         self.cores = {c.index: c for c in cores}
         self.tags = BufferTags(cores, items)  # the buffer-tag check rides on the hazard checker (buffer_tags.py)
         self._cache: dict = {}  # static key -> the instruction's accesses (_accesses)
+        self._gm_cache: dict = {}  # static key -> its GM accesses (_gm_accesses)
 
     def check(self, ins, stream: int, seq: int, vc: np.ndarray) -> None:
         core = ins.core
+        if self.local_cores is not None and core.index not in self.local_cores:
+            for write, g in self._gm_accesses(ins, core):
+                self._global(ins, stream, seq, vc, g, write)
+            return
         accs, local = self._accesses(ins, core)
         if not accs:  # a sync item: nothing to look at
             return
@@ -117,6 +124,20 @@ class HazardChecker:
         got = (accs, local)
         if key is not None:
             self._cache[key] = got
+        return got
+
+    def _gm_accesses(self, ins, core):
+        """``(write, granules)`` of the GM accesses alone (a core whose local accesses are not checked), cached by
+        static key as :meth:`_accesses`."""
+        key = ins.skey
+        if key is not None:
+            got = self._gm_cache.get(key)
+            if got is not None:
+                return got
+        got = [(acc.write, granule_set(np.asarray(acc.starts), acc.length)) for acc in ins.accesses(core)
+               if acc.scope == "GM"]
+        if key is not None:
+            self._gm_cache[key] = got
         return got
 
     # ---- local -------------------------------------------------------------------------------------

@@ -19,31 +19,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import replay_forms
-from .hazards import _arr, granules
+from . import intervals, replay_forms
+from .granules import G
 
 
 def independent(per_core: list[list]) -> bool:
     """Whether no GM granule written by one core is accessed by another (``per_core``: each core's effect
-    instructions, with the core they ran on as ``x.core``)."""
-    gs, cs, ws = [], [], []
-    for ci, xs in enumerate(per_core):
+    instructions, with the core they ran on as ``x.core``). Each core's footprint is a set of granule intervals
+    (intervals.py): the granules two or more cores access must hold no written one."""
+    touched, written = [], []
+    for xs in per_core:
+        los, his, wlos, whis = [], [], [], []
         for x in xs:
             for acc in x.accesses(x.core):
                 if acc.scope != "GM":
                     continue
-                g = _arr(granules(np.asarray(acc.starts), acc.length))
-                gs.append(g)
-                cs.append(np.full(len(g), ci, np.int64))
+                lo, hi = intervals.bursts(acc.starts, acc.length, G)
+                los.append(lo)
+                his.append(hi)
                 if acc.write:
-                    ws.append(g)
-    if not ws:
+                    wlos.append(lo)
+                    whis.append(hi)
+        if los:
+            touched.append(intervals.merge(np.concatenate(los), np.concatenate(his)))
+        if wlos:
+            written.append((np.concatenate(wlos), np.concatenate(whis)))
+    if not written:
         return True
-    n = len(per_core)
-    pairs = np.unique(np.concatenate(gs).astype(np.int64) * n + np.concatenate(cs))
-    g_of, counts = np.unique(pairs // n, return_counts=True)
-    shared = g_of[counts > 1]
-    return not np.isin(shared, np.concatenate(ws)).any()
+    w = intervals.merge(np.concatenate([a for a, _ in written]), np.concatenate([b for _, b in written]))
+    return not intervals.overlaps(intervals.shared(touched), w)
 
 
 def plan(seqs: list[list], kinds: list[str], rows: list[int]) -> list:

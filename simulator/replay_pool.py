@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import intervals
 from .core import KIND_SCOPES, Core
 from .memory import LocalMemory
 
@@ -30,16 +31,8 @@ def write_footprint(items: list) -> dict:
                 spans.setdefault((x.core.kind, acc.scope), []).append((starts, starts + acc.length))
     out = {}
     for key, parts in spans.items():
-        lo = np.concatenate([p[0] for p in parts])
-        hi = np.concatenate([p[1] for p in parts])
-        order = np.argsort(lo, kind="stable")
-        merged: list = []
-        for a, b in zip(lo[order].tolist(), hi[order].tolist()):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        out[key] = [(a, b) for a, b in merged]
+        lo, hi = intervals.merge(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        out[key] = list(zip(lo.tolist(), hi.tolist()))
     return out
 
 

@@ -27,13 +27,15 @@ from .isa.base import PIPE_INDEX
 
 
 class Scheduler:
-    def __init__(self, chip, cores, gm, check_hazards: bool, record_trace: bool = True):
+    def __init__(self, chip, cores, gm, check_hazards: bool, record_trace: bool = True,
+                 local_cores: set | None = None):
+        """``local_cores``: the cores whose local accesses the hazard checker looks at (None: all; symmetry.py)."""
         self.chip, self.cores, self.gm = chip, cores, gm
         self.n_streams = len(cores) * NP
         self.items: list = []
         self.binds: list = []  # (items executed before it, core, instruction, fields before, bound GM addresses)
         self.gm_model = GmModel(chip, len(cores), max(gm.top, 1))
-        self.check = HazardChecker(cores, max(gm.top, 1), self.items) if check_hazards else None
+        self.check = HazardChecker(cores, max(gm.top, 1), self.items, local_cores) if check_hazards else None
         self.record_trace = record_trace
         self.events: list = []     # (core, pipe, name, start, dur, pc)
         self.flows: list = []      # (set core, set pipe, set time, wait core, wait pipe, wait time)
@@ -176,12 +178,12 @@ class Scheduler:
             dur = end - t
             c.drained[pipe] = False
         elif kind == "op":
-            dur = x.cycles(chip)
+            dur = cyc = x.cycles(chip)
             if t > c.op_end[pipe] or c.drained[pipe]:
                 dur += x.head(chip)
             c.drained[pipe] = False
             if pipe in ("M", "V"):
-                self.compute_cycles[pipe] += x.cycles(chip)
+                self.compute_cycles[pipe] += cyc
         else:
             dur = 0
             if kind == "barrier" and pipe != "S":
