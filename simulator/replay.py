@@ -39,14 +39,16 @@ class Recording:
         self.chip = chip
         steps = _steps(items, binds)
         self.steps = [(f, ci) for f, ci, _ in steps]
-        self.plan = None  # the lock-step schedule across cores (replay_batch.py) when the cores are independent
+        self.plan = None  # the schedule in rounds across cores, identical steps batched (replay_batch.py)
         per_core = [[] for _ in cores]
+        placed = []  # (core, position in its sequence, instruction or None), in the recorded order
         for f, ci, x in steps:
+            placed.append((ci, len(per_core[ci]), x))
             per_core[ci].append((f, x))
-        if len(cores) > 1 and replay_batch.independent([[x for _, x in s if x is not None] for s in per_core]):
+        if len(cores) > 1:
             kinds = [c.kind for c in cores]
             rows = [sum(1 for k in kinds[:i] if k == kinds[i]) for i in range(len(cores))]
-            self.plan = replay_batch.plan(per_core, kinds, rows)
+            self.plan = replay_batch.plan(per_core, kinds, rows, replay_batch.gm_dependencies(placed))
         self.footprint = write_footprint(items)  # the local bytes a replay writes: zeroed after it (replay_pool.py)
         self._cores = None  # (pool generation, cores, stacks): the replay's cores over the pool's rows
         for c in cores:  # the recorded launch is over: drop its memories and queues, keep what the steps name
@@ -61,7 +63,7 @@ class Recording:
     def replay(self, gm, batched: bool = True) -> None:
         """Apply the recorded launch's functional effects to ``gm`` (bit-identical to simulating it again);
         :class:`ReplayMismatch` if a register-computed GM address differs from the recorded one. ``batched``: across
-        the cores in lock step when they are independent (replay_batch.py), else in the recorded order. The cores'
+        the cores in rounds, identical steps at once (replay_batch.py), else in the recorded order. The cores'
         local memories are rows of the shared pool (replay_pool.py), zeroed again when the replay is over."""
         cores, stacks = self._pool_cores()
         for c in cores:

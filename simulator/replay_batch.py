@@ -1,19 +1,26 @@
-"""Launch replay across cores at once: the recorded effects of all cores in lock step, identical steps batched.
+"""Launch replay across cores at once: the recorded effects of all cores in rounds, identical steps batched.
 
 Legality. The replay must leave GM as the recorded execution order does. Local memories and data registers belong
-to one core, so two cores' effects can only interact through GM. :func:`independent` checks the recorded launch's
-GM footprint (every op and dma effect's GM accesses, in 32-B granules): when no granule one core writes is read or
-written by another core, the cores' effects commute, and any order that keeps each core's own order gives the same
-GM — position k of every core, then position k + 1, for instance. Otherwise the replay runs in the recorded order
-(replay.py). A replay checks its register-computed GM addresses against the recorded ones (replay.py), so the
-footprint it runs with is the one checked here.
+to one core, so two cores' effects can only interact through GM. :func:`gm_dependencies` reads the recorded
+launch's GM footprint (every op and dma effect's GM accesses, in 32-B granules) and, for every pair of effects on
+different cores that touch a granule with at least one write, makes the later one (in the recorded order) wait for
+the earlier: a read waits for the last write before it, a write for the last write and the reads since. Every
+schedule that keeps each core's own order and these waits applies every conflicting pair in the recorded order, so
+it leaves every byte as the recorded execution does. A replay checks its register-computed GM addresses against
+the recorded ones (replay.py), so the footprint it runs with is the one read here.
 
-Batching. At position k, the cores whose step is the same instruction with the same operands apart from the GM
+Schedule (:func:`plan`). Round after round, every core whose next step has nothing left to wait for runs it; the
+recorded order's earliest pending step is always ready, so the rounds end. When the cores touch disjoint GM (no
+waits) this is lock step: position k of every core, then k + 1. A mix launch's vector cores wait for their cube
+core's workspace tile, then run together.
+
+Batching. In a round, the cores whose step is the same instruction with the same operands apart from the GM
 address (the batch key, the instruction's ``batch_key()``) run as one numpy operation over the cores' stacked local
 memories (one ``(cores, bytes)`` array per kind of core and scope; each core's LocalMemory is a row of it):
 ``batch_effect()`` gives a function of (the stack's rows, their GM addresses) with execute's effect on every row.
-The hot instructions' batched forms are in replay_forms.py (reductions, vci, strided DMA, cube loads, mmad,
-fixpipe); the others give their own. Every other step runs alone, as in replay.py.
+Two steps of one round never conflict (the later would wait for the earlier). The hot instructions' batched forms
+are in replay_forms.py (reductions, vci, strided DMA, cube loads, mmad, fixpipe); the others give their own. Every
+other step runs alone, as in replay.py.
 """
 from __future__ import annotations
 
@@ -23,51 +30,76 @@ from . import replay_forms
 from .hazards import _arr, granules
 
 
-def independent(per_core: list[list]) -> bool:
-    """Whether no GM granule written by one core is accessed by another (``per_core``: each core's effect
-    instructions, with the core they ran on as ``x.core``)."""
-    gs, cs, ws = [], [], []
-    for ci, xs in enumerate(per_core):
-        for x in xs:
-            for acc in x.accesses(x.core):
-                if acc.scope != "GM":
-                    continue
-                g = _arr(granules(np.asarray(acc.starts), acc.length))
-                gs.append(g)
-                cs.append(np.full(len(g), ci, np.int64))
-                if acc.write:
-                    ws.append(g)
-    if not ws:
-        return True
-    n = len(per_core)
-    pairs = np.unique(np.concatenate(gs).astype(np.int64) * n + np.concatenate(cs))
-    g_of, counts = np.unique(pairs // n, return_counts=True)
-    shared = g_of[counts > 1]
-    return not np.isin(shared, np.concatenate(ws)).any()
-
-
-def plan(seqs: list[list], kinds: list[str], rows: list[int]) -> list:
-    """The lock-step schedule: ``seqs[c]`` is core c's steps in its own order, each ``(function, instruction or
-    None)``; ``kinds[c]``, ``rows[c]``: its kind and its row in that kind's stacks. Returns functions
-    ``op(cores, stacks, gm)``."""
-    out = []
-    for k in range(max((len(s) for s in seqs), default=0)):
-        groups: dict = {}
-        for c, seq in enumerate(seqs):
-            if k >= len(seq):
+def gm_dependencies(steps: list) -> dict:
+    """``{(core, position): [(other core, position), ...]}``: the steps (``(core, position, instruction or None)``
+    in the recorded order) of other cores that a step must wait for (see the module docstring)."""
+    gs, order, ws = [], [], []
+    for i, (c, p, x) in enumerate(steps):
+        if x is None:
+            continue
+        for acc in x.accesses(x.core):
+            if acc.scope != "GM":
                 continue
-            f, x = seq[k]
+            g = np.unique(_arr(granules(np.asarray(acc.starts), acc.length)).astype(np.int64))
+            gs.append(g)
+            order.append(np.full(len(g), i, np.int64))
+            ws.append(np.full(len(g), acc.write, bool))
+    if not gs:
+        return {}
+    g, o, w = np.concatenate(gs), np.concatenate(order), np.concatenate(ws)
+    s = np.lexsort((o, g))
+    g, o, w = g[s], o[s], w[s]
+    n = len(g)
+    idx = np.arange(n)
+    start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    first = np.repeat(start, np.diff(np.r_[start, n]))  # each entry's granule group: its first index
+    last = np.repeat(np.r_[start[1:], n], np.diff(np.r_[start, n]))  # one past its last index
+    prev_w = np.r_[-1, np.maximum.accumulate(np.where(w, idx, -1))[:-1]]  # the last write strictly before
+    has_prev = prev_w >= first
+    nxt = np.where(w, idx, n)
+    next_w = np.r_[np.minimum.accumulate(nxt[::-1])[::-1][1:], n]  # the first write strictly after
+    has_next = (next_w < last) & ~w
+    src = np.r_[o[prev_w[has_prev]], o[idx[has_next]]]  # (waited for, waiting) by recorded order
+    dst = np.r_[o[idx[has_prev]], o[next_w[has_next]]]
+    core = np.array([c for c, _, _ in steps])
+    keep = core[src] != core[dst]
+    pairs = np.unique(np.stack([dst[keep], src[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), int)
+    deps: dict = {}
+    for d, sv in pairs.tolist():
+        dc, dp, _ = steps[d]
+        sc, sp, _ = steps[sv]
+        deps.setdefault((dc, dp), {})
+        deps[(dc, dp)][sc] = max(deps[(dc, dp)].get(sc, -1), sp)
+    return {k: list(v.items()) for k, v in deps.items()}
+
+
+def plan(seqs: list[list], kinds: list[str], rows: list[int], deps: dict) -> list:
+    """The schedule in rounds: ``seqs[c]`` is core c's steps in its own order, each ``(function, instruction or
+    None)``; ``kinds[c]``, ``rows[c]``: its kind and its row in that kind's stacks; ``deps``: gm_dependencies.
+    Returns functions ``op(cores, stacks, gm)``."""
+    out = []
+    pos = [0] * len(seqs)
+    left = sum(len(s) for s in seqs)
+    while left:
+        ready = [c for c, seq in enumerate(seqs) if pos[c] < len(seq)
+                 and all(pos[sc] > sp for sc, sp in deps.get((c, pos[c]), ()))]
+        groups: dict = {}
+        for c in ready:
+            f, x = seqs[c][pos[c]]
             key = replay_forms.batch_key(x) if x is not None else None
             if key is None:
                 out.append(_single(f, c))
-                continue
-            groups.setdefault((kinds[c], key), []).append((c, x))
+            else:
+                groups.setdefault((kinds[c], key), []).append((c, x))
         for (kind, _), members in groups.items():
             if len(members) == 1:
                 c, x = members[0]
-                out.append(_single(seqs[c][k][0], c))
+                out.append(_single(seqs[c][pos[c]][0], c))
             else:
                 out.append(_batch(kind, members, rows))
+        for c in ready:
+            pos[c] += 1
+        left -= len(ready)
     return out
 
 

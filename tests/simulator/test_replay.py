@@ -62,7 +62,8 @@ def test_gemm_replay_is_bit_identical():
 
 def test_cores_that_share_gm_bytes_replay_in_the_recorded_order():
     """Every core stores its tile to the same GM bytes (a race the checker would reject; checked off here): the
-    recorded order decides the last writer, so the cores are not independent and the replay keeps that order."""
+    recorded order decides the last writer, so each store waits for the one recorded before it (replay_batch's GM
+    dependencies) while the loads and adds still run as one operation over the cores."""
     b = ProgramBuilder("last_writer", "aiv", ["x", "out"])
     b.copy_gm_to_ub(0, b.reg("x") + b.reg("block_idx") * 64, 64)
     b.pipe_barrier("ALL")
@@ -73,12 +74,42 @@ def test_cores_that_share_gm_bytes_replay_in_the_recorded_order():
     x = np.arange(4 * 16, dtype=np.float32)
     gm, (ax,), out = _place([x], 64)
     rec = launch(prog, block_dim=4, args=dict(x=ax, out=out), gm=gm, check_hazards=False, record=True).recording
-    assert rec.plan is None
+    assert rec.plan is not None and len(rec.plan) == 2 + 4  # the load and the add batched, the 4 stores in turn
     gm2, _, _ = _place([x * 3], 64)
     launch(prog, block_dim=4, args=dict(x=ax, out=out), gm=gm2, check_hazards=False)
-    gm3, _, _ = _place([x * 3], 64)
-    rec.replay(gm3)
-    assert gm3.read(out, "f32", (16,)).tobytes() == gm2.read(out, "f32", (16,)).tobytes()
+    for batched in (True, False):
+        gm3, _, _ = _place([x * 3], 64)
+        rec.replay(gm3, batched=batched)
+        assert gm3.read(out, "f32", (16,)).tobytes() == gm2.read(out, "f32", (16,)).tobytes()
+
+
+def test_gm_dependencies_order_conflicting_steps_of_other_cores():
+    """A read waits for the last write of its bytes by another core; a write for the last write and the reads since;
+    steps of one core and disjoint bytes never wait."""
+    from simulator.isa.base import Access
+    from simulator.replay_batch import gm_dependencies
+
+    class Step:
+        def __init__(self, core, *accesses):
+            self.core, self._acc = type("C", (), {"index": core})(), accesses
+
+        def accesses(self, core):
+            return [Access("GM", w, np.array([a]), 32) for a, w in self._acc]
+
+    W, R = True, False
+    xs = [Step(0, (0, W)), Step(1, (0, R)), Step(2, (0, R)), Step(1, (64, W)), Step(0, (0, W)), Step(2, (64, R)),
+          Step(0, (128, W))]
+    pos = {}
+    placed = []
+    for x in xs:
+        c = x.core.index
+        placed.append((c, pos.get(c, 0), x))
+        pos[c] = pos.get(c, 0) + 1
+    deps = gm_dependencies(placed)
+    assert deps[(1, 0)] == [(0, 0)] and deps[(2, 0)] == [(0, 0)]  # the reads wait for core 0's write
+    assert sorted(deps[(0, 1)]) == [(1, 0), (2, 0)]  # the second write waits for both reads (core 0's own: order)
+    assert deps[(2, 1)] == [(1, 1)]  # core 1's write of 64
+    assert (0, 2) not in deps and (0, 0) not in deps and (1, 1) not in deps
 
 
 def _gather(prog, table, index, record=False):
