@@ -24,6 +24,8 @@ other step runs alone, as in replay.py.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from . import replay_forms
@@ -76,7 +78,8 @@ def gm_dependencies(steps: list) -> dict:
 def plan(seqs: list[list], kinds: list[str], rows: list[int], deps: dict) -> list:
     """The schedule in rounds: ``seqs[c]`` is core c's steps in its own order, each ``(function, instruction or
     None)``; ``kinds[c]``, ``rows[c]``: its kind and its row in that kind's stacks; ``deps``: gm_dependencies.
-    Returns functions ``op(cores, stacks, gm)``."""
+    Returns operations ``op(cores, stacks, gm)``, each with ``op.bind(cores, stacks, gm)``: the same as a function
+    of nothing (a compiled replay, replay.py)."""
     out = []
     pos = [0] * len(seqs)
     left = sum(len(s) for s in seqs)
@@ -88,38 +91,57 @@ def plan(seqs: list[list], kinds: list[str], rows: list[int], deps: dict) -> lis
             f, x = seqs[c][pos[c]]
             key = replay_forms.batch_key(x) if x is not None else None
             if key is None:
-                out.append(_single(f, c))
+                out.append(_Single(f, c))
             else:
                 groups.setdefault((kinds[c], key), []).append((c, x))
         for (kind, _), members in groups.items():
             if len(members) == 1:
                 c, x = members[0]
-                out.append(_single(seqs[c][pos[c]][0], c))
+                out.append(_Single(seqs[c][pos[c]][0], c))
             else:
-                out.append(_batch(kind, members, rows))
+                out.append(_Batch(kind, members, rows))
         for c in ready:
             pos[c] += 1
         left -= len(ready)
     return out
 
 
-def _single(f, c):
-    def op(cores, stacks, gm):
-        f(cores[c])
-    return op
+class _Single:
+    """A step that runs alone on core ``c``: ``f(core)``."""
+
+    def __init__(self, f, c):
+        self.f, self.c = f, c
+
+    def __call__(self, cores, stacks, gm):
+        self.f(cores[self.c])
+
+    def bind(self, cores, stacks, gm):
+        """A function of nothing with the step's effect on these cores and GM (replay.py: a compiled replay); the
+        effect's own ``bind(core)`` when it has one (operand views made once), else ``f`` bound to the core."""
+        pre = getattr(self.f, "bind", None)
+        run = pre(cores[self.c]) if pre is not None else None
+        return run if run is not None else partial(self.f, cores[self.c])
 
 
-def _batch(kind, members, rows):
-    x0 = members[0][1]
-    scope, g = replay_forms.batch_effect(x0)
-    r = np.array([rows[c] for c, _ in members])
-    sel = slice(int(r[0]), int(r[-1]) + 1) if (np.diff(r) == 1).all() else r
-    gm_addr = np.array([replay_forms.gm_address(x) for _, x in members], np.int64)
+class _Batch:
+    """Members of one kind with one batch key: their form over the kind's stacks (``scope`` None: all of them)."""
 
-    if scope is None:  # a form over several scopes (replay_forms.py): every stack of the kind
-        def op(cores, stacks, gm):
-            g(stacks[kind], sel, gm, gm_addr)
-    else:
-        def op(cores, stacks, gm):
-            g(stacks[kind][scope], sel, gm, gm_addr)
-    return op
+    def __init__(self, kind, members, rows):
+        self.kind = kind
+        self.scope, self.g = replay_forms.batch_effect(members[0][1])
+        r = np.array([rows[c] for c, _ in members])
+        self.sel = slice(int(r[0]), int(r[-1]) + 1) if (np.diff(r) == 1).all() else r
+        self.gm_addr = np.array([replay_forms.gm_address(x) for _, x in members], np.int64)
+
+    def __call__(self, cores, stacks, gm):
+        self.g(self._mems(stacks), self.sel, gm, self.gm_addr)
+
+    def _mems(self, stacks):
+        return stacks[self.kind] if self.scope is None else stacks[self.kind][self.scope]
+
+    def bind(self, cores, stacks, gm):
+        """As :meth:`_Single.bind`: the form's own ``bind`` (views of the stacks and of GM made once) when it has
+        one and it applies, else the form with its arguments bound."""
+        mems, pre = self._mems(stacks), getattr(self.g, "bind", None)
+        run = pre(mems, self.sel, gm, self.gm_addr) if pre is not None else None
+        return run if run is not None else partial(self.g, mems, self.sel, gm, self.gm_addr)

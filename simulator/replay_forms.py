@@ -24,10 +24,13 @@ per-instruction execution bit for bit (tests/simulator/test_replay_forms.py).
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .dtypes import itemsize, np_dtype
 from .intmath import ceil_div
+from .stack_rows import as_array, gm_view, grid_shape, rows_view
 from .isa.cube import CUBE_IN, Fixpipe, LoadL1ToL0A, LoadL1ToL0B, Mmad, k0_of
 from .isa.dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
 from .errors import ProgramError
@@ -73,6 +76,8 @@ def fast_effect(x):
 
     def effect(core):
         g({s: m.data[None, :] for s, m in core.mem.items()}, one, core.gm, addr)
+    if hasattr(g, "bind"):
+        effect.bind = lambda core: g.bind({s: m.data[None, :] for s, m in core.mem.items()}, one, core.gm, addr)
     return effect
 
 
@@ -234,7 +239,32 @@ def _copy_form(x):
         else:
             far[...] = near
         commit()
+
+    def bind(mems, rows, gm, addrs):  # views made once: one copy over every row (a copy per row off a grid)
+        stack, span = mems[scope], (n - 1) * ls + L
+        shape = grid_shape(as_array(rows), addrs)
+        if shape is not None:
+            far = gm_view(gm.data, addrs, shape, n, gs, L, write=not load)
+            if far is None:
+                return None
+            v = rows_view(stack, rows, shape, local, span, write=load)
+            near = _strided(v, shape=shape + (n, L), strides=v.strides[:2] + (ls, 1), writeable=load)
+            return partial(np.copyto, near, far) if load else partial(np.copyto, far, near)
+        pairs = []  # (to, from) per row
+        for r, a in zip(as_array(rows).tolist(), addrs[:, None]):
+            far = gm_view(gm.data, a, (1, 1), n, gs, L, write=not load)
+            if far is None:
+                return None
+            near = _strided(stack[r, local:], shape=(1, 1, n, L), strides=(0, 0, ls, 1), writeable=load)
+            pairs.append((near, far) if load else (far, near))
+        return partial(_copy_rows, pairs)
+    g.bind = bind
     return g
+
+
+def _copy_rows(pairs):
+    for dst, src in pairs:
+        np.copyto(dst, src)
 
 
 def _per_row_copy(load, local, nb):
