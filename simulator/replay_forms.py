@@ -109,7 +109,7 @@ def _gm_bursts(data, addrs, n, stride, length, write):
 
 
 # ---- reductions: vcadd / vcmax / vcmin, vredsum / vredmax / vredmin --------------------------------------------------
-_REDUCE = {"sum": np.sum, "rmax": np.max, "rmin": np.min}
+_REDUCE = {"sum": np.add.reduce, "rmax": np.maximum.reduce, "rmin": np.minimum.reduce}
 
 
 def _reduce_key(x):
@@ -129,8 +129,8 @@ def _reduce_form(x):
         vals = _rows_get(v, rows, src).astype(np.float32)
         k = vals.shape[0]
         if x.op == "sum":  # numpy's summation order depends on the array's shape: each row as execute shapes it
-            r = np.array([f(vals[i].reshape(n, m)) if x.whole else f(vals[i].reshape(n, m), axis=1)
-                          for i in range(k)], dtype=np.float32)
+            shaped = vals.reshape(k, n, m)
+            r = np.array([f(shaped[i], axis=None if x.whole else 1) for i in range(k)], dtype=np.float32)
         else:  # max and min are exact in any order
             r = f(vals.reshape(k, n * m), axis=1) if x.whole else f(vals.reshape(k, n, m), axis=2)
         v[rows, d0:d0 + out_n] = np.asarray(r, dtype=np.float32).reshape(k, out_n).astype(dt)
