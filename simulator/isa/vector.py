@@ -15,7 +15,7 @@ intrinsic map (e.g. no bf16 arithmetic: cast to f32 first).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -71,6 +71,9 @@ def _bound_op(ub2, rows, srcs, d, fn, dt):
     v = rows_view(ub2, rows, shape, 0, ub2.shape[1]).view(dt)
     if isinstance(d, slice) and all(isinstance(i, slice) for i in srcs):
         ins, out = [v[..., i] for i in srcs], v[..., d]
+        uf, *extra = (fn,) if isinstance(fn, np.ufunc) else getattr(fn, "ufunc", (None,))  # fn(x) = uf(x, *extra)
+        if uf is not None and ins and uf(*ins, *extra).dtype == dt:  # a ufunc whose result is already dt:
+            return partial(uf, *ins, *extra, out=out)  # in place (numpy buffers operands overlapping the output)
 
         def run():
             out[...] = np.asarray(fn(*ins)).astype(dt)
@@ -482,7 +485,10 @@ class VScalar(VectorInstr):
             return None
         dt, fn = np_dtype(self.dtype), VECTOR_SCALAR_FUNS[self.op]
         # self.scalar read per call: a bind (sreg) sets it on every replay; batched only without sreg (batch_key)
-        return ops[:1], ops[1], lambda x: fn(x, np.asarray(self.scalar).astype(dt)), dt
+        f = lambda x: fn(x, np.asarray(self.scalar).astype(dt))  # noqa: E731
+        if isinstance(fn, np.ufunc) and not self.reads_dregs:  # the scalar is fixed: fn(x, s) for _bound_op
+            f.ufunc = (fn, np.asarray(self.scalar).astype(dt))
+        return ops[:1], ops[1], f, dt
 
 
 @dataclass
