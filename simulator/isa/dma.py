@@ -199,7 +199,7 @@ class _Copy(Instr):
             if to is not None:
                 to[...] = vals
                 return
-            for i, a in enumerate(addrs):  # rows of different cores never overlap (replay_batch.independent)
+            for i, a in enumerate(addrs):  # rows of different cores never overlap (one batch never conflicts)
                 gm.data[a:a + nb] = vals[i]
         return self.SRC, store
 
