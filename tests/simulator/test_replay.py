@@ -258,3 +258,47 @@ def test_pooled_local_memories_are_zero_for_every_replay():
         recs["reads_fresh_ub"].replay(gm, batched=batched)
         assert not gm.read(out, "f32", (1024,)).any()
     assert not any(a.any() for a in POOL.arrays.values())
+
+
+def test_compiled_replay_is_kept_for_its_gm_image():
+    """The plan is bound once per GM image (functions over views of it): replays on the same image reuse it and
+    compute each call's new data; another image binds it again."""
+    rng = np.random.default_rng(3)
+    prog = build_vector_add("f32", 512, 2)
+    x, y = (rng.standard_normal(8 * 512).astype(np.float32) for _ in range(2))
+    gm, (ax, ay), az = _place([x, y], x.nbytes)
+    args = dict(x=ax, y=ay, z=az, n_tiles=8)
+    rec = launch(prog, block_dim=4, args=args, gm=gm, record=True).recording
+    runs = None
+    for k in range(3):
+        gm.write(ax, x * k)
+        rec.replay(gm)
+        np.testing.assert_array_equal(gm.read(az, "f32", (x.size,)), x * k + y)
+        assert runs is None or rec._runs[2] is runs  # bound once for this image
+        runs = rec._runs[2]
+    gm2, _, _ = _place([y, x], x.nbytes)
+    rec.replay(gm2)
+    assert rec._runs[2] is not runs
+    np.testing.assert_array_equal(gm2.read(az, "f32", (x.size,)), x + y)
+
+
+def test_grid_shape_and_views():
+    """stack_rows: sequences that step evenly in runs (a grid) become one strided view; others do not."""
+    from simulator.stack_rows import gm_view, grid_shape, rows_view
+
+    assert grid_shape(np.arange(6)) == (1, 6)
+    assert grid_shape(np.array([0, 1, 2, 4, 5, 6]), np.array([0, 64, 128, 1024, 1088, 1152])) == (2, 3)
+    assert grid_shape(np.array([0, 1, 2, 4, 5, 6]), np.array([0, 64, 128, 1024, 1088, 1100])) is None
+    assert grid_shape(np.array([0, 1, 3])) is None and grid_shape(np.array([3, 1])) is None
+    stack = np.arange(8 * 16, dtype=np.uint8).reshape(8, 16)
+    rows = np.array([0, 1, 4, 5])
+    v = rows_view(stack, rows, (2, 2), 3, 5)
+    np.testing.assert_array_equal(v.reshape(4, 5), stack[rows, 3:8])
+    v[...] = 0
+    assert not stack[rows, 3:8].any() and stack[2, 3:8].all()  # a view: written through, other rows untouched
+    data = np.arange(4096, dtype=np.uint8)
+    addrs = np.array([0, 100, 1000, 1100])
+    g = gm_view(data, addrs, (2, 2), 3, 20, 8, write=False)
+    want = data[addrs[:, None, None] + np.arange(3)[:, None] * 20 + np.arange(8)]
+    np.testing.assert_array_equal(g.reshape(4, 3, 8), want)
+    assert gm_view(data, addrs + 3000, (2, 2), 3, 20, 8, write=False) is None  # past the end
