@@ -4,6 +4,7 @@ simulation), its second call (each launch replayed, ``simulate="once"``, the def
 two workers (``workers=1`` / ``2``, compile cache off), Inductor's first and second call.
 
     .venv/bin/python benchmarks/model_speed.py [--gpt2-small] [--no-every] [--no-inductor] [--workers 1,2]
+                                               [--only 'GPT-2 (2x64, 2x16 tok) forward' ...]
 
 Rows: GPT-2 and Llama from the small configs of tests/backend/test_hf_models.py (2 layers, width 64, 2x16 tokens),
 an inference forward and a training step (forward with the loss, backward); ``--gpt2-small`` adds GPT-2 small (12
@@ -130,6 +131,8 @@ def npu_workers(spec: Spec, args) -> dict:
     launch simulated in full at once) and fanned out to a pool of 2 (outputs from the functional executor, timing
     jobs in the pool); whether the two calls' profiles (simulated µs, per-launch cycles) are the same."""
     out, profiles = {}, []
+    if not args.workers:
+        return out
     for n in args.workers:
         torch._dynamo.reset()
         compiled = torch.compile(spec.model(), backend="npu", options={"workers": n, "cache": False})
@@ -155,8 +158,11 @@ def main(argv=None) -> int:
     ap.add_argument("--gpt2-small", action="store_true", help="add GPT-2 small (12 layers, d 768, 128 tokens)")
     ap.add_argument("--no-every", action="store_true", help="skip the simulate='every' second call")
     ap.add_argument("--no-inductor", action="store_true", help="skip Inductor")
-    ap.add_argument("--workers", type=lambda v: [int(n) for n in v.split(",")], default=[1, 2],
-                    help="comma-separated worker counts for the first-call columns (default 1,2)")
+    ap.add_argument("--workers", type=lambda v: [int(n) for n in v.split(",") if n], default=[1, 2],
+                    help="comma-separated worker counts for the first-call columns (default 1,2; '' skips them)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only the rows whose name contains this text (repeatable), e.g. 'GPT-2 (2x64, 2x16 tok) "
+                         "forward'")
     args = ap.parse_args(argv)
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(0, 256, (2, 16), generator=gen)
@@ -166,6 +172,8 @@ def main(argv=None) -> int:
         big = torch.randint(0, 50257, (1, 128), generator=gen)
         specs += [Spec(f"GPT-2 small (12x768, 1x128 tok) {'train step' if t else 'forward'}",
                        gpt2(12, 768, 12, 50257), big, t) for t in (False, True)]
+    if args.only:
+        specs = [s for s in specs if any(o in s.name for o in args.only)]
     rows, headers = [], []
     for spec in specs:
         row = {"model": spec.name}

@@ -83,6 +83,7 @@ class CompiledKernel:
     chip: str = field(default_factory=lambda: target_spec(None).name)  # the chip it was compiled for
     recorded: dict = field(repr=False, default_factory=dict)  # launch key -> LaunchResult with a replay.Recording
     gm_images: dict = field(repr=False, default_factory=dict)  # launch key -> the GlobalMemory its replays reuse
+    replayed: dict = field(repr=False, default_factory=dict)  # launch key -> its recorded result marked replayed
     _sizes: dict = field(repr=False, default_factory=dict)  # bindings -> _Layout (sizes())
 
     # -- pickling (the compile cache) --------------------------------------------------------------------------------
@@ -90,7 +91,7 @@ class CompiledKernel:
         """``origin`` is keyed by the program nodes' ids, which a loaded copy does not share: pickled as pairs."""
         state = dict(self.__dict__)
         state["origin"] = [(n, self.origin[id(n)]) for n in _nodes(self.program) if id(n) in self.origin]
-        state["recorded"], state["gm_images"] = {}, {}  # launch replay recordings belong to this process's launches
+        state["recorded"], state["gm_images"], state["replayed"] = {}, {}, {}  # launch replay: this process's launches
         state["_sizes"] = {}
         return state
 
@@ -152,22 +153,24 @@ class CompiledKernel:
         if simulate not in ("once", "every"):
             raise ValueError(f"{self.name}: simulate={simulate!r} must be 'once' or 'every'")
         lay = self.sizes(bindings)
-        args = lay.args(self, gm_arrays)
+        args, arg_key = lay.args(self, gm_arrays)
         result, gm = None, None
         block_dim = lay.values["block_dim"]
         if block_dim > 0:
             spec = get_chip(chip or self.chip)
             # Note: the argument shapes are part of the key: a kernel whose params do not name an argument's size
             # (one element selected from a dynamic-size input) launches with equal args over GM images of other sizes
-            key = (_arg_key(args), tuple(map(tuple, lay.shapes)), block_dim, _chip_key(spec), check_hazards)
+            key = (arg_key, lay.shape_key, block_dim, _chip_key(spec), check_hazards)
             hit = self.recorded.get(key) if simulate == "once" else None
             note = None
             if hit is not None and hit.replayable(trace):
                 gm = self.gm_images[key]
-                lay.write(self, gm, gm_arrays)
+                lay.write(self, gm, gm_arrays, check=False)  # the image's own buffers (lay.place allocated them)
                 try:
                     hit.recording.replay(gm)
-                    result = replace(hit, replayed=True, note=None)
+                    result = self.replayed.get(key)
+                    if result is None:  # the recorded result marked replayed, made once per key
+                        result = self.replayed[key] = replace(hit, replayed=True, note=None)
                 except ReplayMismatch as e:
                     note = f"simulated again: {e}"
             if result is None:
@@ -181,13 +184,15 @@ class CompiledKernel:
                     if len(self.recorded) >= MAX_RECORDED and key not in self.recorded:
                         old = next(iter(self.recorded))  # the oldest key
                         del self.recorded[old], self.gm_images[old]
+                        self.replayed.pop(old, None)
                     self.recorded[key] = result
                     self.gm_images[key] = gm
+                    self.replayed.pop(key, None)
                 if note:
                     result = replace(result, note=note)
         if gm is None:
             gm = lay.place(self, gm_arrays)  # nothing launched (block_dim 0): the outputs as given
-        outs = [gm.read(addr, np_dtype(a.dtype), shape) for a, addr, shape in lay.placed if a.is_output]
+        outs = [gm.read(addr, np_dtype(a.dtype), shape, check=False) for a, addr, shape in lay.placed if a.is_output]
         return outs, result
 
 
@@ -200,6 +205,8 @@ class _Layout:
     values: dict
     shapes: list
     placed: list
+    shape_key: tuple = ()  # the shapes as a launch key part
+    fixed_args: tuple | None = None  # (args, key) when the kernel takes no scalar argument: the same every launch
 
     @classmethod
     def of(cls, ck: CompiledKernel, bindings) -> "_Layout":
@@ -212,10 +219,21 @@ class _Layout:
                 addr = align_up(top, GM_ALIGN)
                 top = addr + max(prod(shape) * ITEMSIZE[a.dtype], 1)
                 placed.append((a, addr, shape))
-        return cls(values, shapes, placed)
+        lay = cls(values, shapes, placed, tuple(map(tuple, shapes)))
+        if not any(a.is_scalar for a in ck.arg_layout):
+            args = lay._args(ck, [])
+            lay.fixed_args = (args, _arg_key(args))
+        return lay
 
-    def args(self, ck: CompiledKernel, gm_arrays) -> dict:
-        """The launch arguments: scalars by value, memrefs by GM address, the tiling values."""
+    def args(self, ck: CompiledKernel, gm_arrays) -> tuple[dict, tuple]:
+        """The launch arguments (scalars by value, memrefs by GM address, the tiling values) and their launch key
+        part (made once when there are no scalars)."""
+        if self.fixed_args is not None:
+            return self.fixed_args
+        args = self._args(ck, gm_arrays)
+        return args, _arg_key(args)
+
+    def _args(self, ck: CompiledKernel, gm_arrays) -> dict:
         args = {}
         for a, arr in zip(ck.arg_layout, gm_arrays):
             if a.is_scalar:
@@ -235,8 +253,9 @@ class _Layout:
         self.write(ck, gm, gm_arrays)
         return gm
 
-    def write(self, ck: CompiledKernel, gm: GlobalMemory, gm_arrays) -> None:
-        """The memref arguments' bytes into ``gm`` at their addresses (each checked against its layout)."""
+    def write(self, ck: CompiledKernel, gm: GlobalMemory, gm_arrays, check: bool = True) -> None:
+        """The memref arguments' bytes into ``gm`` at their addresses (each checked against its layout;
+        ``check=False``: ``gm`` is one :meth:`place` made, its buffers at these addresses)."""
         it = iter(self.placed)
         for a, arr in zip(ck.arg_layout, gm_arrays):
             if a.is_scalar:
@@ -249,7 +268,7 @@ class _Layout:
                 raise ValueError(f"{ck.name}: argument {a.name} needs {shape} = {prod(shape)} elements, "
                                  f"got array of shape {arr.shape}")
             if arr.nbytes:
-                gm.write(addr, arr)
+                gm.write(addr, arr, check=check)
 
 
 def _chip_key(spec) -> str:

@@ -91,9 +91,11 @@ class GlobalMemory:
         self.top = end
         return addr
 
-    def write(self, addr: int, array: np.ndarray) -> None:
+    def write(self, addr: int, array: np.ndarray, check: bool = True) -> None:
+        """``check=False``: the caller knows ``[addr, addr + nbytes)`` lies in one allocated buffer."""
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        self.check("gm.write", np.array([addr]), raw.size)
+        if check:
+            self.check("gm.write", np.array([addr]), raw.size)
         self.data[addr: addr + raw.size] = raw
 
     def put(self, array: np.ndarray, align: int | None = None) -> int:
@@ -102,12 +104,14 @@ class GlobalMemory:
         self.write(addr, array)
         return addr
 
-    def read(self, addr: int, dtype, shape) -> np.ndarray:
+    def read(self, addr: int, dtype, shape, check: bool = True) -> np.ndarray:
+        """A copy of the ``shape`` array of ``dtype`` at ``addr`` (``check=False``: as :meth:`write`)."""
         dt = np_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
         n = int(np.prod(shape)) * dt.itemsize
         if n == 0:
             return np.empty(shape, dt)  # an empty tensor: nothing to read
-        self.check("gm.read", np.array([addr]), n)
+        if check:
+            self.check("gm.read", np.array([addr]), n)
         return self.data[addr: addr + n].copy().view(dt).reshape(shape)
 
     # ---- simulator side ----------------------------------------------------------------------------

@@ -39,14 +39,17 @@ class Recording:
         self.chip = chip
         steps = _steps(items, binds)
         self.steps = [(f, ci) for f, ci, _ in steps]
-        self.plan = None  # the lock-step schedule across cores (replay_batch.py) when the cores are independent
         per_core = [[] for _ in cores]
+        placed = []  # (core, position in its sequence, instruction or None), in the recorded order
         for f, ci, x in steps:
+            placed.append((ci, len(per_core[ci]), x))
             per_core[ci].append((f, x))
-        if len(cores) > 1 and replay_batch.independent([[x for _, x in s if x is not None] for s in per_core]):
-            kinds = [c.kind for c in cores]
-            rows = [sum(1 for k in kinds[:i] if k == kinds[i]) for i in range(len(cores))]
-            self.plan = replay_batch.plan(per_core, kinds, rows)
+        kinds = [c.kind for c in cores]
+        rows = [sum(1 for k in kinds[:i] if k == kinds[i]) for i in range(len(cores))]
+        deps = replay_batch.gm_dependencies(placed) if len(cores) > 1 else {}
+        # the schedule in rounds across cores, identical steps batched (replay_batch.py)
+        self.plan = replay_batch.plan(per_core, kinds, rows, deps)
+        self._runs = None  # (pool generation, GM bytes, the plan bound to them): the compiled replay
         self.footprint = write_footprint(items)  # the local bytes a replay writes: zeroed after it (replay_pool.py)
         self._cores = None  # (pool generation, cores, stacks): the replay's cores over the pool's rows
         for c in cores:  # the recorded launch is over: drop its memories and queues, keep what the steps name
@@ -61,16 +64,16 @@ class Recording:
     def replay(self, gm, batched: bool = True) -> None:
         """Apply the recorded launch's functional effects to ``gm`` (bit-identical to simulating it again);
         :class:`ReplayMismatch` if a register-computed GM address differs from the recorded one. ``batched``: across
-        the cores in lock step when they are independent (replay_batch.py), else in the recorded order. The cores'
+        the cores in rounds, identical steps at once (replay_batch.py), else in the recorded order. The cores'
         local memories are rows of the shared pool (replay_pool.py), zeroed again when the replay is over."""
         cores, stacks = self._pool_cores()
         for c in cores:
             c.gm, c.dregs = gm, {}
         try:
             with np.errstate(all="ignore"):  # fast effects skip their own errstate; no value depends on it
-                if batched and self.plan is not None:
-                    for op in self.plan:
-                        op(cores, stacks, gm)
+                if batched:
+                    for run in self._compiled(cores, stacks, gm):
+                        run()
                 else:
                     for f, ci in self.steps:
                         f(cores[ci])
@@ -79,6 +82,15 @@ class Recording:
             for c in cores:
                 c.gm, c.dregs = None, {}
         self.replays += 1
+
+    def _compiled(self, cores, stacks, gm) -> list:
+        """The plan bound to these cores' stacks and to ``gm``'s bytes: functions of nothing, each with its operand
+        views (local rows, GM bursts) made once. Kept while the pool and the GM bytes stay the same objects (the
+        backend replays a key on the GM image it keeps for it)."""
+        runs = self._runs
+        if runs is None or runs[0] != POOL.generation or runs[1] is not gm.data:
+            runs = self._runs = (POOL.generation, gm.data, [op.bind(cores, stacks, gm) for op in self.plan])
+        return runs[2]
 
     def _pool_cores(self):
         """Fresh cores (zeroed local memories, no data registers) over the pool's rows, built once per recording
@@ -109,7 +121,10 @@ def _bind_step(bind):
 
     def step(core):
         x.__dict__.update(before)
-        x.bind(core)
+        if after is None:  # a value only
+            x.bind(core)
+        else:  # an address: compared with the recorded one, which passed the GM check on this layout
+            x.bind(core, check_gm=False)
         got = x.bound_addresses()
         if got != after:
             raise ReplayMismatch(f"{x.describe()} on core {core.name}: register-computed GM address {got} differs "

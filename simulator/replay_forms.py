@@ -24,10 +24,13 @@ per-instruction execution bit for bit (tests/simulator/test_replay_forms.py).
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .dtypes import itemsize, np_dtype
 from .intmath import ceil_div
+from .stack_rows import as_array, gm_view, grid_shape, rows_view
 from .isa.cube import CUBE_IN, Fixpipe, LoadL1ToL0A, LoadL1ToL0B, Mmad, k0_of
 from .isa.dma import CopyGmToL1, CopyGmToUb, CopyUbToGm
 from .errors import ProgramError
@@ -73,6 +76,8 @@ def fast_effect(x):
 
     def effect(core):
         g({s: m.data[None, :] for s, m in core.mem.items()}, one, core.gm, addr)
+    if hasattr(g, "bind"):
+        effect.bind = lambda core: g.bind({s: m.data[None, :] for s, m in core.mem.items()}, one, core.gm, addr)
     return effect
 
 
@@ -104,7 +109,7 @@ def _gm_bursts(data, addrs, n, stride, length, write):
 
 
 # ---- reductions: vcadd / vcmax / vcmin, vredsum / vredmax / vredmin --------------------------------------------------
-_REDUCE = {"sum": np.sum, "rmax": np.max, "rmin": np.min}
+_REDUCE = {"sum": np.add.reduce, "rmax": np.maximum.reduce, "rmin": np.minimum.reduce}
 
 
 def _reduce_key(x):
@@ -124,8 +129,8 @@ def _reduce_form(x):
         vals = _rows_get(v, rows, src).astype(np.float32)
         k = vals.shape[0]
         if x.op == "sum":  # numpy's summation order depends on the array's shape: each row as execute shapes it
-            r = np.array([f(vals[i].reshape(n, m)) if x.whole else f(vals[i].reshape(n, m), axis=1)
-                          for i in range(k)], dtype=np.float32)
+            shaped = vals.reshape(k, n, m)
+            r = np.array([f(shaped[i], axis=None if x.whole else 1) for i in range(k)], dtype=np.float32)
         else:  # max and min are exact in any order
             r = f(vals.reshape(k, n * m), axis=1) if x.whole else f(vals.reshape(k, n, m), axis=2)
         v[rows, d0:d0 + out_n] = np.asarray(r, dtype=np.float32).reshape(k, out_n).astype(dt)
@@ -234,7 +239,32 @@ def _copy_form(x):
         else:
             far[...] = near
         commit()
+
+    def bind(mems, rows, gm, addrs):  # views made once: one copy over every row (a copy per row off a grid)
+        stack, span = mems[scope], (n - 1) * ls + L
+        shape = grid_shape(as_array(rows), addrs)
+        if shape is not None:
+            far = gm_view(gm.data, addrs, shape, n, gs, L, write=not load)
+            if far is None:
+                return None
+            v = rows_view(stack, rows, shape, local, span, write=load)
+            near = _strided(v, shape=shape + (n, L), strides=v.strides[:2] + (ls, 1), writeable=load)
+            return partial(np.copyto, near, far) if load else partial(np.copyto, far, near)
+        pairs = []  # (to, from) per row
+        for r, a in zip(as_array(rows).tolist(), addrs[:, None]):
+            far = gm_view(gm.data, a, (1, 1), n, gs, L, write=not load)
+            if far is None:
+                return None
+            near = _strided(stack[r, local:], shape=(1, 1, n, L), strides=(0, 0, ls, 1), writeable=load)
+            pairs.append((near, far) if load else (far, near))
+        return partial(_copy_rows, pairs)
+    g.bind = bind
     return g
+
+
+def _copy_rows(pairs):
+    for dst, src in pairs:
+        np.copyto(dst, src)
 
 
 def _per_row_copy(load, local, nb):
@@ -282,6 +312,7 @@ def _load_a_form(x):
         pad[:, : x.m, : x.k] = a
         frac = pad.reshape(r, M1, 16, K1, k0).transpose(0, 1, 3, 2, 4)
         mems["L0A"].view(dt)[rows, d0:d0 + size] = frac.reshape(r, -1)
+    g.bind = lambda mems, rows, gm, addrs: _bound_load(x, mems, rows, "L0A", (M1, 16, K1, k0), (0, 1, 2, 4, 3, 5))
     return g
 
 
@@ -297,7 +328,35 @@ def _load_b_form(x):
         pad[:, : x.k, : x.n] = b
         frac = pad.reshape(r, K1, k0, N1, 16).transpose(0, 1, 3, 4, 2)
         mems["L0B"].view(dt)[rows, d0:d0 + size] = frac.reshape(r, -1)
+    g.bind = lambda mems, rows, gm, addrs: _bound_load(x, mems, rows, "L0B", (K1, k0, N1, 16), (0, 1, 2, 4, 5, 3))
     return g
+
+
+def _bound_load(x, mems, rows, scope, blocks, order):
+    """A compiled L1 -> L0A/L0B load over a grid of rows (stack_rows.py): the ND bursts of L1 and the fractals of
+    the destination as views made once, a zeroed padded matrix per row kept across replays (only its
+    ``[:rows, :cols]`` corner is ever written); ``blocks``: the padded matrix as 4 block axes, ``order``: their
+    fractal order (after the two grid axes)."""
+    shape = grid_shape(as_array(rows))
+    if shape is None:
+        return None
+    es, dt = itemsize(x.dtype), np_dtype(x.dtype)
+    nrows, ncols = x._nd_shape()
+    src = rows_view(mems["L1"], rows, shape, x.src, (nrows - 1) * x.src_ld + ncols * es, write=False)
+    nd = _strided(src, shape=shape + (nrows, ncols * es), strides=src.strides[:2] + (x.src_ld, 1),
+                  writeable=False).view(dt)
+    if x.transpose:
+        nd = nd.swapaxes(2, 3)
+    pad = np.zeros(shape + (blocks[0] * blocks[1], blocks[2] * blocks[3]), dtype=dt)
+    corner = pad[:, :, : nd.shape[2], : nd.shape[3]]
+    frac = pad.reshape(shape + blocks).transpose(order)
+    size = pad[0, 0].size
+    dst = rows_view(mems[scope], rows, shape, x.dst, size * es).view(dt).reshape(frac.shape)
+
+    def run():
+        np.copyto(corner, nd)
+        np.copyto(dst, frac)
+    return run
 
 
 def _mmad_form(x):
@@ -326,6 +385,34 @@ def _mmad_form(x):
             if not x.init:
                 res = _nz_to_nd(cv[rows, c0:c0 + nc], r, M1, N1) + res
         cv[rows, c0:c0 + nc] = res.reshape(r, M1, 16, N1, 16).transpose(0, 3, 1, 2, 4).reshape(r, -1)
+
+    def bind(mems, rows, gm, addrs):  # the three operands as views of a grid of rows, made once
+        shape = grid_shape(as_array(rows))
+        if shape is None:
+            return None
+        A = rows_view(mems["L0A"], rows, shape, x.a, M1 * K1 * 16 * k0 * es, write=False).view(dt)
+        A = A.reshape(shape + (M1, K1, 16, k0)).transpose(0, 1, 2, 4, 3, 5)
+        B = rows_view(mems["L0B"], rows, shape, x.b, K1 * N1 * 16 * k0 * es, write=False).view(dt)
+        B = B.reshape(shape + (K1, N1, 16, k0)).transpose(0, 1, 2, 5, 3, 4)
+        C = rows_view(mems["L0C"], rows, shape, x.dst, nc * 4).view(adt).reshape(shape + (N1, M1, 16, 16))
+        C_nd = C.transpose(0, 1, 3, 4, 2, 5)  # (.., M1, 16, N1, 16): row-major once reshaped
+        mk, kn = shape + (M1 * 16, K1 * k0), shape + (K1 * k0, N1 * 16)
+
+        def run():
+            a = A.reshape(mk)[..., : x.k].astype(wide)
+            b = B.reshape(kn)[..., : x.k, :].astype(wide)
+            prod = np.matmul(a, b)
+            if acc == "i32":
+                if not x.init:
+                    prod = C_nd.reshape(prod.shape).astype(np.int64) + prod
+                res = (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+            else:
+                res = prod.astype(np.float32)
+                if not x.init:
+                    res = C_nd.reshape(res.shape) + res
+            np.copyto(C_nd, res.reshape(C_nd.shape))
+        return run
+    g.bind = bind
     return g
 
 
@@ -351,8 +438,27 @@ def _fixpipe_form(x):
             to[...] = raw
             return
         off = np.arange(x.m)[:, None] * x.dst_ld + np.arange(nb)[None, :]
-        for i, a in enumerate(addrs):  # rows of different cores never overlap (replay_batch.independent)
+        for i, a in enumerate(addrs):  # rows of different cores never overlap (one batch never conflicts)
             gm.data[(a + off).reshape(-1)] = raw[i].reshape(-1)
+
+    def bind(mems, rows, gm, addrs):  # L0C's fractals and every row's GM rows as views of one grid, made once
+        shape = grid_shape(as_array(rows), addrs)
+        if shape is None or x.dst_ld < nb:
+            return None
+        to = gm_view(gm.data, addrs, shape, x.m, x.dst_ld, nb, write=True)
+        if to is None:
+            return None
+        c = rows_view(mems["L0C"], rows, shape, x.src, M1 * N1 * 256 * 4, write=False).view(sdt)
+        C = c.reshape(shape + (N1, M1, 16, 16)).transpose(0, 1, 3, 4, 2, 5)
+        nd = shape + (M1 * 16, N1 * 16)
+
+        def run():
+            v = C.reshape(nd)[..., : x.m, : x.n]
+            if x.relu:
+                v = np.maximum(v, 0)
+            np.copyto(to, v.astype(ddt).view(np.uint8))
+        return run
+    g.bind = bind
     return g
 
 

@@ -106,10 +106,19 @@ class SDataMov(_ScalarData):
         check_dreg_name(self.dreg, "dmov")
 
     def execute(self, core):
+        core.dregs[self.dreg] = self._value()
+
+    def _value(self):
         if isinstance(self.value, float) and not self.value.is_integer():
-            core.dregs[self.dreg] = self.value
-            return
-        core.dregs[self.dreg] = wrap(int(self.value), "i64")
+            return self.value
+        return wrap(int(self.value), "i64")
+
+    def fast_effect(self):  # the resolved value, wrapped once
+        reg, v = self.dreg, self._value()
+
+        def effect(core):
+            core.dregs[reg] = v
+        return effect
 
 
 @dataclass
@@ -148,6 +157,14 @@ class SLoadUb(_UbElement):
         v = core.local("UB", self).view(self.dtype)[i]
         core.dregs[self.dreg] = float(v) if self.dtype in FLOAT_DTYPES else int(v)
 
+    def fast_effect(self):  # the element's index checked once (a replayed launch's addresses are the recorded ones)
+        i, dt, reg = self.addr // itemsize(self.dtype), self.dtype, self.dreg
+        cast = float if dt in FLOAT_DTYPES else int
+
+        def effect(core):
+            core.dregs[reg] = cast(core.mem["UB"].view(dt)[i])
+        return effect
+
 
 @dataclass
 class SStoreUb(_UbElement):
@@ -158,6 +175,13 @@ class SStoreUb(_UbElement):
         i = self._index(core)
         core.local("UB", self).view(self.dtype)[i] = np_dtype(self.dtype).type(wrap(read_dreg(core, self, self.dreg),
                                                                                   self.dtype))
+
+    def fast_effect(self):  # as SLoadUb's
+        i, dt, typ = self.addr // itemsize(self.dtype), self.dtype, np_dtype(self.dtype).type
+
+        def effect(core):
+            core.mem["UB"].view(dt)[i] = typ(wrap(read_dreg(core, self, self.dreg), dt))
+        return effect
 
 
 @dataclass

@@ -15,12 +15,13 @@ intrinsic map (e.g. no bf16 arithmetic: cast to f32 first).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
 from .base import Access, Instr
 from ..dtypes import FLOAT_TYPES, itemsize, np_dtype
+from ..stack_rows import as_array, grid_shape, rows_view
 from ..errors import ProgramError
 from ..intmath import ceil_div
 from .scalar_mem import check_dreg_name, read_dreg
@@ -57,6 +58,30 @@ def _rows_set(v, rows, i, value):
         v[rows, i] = value
     else:
         v[rows[:, None], i[None, :]] = value
+
+
+def _bound_op(ub2, rows, srcs, d, fn, dt):
+    """None, or a function of nothing with ``_rows_set(v, rows, d, fn(*sources).astype(dt))``'s effect over the
+    stacked UBs ``ub2`` viewed as ``dt`` (launch replay's compiled plan): the rows as one strided view made once
+    (a grid, stack_rows.py), and the operands that are slices as views of it. ``fn`` makes a new array, so every
+    source is read before ``d`` is written."""
+    shape = grid_shape(as_array(rows))
+    if shape is None:
+        return None
+    v = rows_view(ub2, rows, shape, 0, ub2.shape[1]).view(dt)
+    if isinstance(d, slice) and all(isinstance(i, slice) for i in srcs):
+        ins, out = [v[..., i] for i in srcs], v[..., d]
+        uf, *extra = (fn,) if isinstance(fn, np.ufunc) else getattr(fn, "ufunc", (None,))  # fn(x) = uf(x, *extra)
+        if uf is not None and ins and uf(*ins, *extra).dtype == dt:  # a ufunc whose result is already dt:
+            return partial(uf, *ins, *extra, out=out)  # in place (numpy buffers operands overlapping the output)
+
+        def run():
+            out[...] = np.asarray(fn(*ins)).astype(dt)
+        return run
+
+    def run_indexed():
+        v[..., d] = np.asarray(fn(*[v[..., i] for i in srcs])).astype(dt)
+    return run_indexed
 
 
 @lru_cache(maxsize=8192)
@@ -212,6 +237,7 @@ class VectorInstr(Instr):
         def effect(core):  # fn makes a new array (astype copies what "copy" returns): read before written
             v = core.mem["UB"].view(name)
             v[d] = np.asarray(fn(*[v[i] for i in srcs])).astype(dt)
+        effect.bind = lambda core: _bound_op(core.mem["UB"].data[None, :], slice(0, 1), srcs, d, fn, dt)
         return effect
 
     def _batched(self):
@@ -225,6 +251,7 @@ class VectorInstr(Instr):
         def g(ub2, rows):
             v = ub2.view(dt)
             _rows_set(v, rows, d, np.asarray(fn(*[_rows_get(v, rows, i) for i in srcs])).astype(dt))
+        g.bind = lambda ub2, rows: _bound_op(ub2, rows, srcs, d, fn, dt)
         return g
 
     def batch_key(self):
@@ -234,7 +261,12 @@ class VectorInstr(Instr):
 
     def batch_effect(self):
         g = self._batched()
-        return "UB", lambda ub2, rows, gm, addrs: g(ub2, rows)
+
+        def effect(ub2, rows, gm, addrs):
+            g(ub2, rows)
+        if hasattr(g, "bind"):
+            effect.bind = lambda ub2, rows, gm, addrs: g.bind(ub2, rows)
+        return "UB", effect
 
     def _fast_from_batched(self):
         """A fast effect that runs :meth:`_batched` on the core's UB as a one-row stack."""
@@ -242,7 +274,12 @@ class VectorInstr(Instr):
         if g is None:
             return None
         one = slice(0, 1)
-        return lambda core: g(core.mem["UB"].data[None, :], one)
+
+        def effect(core):
+            g(core.mem["UB"].data[None, :], one)
+        if hasattr(g, "bind"):
+            effect.bind = lambda core: g.bind(core.mem["UB"].data[None, :], one)
+        return effect
 
     def store(self, core, addr, dt, blk, rep, value):
         es = itemsize(dt)
@@ -448,7 +485,10 @@ class VScalar(VectorInstr):
             return None
         dt, fn = np_dtype(self.dtype), VECTOR_SCALAR_FUNS[self.op]
         # self.scalar read per call: a bind (sreg) sets it on every replay; batched only without sreg (batch_key)
-        return ops[:1], ops[1], lambda x: fn(x, np.asarray(self.scalar).astype(dt)), dt
+        f = lambda x: fn(x, np.asarray(self.scalar).astype(dt))  # noqa: E731
+        if isinstance(fn, np.ufunc) and not self.reads_dregs:  # the scalar is fixed: fn(x, s) for _bound_op
+            f.ufunc = (fn, np.asarray(self.scalar).astype(dt))
+        return ops[:1], ops[1], f, dt
 
 
 @dataclass

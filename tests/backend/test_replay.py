@@ -186,6 +186,28 @@ def test_gpt_block_training_step_replays(verify_replays, fresh_dynamo):
     assert not torch.equal(first[0], second[0])
 
 
+def test_mix_launch_replays_in_rounds_across_cores(verify_replays, fresh_dynamo):
+    """A matmul with a GELU epilogue runs as one MIX_CV launch whose vector cores read the cube cores' GM workspace
+    tiles: its cores share GM, and the replay still batches them (rounds with GM dependencies, replay_batch.py), bit
+    for bit with a full simulation (verify_replays)."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 256)
+    compiled = torch.compile(lambda x: torch.nn.functional.gelu(lin(x), approximate="tanh"), backend="npu")
+    with torch.no_grad():
+        compiled(torch.randn(32, 64))
+        x = torch.randn(32, 64)
+        with torch_npu_backend.profile(trace=False) as prof:
+            out = compiled(x)
+        want = torch.nn.functional.gelu(lin(x), approximate="tanh")
+    mix = [r for r in prof.replayed() if r.core_type == "MIX"]
+    assert mix, [(r.kernel, r.core_type) for r in prof.records]
+    rec = mix[0].result.recording
+    kinds = {kind for _, _, kind, _ in rec.cores}
+    assert kinds == {"aic", "aiv"} and len(rec.plan) * 8 < len(rec.steps)  # hundreds of steps, a few dozen rounds
+    assert len(verify_replays) == len(prof.replayed())
+    torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-5)
+
+
 def _hf(name):
     import transformers
 

@@ -62,7 +62,8 @@ def test_gemm_replay_is_bit_identical():
 
 def test_cores_that_share_gm_bytes_replay_in_the_recorded_order():
     """Every core stores its tile to the same GM bytes (a race the checker would reject; checked off here): the
-    recorded order decides the last writer, so the cores are not independent and the replay keeps that order."""
+    recorded order decides the last writer, so each store waits for the one recorded before it (replay_batch's GM
+    dependencies) while the loads and adds still run as one operation over the cores."""
     b = ProgramBuilder("last_writer", "aiv", ["x", "out"])
     b.copy_gm_to_ub(0, b.reg("x") + b.reg("block_idx") * 64, 64)
     b.pipe_barrier("ALL")
@@ -73,12 +74,42 @@ def test_cores_that_share_gm_bytes_replay_in_the_recorded_order():
     x = np.arange(4 * 16, dtype=np.float32)
     gm, (ax,), out = _place([x], 64)
     rec = launch(prog, block_dim=4, args=dict(x=ax, out=out), gm=gm, check_hazards=False, record=True).recording
-    assert rec.plan is None
+    assert rec.plan is not None and len(rec.plan) == 2 + 4  # the load and the add batched, the 4 stores in turn
     gm2, _, _ = _place([x * 3], 64)
     launch(prog, block_dim=4, args=dict(x=ax, out=out), gm=gm2, check_hazards=False)
-    gm3, _, _ = _place([x * 3], 64)
-    rec.replay(gm3)
-    assert gm3.read(out, "f32", (16,)).tobytes() == gm2.read(out, "f32", (16,)).tobytes()
+    for batched in (True, False):
+        gm3, _, _ = _place([x * 3], 64)
+        rec.replay(gm3, batched=batched)
+        assert gm3.read(out, "f32", (16,)).tobytes() == gm2.read(out, "f32", (16,)).tobytes()
+
+
+def test_gm_dependencies_order_conflicting_steps_of_other_cores():
+    """A read waits for the last write of its bytes by another core; a write for the last write and the reads since;
+    steps of one core and disjoint bytes never wait."""
+    from simulator.isa.base import Access
+    from simulator.replay_batch import gm_dependencies
+
+    class Step:
+        def __init__(self, core, *accesses):
+            self.core, self._acc = type("C", (), {"index": core})(), accesses
+
+        def accesses(self, core):
+            return [Access("GM", w, np.array([a]), 32) for a, w in self._acc]
+
+    W, R = True, False
+    xs = [Step(0, (0, W)), Step(1, (0, R)), Step(2, (0, R)), Step(1, (64, W)), Step(0, (0, W)), Step(2, (64, R)),
+          Step(0, (128, W))]
+    pos = {}
+    placed = []
+    for x in xs:
+        c = x.core.index
+        placed.append((c, pos.get(c, 0), x))
+        pos[c] = pos.get(c, 0) + 1
+    deps = gm_dependencies(placed)
+    assert deps[(1, 0)] == [(0, 0)] and deps[(2, 0)] == [(0, 0)]  # the reads wait for core 0's write
+    assert sorted(deps[(0, 1)]) == [(1, 0), (2, 0)]  # the second write waits for both reads (core 0's own: order)
+    assert deps[(2, 1)] == [(1, 1)]  # core 1's write of 64
+    assert (0, 2) not in deps and (0, 0) not in deps and (1, 1) not in deps
 
 
 def _gather(prog, table, index, record=False):
@@ -227,3 +258,47 @@ def test_pooled_local_memories_are_zero_for_every_replay():
         recs["reads_fresh_ub"].replay(gm, batched=batched)
         assert not gm.read(out, "f32", (1024,)).any()
     assert not any(a.any() for a in POOL.arrays.values())
+
+
+def test_compiled_replay_is_kept_for_its_gm_image():
+    """The plan is bound once per GM image (functions over views of it): replays on the same image reuse it and
+    compute each call's new data; another image binds it again."""
+    rng = np.random.default_rng(3)
+    prog = build_vector_add("f32", 512, 2)
+    x, y = (rng.standard_normal(8 * 512).astype(np.float32) for _ in range(2))
+    gm, (ax, ay), az = _place([x, y], x.nbytes)
+    args = dict(x=ax, y=ay, z=az, n_tiles=8)
+    rec = launch(prog, block_dim=4, args=args, gm=gm, record=True).recording
+    runs = None
+    for k in range(3):
+        gm.write(ax, x * k)
+        rec.replay(gm)
+        np.testing.assert_array_equal(gm.read(az, "f32", (x.size,)), x * k + y)
+        assert runs is None or rec._runs[2] is runs  # bound once for this image
+        runs = rec._runs[2]
+    gm2, _, _ = _place([y, x], x.nbytes)
+    rec.replay(gm2)
+    assert rec._runs[2] is not runs
+    np.testing.assert_array_equal(gm2.read(az, "f32", (x.size,)), x + y)
+
+
+def test_grid_shape_and_views():
+    """stack_rows: sequences that step evenly in runs (a grid) become one strided view; others do not."""
+    from simulator.stack_rows import gm_view, grid_shape, rows_view
+
+    assert grid_shape(np.arange(6)) == (1, 6)
+    assert grid_shape(np.array([0, 1, 2, 4, 5, 6]), np.array([0, 64, 128, 1024, 1088, 1152])) == (2, 3)
+    assert grid_shape(np.array([0, 1, 2, 4, 5, 6]), np.array([0, 64, 128, 1024, 1088, 1100])) is None
+    assert grid_shape(np.array([0, 1, 3])) is None and grid_shape(np.array([3, 1])) is None
+    stack = np.arange(8 * 16, dtype=np.uint8).reshape(8, 16)
+    rows = np.array([0, 1, 4, 5])
+    v = rows_view(stack, rows, (2, 2), 3, 5)
+    np.testing.assert_array_equal(v.reshape(4, 5), stack[rows, 3:8])
+    v[...] = 0
+    assert not stack[rows, 3:8].any() and stack[2, 3:8].all()  # a view: written through, other rows untouched
+    data = np.arange(4096, dtype=np.uint8)
+    addrs = np.array([0, 100, 1000, 1100])
+    g = gm_view(data, addrs, (2, 2), 3, 20, 8, write=False)
+    want = data[addrs[:, None, None] + np.arange(3)[:, None] * 20 + np.arange(8)]
+    np.testing.assert_array_equal(g.reshape(4, 3, 8), want)
+    assert gm_view(data, addrs + 3000, (2, 2), 3, 20, 8, write=False) is None  # past the end

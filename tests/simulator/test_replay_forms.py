@@ -2,9 +2,12 @@
 
 Each case builds resolved instructions of one kind, one per core, that share everything but their GM address (one
 batch), fills every core's local memories and GM with random values, then runs ``execute`` core by core on one
-copy and the batched form over the stacked memories of another — the rows as a slice (consecutive cores) and as an
-index array (a subset) — and compares every byte of every memory.
+copy and the batched form over the stacked memories of another — the rows as a slice (consecutive cores), as an
+index array (a subset) and as a grid (two of every three cores) — and compares every byte of every memory; a form
+with a compiled variant (``g.bind``: views made once, launch replay's compiled plan) is compared the same way.
 """
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -51,8 +54,13 @@ def _compare(xs, kind="aiv", dtype="f32", seed=0, prepare=None):
     cls = type(xs[0])
     assert cls in replay_forms.FORMS
     n = len(xs)
-    for rows in (slice(0, n), np.arange(n) * 2 + 1):  # consecutive cores, then every other core of 2n
-        total = n if isinstance(rows, slice) else 2 * n
+    grid = np.array([i + i // 2 for i in range(n)])  # two of every three cores: a (n/2, 2) grid when n is even
+    cases = [(rows, bound) for rows in (slice(0, n), np.arange(n) * 2 + 1, grid) for bound in (False, True)]
+    for rows, bound in cases:  # consecutive cores, every other core of 2n, a grid; the form, then it compiled
+        _, g = replay_forms.batch_effect(xs[0])
+        if bound and not hasattr(g, "bind"):
+            continue
+        total = n if isinstance(rows, slice) else int(rows[-1]) + 1
         stacks, gm = _random_state(kind, total, dtype, seed)
         if prepare is not None:
             prepare(stacks)
@@ -70,20 +78,26 @@ def _compare(xs, kind="aiv", dtype="f32", seed=0, prepare=None):
         scope, g = replay_forms.batch_effect(xs[0])
         assert scope is None, f"{cls.__name__} has no batched form of its own"
         addrs = np.array([replay_forms.gm_address(x) for x in xs], np.int64)
+        run = g.bind(stacks, rows, gm, addrs) if bound else partial(g, stacks, rows, gm, addrs)
+        if run is None:  # the compiled form declines (then the replay runs the form itself)
+            continue
         with np.errstate(all="ignore"):
-            g(stacks, rows, gm, addrs)
+            run()
+        what = f"{cls.__name__}{' compiled' if bound else ''}"
         for s in stacks:
-            assert stacks[s].tobytes() == ref_stacks[s].tobytes(), f"{cls.__name__}: {s} differs (rows {rows})"
-        assert gm.data.tobytes() == ref_gm.data.tobytes(), f"{cls.__name__}: GM differs (rows {rows})"
+            assert stacks[s].tobytes() == ref_stacks[s].tobytes(), f"{what}: {s} differs (rows {rows})"
+        assert gm.data.tobytes() == ref_gm.data.tobytes(), f"{what}: GM differs (rows {rows})"
 
 
 @pytest.mark.parametrize("op, dtype, whole, src_rep", [("sum", "f32", 0, 8), ("sum", "f16", 0, 16),
                                                        ("sum", "f32", 1, 8), ("rmax", "f16", 0, 8),
                                                        ("rmin", "f32", 1, 12), ("sum", "f32", 0, 12)])
-def test_reduction_form(op, dtype, whole, src_rep):
+@pytest.mark.parametrize("repeat, short", [(5, 3), (37, 50)])
+def test_reduction_form(op, dtype, whole, src_rep, repeat, short):
+    """Sums in f32 whose order shows (pairwise over each repeat's lanes, or over every lane with ``whole``)."""
     lanes = 256 // (2 if dtype == "f16" else 4)
-    xs = [_resolved(VReduce, op=op, dtype=dtype, dst=4096, src=0, repeat=5, mask=lanes - 3, src_rep=src_rep,
-                    whole=whole) for _ in range(4)]
+    xs = [_resolved(VReduce, op=op, dtype=dtype, dst=20480, src=0, repeat=repeat, mask=lanes - short,
+                    src_rep=src_rep, whole=whole) for _ in range(4)]
     _compare(xs, dtype=dtype)
 
 
