@@ -1,0 +1,63 @@
+"""Ops the OpInfo sweep (docs/opinfo.md) saw fall back to the host at f32, now run on the simulator: each
+compiled afresh, every kernel simulated (none interpreted, none on the host), and compared with eager."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.helpers import assert_close, simulated
+
+
+def _randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _check(fn, *args, exact=False):
+    got, want = simulated(fn, *args), fn(*args)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if exact:
+            assert torch.equal(g, w), f"output {i}: {g} != {w}"
+        else:
+            assert_close(g, w, f"output {i}")
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_and_topk_along_a_middle_dim_of_rank_3(dim, descending):
+    """A non-last dim of a rank-3 input moves last by a transpose, and back after (was: host fallback)."""
+    x = _randn(3, 5, 4)
+    _check(lambda t: torch.sort(t, dim=dim, descending=descending, stable=True), x, exact=True)
+    _check(lambda t: torch.topk(t, 2, dim=dim, largest=not descending), x, exact=True)
+
+
+def test_as_strided_of_a_row_major_prefix_is_a_reshape():
+    """AOTAutograd regenerates the weighted group_norm's ``[N, G, C/G, 1]`` → ``[N, C]`` view as an as_strided."""
+    x = _randn(6, 4)
+    _check(lambda t: torch.as_strided(t * 2, (3, 8), (8, 1)), x, exact=True)
+    _check(lambda t: torch.as_strided(t * 2, (2, 5), (5, 1)), x, exact=True)  # the first 10 elements
+
+
+@pytest.mark.filterwarnings("default:npu. ")  # the host fallback is expected
+def test_as_strided_of_other_strides_falls_back_with_its_reason():
+    import torch_npu_backend
+
+    torch._dynamo.reset()
+    x = _randn(16)
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(lambda t: torch.as_strided(t + 1, (2, 2), (1, 2)), backend="npu")(x)
+    assert torch.equal(got, torch.as_strided(x + 1, (2, 2), (1, 2)))
+    assert any("only a row-major prefix of a contiguous input" in r.reason for r in prof.fallbacks())
+
+
+def test_torch_decompositions_of_core_ops():
+    """addmv, dist, bucketize, ldexp and the ``*_copy`` views through torch._decomp (docs/ops.md)."""
+    m, v, b = _randn(4, 5), _randn(5, seed=1), _randn(4, seed=2)
+    _check(lambda a, x, y: torch.addmv(a, x, y, beta=0.5, alpha=2.0), b, m, v)
+    _check(lambda x, y: torch.dist(x, y, 3.0), m, _randn(4, 5, seed=3))
+    _check(lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 0.5, 2.0])), m, exact=True)
+    _check(lambda x, e: torch.ldexp(x, e), m, torch.randint(-4, 5, (4, 5), generator=torch.Generator().manual_seed(4)),
+           exact=True)
+    _check(lambda x: (torch.narrow_copy(x, 1, 1, 3), torch.permute_copy(x, (1, 0)), torch.view_copy(x, (20,)),
+                      torch.unbind_copy(x, 0)[2] * 2), m, exact=True)
