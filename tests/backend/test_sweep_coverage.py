@@ -17,8 +17,8 @@ def _check(fn, *args, exact=False):
     got, want = simulated(fn, *args), fn(*args)
     got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
     for i, (g, w) in enumerate(zip(got, want)):
-        if exact:
-            assert torch.equal(g, w), f"output {i}: {g} != {w}"
+        if exact:  # bit for bit, NaN where eager's is
+            torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True, msg=lambda m: f"output {i}: {m}")
         else:
             assert_close(g, w, f"output {i}")
 
@@ -61,3 +61,36 @@ def test_torch_decompositions_of_core_ops():
            exact=True)
     _check(lambda x: (torch.narrow_copy(x, 1, 1, 3), torch.permute_copy(x, (1, 0)), torch.view_copy(x, (20,)),
                       torch.unbind_copy(x, 0)[2] * 2), m, exact=True)
+
+
+def _edges(seed):
+    """[7, 9] of randn·4 whose first row holds the IEEE edge values (signed zeros, NaN, ±inf, a subnormal)."""
+    x = _randn(7, 9, seed=seed) * 4
+    x[0, :6] = torch.tensor([0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-40])
+    return x
+
+
+@pytest.mark.parametrize("name, fn, exact", [
+    ("signbit", lambda a, b: torch.signbit(a), True),
+    ("copysign", lambda a, b: torch.copysign(a, b), True),
+    ("copysign.Scalar", lambda a, b: torch.copysign(a, -0.0), True),
+    ("fmax", torch.fmax, True),
+    ("fmin", torch.fmin, True),
+    ("hypot", torch.hypot, False),
+    ("round.decimals=3", lambda a, b: torch.round(a * 10, decimals=3), True),
+    ("round.decimals=-3", lambda a, b: torch.round(a * 1000, decimals=-3), True),
+    ("tan", lambda a, b: torch.tan(a), False),
+    ("exp2", lambda a, b: torch.exp2(a * 3), False),
+    ("erfc", lambda a, b: torch.erfc(a), False),
+    ("erfc near 0", lambda a, b: torch.erfc(a / 8), False),
+])  # fmt: skip
+def test_float_math(name, fn, exact):
+    """lowerings/float_math.py at f32, edge values included (was: host fallback, no lowering)."""
+    a, b = _edges(0), _edges(1).flip(1)
+    _check(fn, a, b, exact=exact)
+
+
+def test_float_math_of_half_rounds_once():
+    a, b = (_edges(s).half() for s in (0, 1))
+    _check(lambda x, y: (torch.hypot(x, y), torch.copysign(x, y), torch.fmax(x, y), torch.erfc(x / 4)), a, b,
+           exact=True)
