@@ -283,6 +283,10 @@ CASES: list[Case] = [
     # values and first indices; the backward scatters the gradient to them (scatter.src, one index per slice)
     Case("max_min_dim", lambda x: (x.max(-1).values * 2, *x.max(1, keepdim=True), *x.min(0)),
          lambda f, g: [rand(2, 5, 7, dtype=f, gen=g)]),
+    # scans of a static length (lowerings/scans.py; NaN, ties, ints: test_sweep_coverage)
+    Case("cumprod_cummax_logcumsumexp", lambda x: (torch.cumprod(x, 1), *torch.cummax(x, 0), *torch.cummin(x, 1),
+                                                   torch.logcumsumexp(x, 1)),
+         lambda f, g: [rand(3, 5, dtype=f, gen=g)], backward=False),
     # sort of short rows (a rank sort), topk by rounds of argmax (test_sorting: ties, NaN, dtypes)
     Case("sort", lambda x: (*torch.sort(x, -1), torch.argsort(x, dim=0, descending=True, stable=True)),
          lambda f, g: [rand(3, 5, dtype=f, gen=g, grad=False)], backward=False),

@@ -94,3 +94,16 @@ def test_float_math_of_half_rounds_once():
     a, b = (_edges(s).half() for s in (0, 1))
     _check(lambda x, y: (torch.hypot(x, y), torch.copysign(x, y), torch.fmax(x, y), torch.erfc(x / 4)), a, b,
            exact=True)
+
+
+def test_scans_cumprod_cummax_cummin_logcumsumexp():
+    """lowerings/scans.py: Hillis and Steele's scan with each op's combine; cummax/cummin bit for bit (NaN and
+    ties take the later index, as eager), a product or log-sum-exp within f32 tolerance (another association)."""
+    x = _randn(4, 6, 5) * 2
+    x[0, 2, 1], x[1, :, 2], x[2, 3, :] = float("nan"), 1.0, float("-inf")
+    ints = torch.randint(-3, 4, (4, 6), generator=torch.Generator().manual_seed(5))
+    for d in (0, 1, 2):
+        _check(lambda t: (*torch.cummax(t, d), *torch.cummin(t, d)), x, exact=True)
+        _check(lambda t: (torch.cumprod(t, d), torch.logcumsumexp(t, d)), x)
+    _check(lambda t: (torch.cumprod(t, 1), *torch.cummax(t, 1), *torch.cummin(t, 0)), ints, exact=True)
+    _check(lambda t: torch.cummax(t, 0), x[0, 0, 0], exact=True)  # a 0-d value: itself at index 0

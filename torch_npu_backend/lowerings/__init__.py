@@ -34,6 +34,6 @@ def record_lowering(op) -> None:
 
 
 from . import (arg_reductions, creation, diagonal, elementwise, float_math, indexing, matmul, norms, pooling,  # noqa: E402,F401
-               reductions, scatter, shape, sorting, transcendental)
+               reductions, scans, scatter, shape, sorting, transcendental)
 
 __all__ = ["LOWERINGS", "LOWERING_HITS", "register_lowering", "record_lowering"]
