@@ -163,6 +163,8 @@ CASES: list[Case] = [
          _xy, backward=False),
     _unary_case("round_decimals", lambda x: (torch.round(x * 10, decimals=2), torch.round(x * 1000, decimals=-2)),
                 backward=False),
+    _unary_case("gamma_family", lambda x: (torch.lgamma(x * 4), torch.digamma(x * 4), torch.polygamma(1, x * 4),
+                                           torch.polygamma(3, x.abs() + 0.5)), backward=False),
     _unary_case("activations", lambda x: (F.hardtanh(x, -0.5, 1.0), F.relu6(x * 4), F.leaky_relu(x, 0.2), F.elu(x),
                                           F.selu(x))),
     Case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.clamp(x, max=hi),

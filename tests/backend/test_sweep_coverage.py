@@ -107,3 +107,29 @@ def test_scans_cumprod_cummax_cummin_logcumsumexp():
         _check(lambda t: (torch.cumprod(t, d), torch.logcumsumexp(t, d)), x)
     _check(lambda t: (torch.cumprod(t, 1), *torch.cummax(t, 1), *torch.cummin(t, 0)), ints, exact=True)
     _check(lambda t: torch.cummax(t, 0), x[0, 0, 0], exact=True)  # a 0-d value: itself at index 0
+
+
+def test_gamma_family():
+    """lowerings/gamma.py over [-9, 9] and the edges, at the OpInfo tolerances (lgamma 4e-6/2e-4, digamma
+    3.1e-6/1e-5, polygamma 1e-2/1e-4); trigamma (order 1) is eager's own algorithm."""
+    x = torch.rand(300, generator=torch.Generator().manual_seed(0)) * 18 - 9
+    x[:10] = torch.tensor([0.0, -0.0, float("nan"), float("inf"), -float("inf"), -3.0, 1.0, 2.0, 1e-3, 10.0])
+    for fn, (rtol, atol) in [(torch.lgamma, (4e-6, 2e-4)), (torch.digamma, (3.1e-6, 1e-5)),
+                             (lambda t: torch.polygamma(0, t), (3.1e-6, 1e-5)),
+                             (lambda t: torch.mvlgamma(t.abs() + 2, 3), (1.3e-6, 1e-5)),
+                             # at the pole -3 both give π²/sin²(π·-3) of an f32 sin that is not 0 (≈1.7e16): 2e-6 apart
+                             (lambda t: torch.polygamma(1, t), (1e-5, 1e-5)),
+                             *[((lambda t, n=n: torch.polygamma(n, t[10:])), (1e-2, 1e-4)) for n in (2, 3, 4)]]:
+        torch.testing.assert_close(simulated(fn, x), fn(x), rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("default:npu. ")  # the host fallback is expected
+def test_polygamma_of_a_high_order_falls_back_with_its_reason():
+    import torch_npu_backend
+
+    torch._dynamo.reset()
+    x = _randn(8).abs() + 1
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(lambda t: torch.polygamma(9, t), backend="npu")(x)
+    torch.testing.assert_close(got, torch.polygamma(9, x))
+    assert any("orders 0 to 8 are lowered" in r.reason for r in prof.fallbacks())
