@@ -26,7 +26,7 @@ from graph_passes.ir.types import is_float_dtype
 
 from . import register_lowering
 from .common import binary
-from .transcendental import F32
+from .transcendental import F32, f32_lowering
 
 aten = torch.ops.aten
 
@@ -82,17 +82,8 @@ class FloatMath(F32):
         return self.where(self.cmp("lt", a, 0.5), near, tail)
 
 
-def _unary(name):
-    def lower(ctx, x):
-        out = ctx.out_type()
-        return ctx.cast(getattr(FloatMath(ctx), name)(ctx.cast(ctx.tensor(x), "f32")), out.dtype)
-
-    lower.__name__ = name
-    return lower
-
-
 for _op, _name in {aten.tan.default: "tan", aten.exp2.default: "exp2", aten.erfc.default: "erfc"}.items():
-    register_lowering(_op)(_unary(_name))
+    register_lowering(_op)(f32_lowering(FloatMath, _name))
 
 
 def _binary(name, **kwargs):

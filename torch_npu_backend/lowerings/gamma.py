@@ -26,7 +26,7 @@ import math
 import torch
 
 from . import register_lowering
-from .transcendental import F32
+from .transcendental import F32, f32_lowering
 
 aten = torch.ops.aten
 
@@ -173,23 +173,14 @@ class Gamma(F32):
         return self.where(low, self.neg(result), result)
 
 
-def _lower(name):
-    def lower(ctx, x):
-        out = ctx.out_type()
-        return ctx.cast(getattr(Gamma(ctx), name)(ctx.cast(ctx.tensor(x), "f32")), out.dtype)
-
-    lower.__name__ = name
-    return lower
-
-
-register_lowering(aten.lgamma.default)(_lower("lgamma"))
-register_lowering(aten.digamma.default)(_lower("digamma"))
+register_lowering(aten.lgamma.default)(f32_lowering(Gamma, "lgamma"))
+register_lowering(aten.digamma.default)(f32_lowering(Gamma, "digamma"))
 
 
 @register_lowering(aten.polygamma.default)
 def polygamma(ctx, n, x):
     if n in (0, 1):
-        return _lower("digamma" if n == 0 else "trigamma")(ctx, x)
+        return f32_lowering(Gamma, "digamma" if n == 0 else "trigamma")(ctx, x)
     if not 1 <= n <= MAX_POLYGAMMA:
         raise ctx.error(f"polygamma of order {n}: orders 0 to {MAX_POLYGAMMA} are lowered (the asymptotic series "
                         f"at y ≥ {ASYMPTOTIC:g} loses f32 accuracy above)")
