@@ -228,7 +228,7 @@ def f32_lowering(cls, name):
         out = ctx.out_type()
         return ctx.cast(getattr(cls(ctx), name)(ctx.cast(ctx.tensor(x), "f32")), out.dtype)
 
-    lower.__name__ = name
+    lower.__name__, lower.__module__ = name, cls.__module__  # the file of the formula (docs/ops.md names it)
     return lower
 
 
