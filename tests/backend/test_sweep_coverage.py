@@ -133,3 +133,15 @@ def test_polygamma_of_a_high_order_falls_back_with_its_reason():
         got = torch.compile(lambda t: torch.polygamma(9, t), backend="npu")(x)
     torch.testing.assert_close(got, torch.polygamma(9, x))
     assert any("orders 0 to 8 are lowered" in r.reason for r in prof.fallbacks())
+
+
+def test_index_put_of_a_data_index_without_accumulate_keeps_the_last_write():
+    """index_put / index_copy / max_unpool by an index known only at run time: the one-hot of each position's last
+    write (eager's serial order where an index repeats), selected over the input."""
+    import torch.nn.functional as F
+
+    x, v = _randn(5, 7), _randn(6, 7, seed=1) * 10
+    _check(lambda a, b, i: torch.index_put(a, (i,), b), x, v, torch.tensor([3, -1, 3, 0, 2, 3]), exact=True)
+    _check(lambda a, b, i: a.index_copy(1, i, b), x, _randn(5, 3, seed=2), torch.tensor([6, 0, 2]), exact=True)
+    out, ind = F.max_pool2d(_randn(1, 2, 4, 6, seed=3), 2, return_indices=True)
+    _check(lambda o, i: F.max_unpool2d(o, i, 2), out, ind, exact=True)
