@@ -26,6 +26,7 @@ def npu_backend(gm, example_inputs, options: dict | None = None, mode: str | Non
     from torch._dynamo.backends.common import aot_autograd
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    from .addcdiv_regroup import regroup_addcdiv
     from .decompositions import decomposition_table
 
     mapped = options_for_mode(mode)
@@ -33,6 +34,7 @@ def npu_backend(gm, example_inputs, options: dict | None = None, mode: str | Non
         options = {**mapped, **(options or {})}  # an option given by name wins over the mode's
     opts = NpuOptions.from_dict(options)
     COUNTERS["backend_calls"] += 1
+    COUNTERS["addcdiv_regrouped"] += regroup_addcdiv(gm)
     fw = functools.partial(_compile, options=opts, kind="forward")
     bw = functools.partial(_compile, options=opts, kind="backward")
     inference = functools.partial(_compile, options=opts, kind="inference")

@@ -5,8 +5,10 @@ in training, the running statistics' update; their backward is core-aten's ``nat
 ``repeat`` (an expand of the tensor with a unit dim before each repeated dim, then a reshape: alibi slopes
 repeated over the batch, a rotary table), of ``linalg_vector_norm`` (``x.norm(dim=-1)``: ``sum(|x| ** p) ** (1/p)``
 in f32 for f16/bf16 inputs, ``amax``/``amin`` of ``|x|`` for ±inf, a count of nonzeros for 0; p = 2 is ``x·x`` and
-``vsqrt``) of ``diagonal_backward`` (zeros and a ``diagonal_scatter``, lowered in ``lowerings/diagonal.py``) and of
-``_adaptive_avg_pool2d`` (an ``avg_pool2d`` when the sizes divide). Random ops stay whole (``fallback.RANDOM_OPS``):
+``vsqrt``) of ``diagonal_backward`` (zeros and a ``diagonal_scatter``, lowered in ``lowerings/diagonal.py``), of
+``_adaptive_avg_pool2d`` (an ``avg_pool2d`` when the sizes divide), and of ops core aten keeps whole that torch
+decomposes into lowered aten ops: ``addmv``, ``dist``, ``native_group_norm``, ``bucketize``, ``ldexp`` and the
+``*_copy`` views (``INTO`` says into what). Random ops stay whole (``fallback.RANDOM_OPS``):
 they run on the host with eager's own kernels, which draw differently from their core-aten decompositions.
 """
 
@@ -22,7 +24,10 @@ from .lowerings import LOWERINGS
 aten = torch.ops.aten
 BATCH_NORMS = [aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
                aten._native_batch_norm_legit_no_training, aten.native_batch_norm]
-EXTRA = BATCH_NORMS + [aten.repeat, aten.linalg_vector_norm, aten.diagonal_backward, aten._adaptive_avg_pool2d]
+COPIES = [aten.narrow_copy, aten.view_copy, aten.permute_copy, aten.unbind_copy]
+EXTRA = BATCH_NORMS + COPIES + [aten.repeat, aten.linalg_vector_norm, aten.diagonal_backward,
+                                aten._adaptive_avg_pool2d, aten.addmv, aten.dist, aten.native_group_norm,
+                                aten.bucketize, aten.ldexp]
 INTO = {  # what torch's decompositions of EXTRA produce (the ops table in docs/ops.md shows it)
     **{op: "var_mean, the normalisation, the running statistics' update" for op in BATCH_NORMS},
     aten.repeat: "expand with a unit dim per repeated dim, then view",
@@ -31,6 +36,12 @@ INTO = {  # what torch's decompositions of EXTRA produce (the ops table in docs/
     aten.diagonal_backward: "zeros and diagonal_scatter",
     aten._adaptive_avg_pool2d: "avg_pool2d when the input's size is a multiple of the output's, else index.Tensor "
                                "with two index tensors (no lowering) and sums",
+    **{op: "the view, then clone" for op in COPIES},
+    aten.addmv: "mv, mul and add",
+    aten.dist: "sub, then norm",
+    aten.native_group_norm: "view, var_mean, the normalisation (with weight and bias: an as_strided view)",
+    aten.bucketize: "a binary search over the boundaries: index.Tensor, compares, where",
+    aten.ldexp: "mul by pow(2, other)",
 }
 
 

@@ -156,6 +156,15 @@ CASES: list[Case] = [
     _unary_case("asinh_acosh_atanh", lambda x: torch.asinh(x * 4) + torch.acosh(x.abs() + 1.1) + torch.atanh(x * 0.45)),
     _unary_case("log2_log10", lambda x: torch.log2(x) + torch.log10(x) * 2, lambda f, g: [pos(3, 8, dtype=f, gen=g)]),
     _unary_case("round", lambda x: torch.round(x * 3), backward=False),
+    # lowerings/float_math.py (edges, f16 rounding: test_sweep_coverage)
+    _unary_case("tan_exp2_erfc", lambda x: (torch.tan(x), torch.exp2(x * 3), torch.erfc(x * 2)), backward=False),
+    Case("sign_ops_fmax_hypot", lambda x, y: (torch.signbit(x), torch.copysign(x, y), torch.copysign(x, -1.0),
+                                              torch.fmax(x, y), torch.fmin(x, y), torch.hypot(x, y)),
+         _xy, backward=False),
+    _unary_case("round_decimals", lambda x: (torch.round(x * 10, decimals=2), torch.round(x * 1000, decimals=-2)),
+                backward=False),
+    _unary_case("gamma_family", lambda x: (torch.lgamma(x * 4), torch.digamma(x * 4), torch.polygamma(1, x * 4),
+                                           torch.polygamma(3, x.abs() + 0.5)), backward=False),
     _unary_case("activations", lambda x: (F.hardtanh(x, -0.5, 1.0), F.relu6(x * 4), F.leaky_relu(x, 0.2), F.elu(x),
                                           F.selu(x))),
     Case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.clamp(x, max=hi),
@@ -221,6 +230,8 @@ CASES: list[Case] = [
     Case("clone_detach", lambda x: x.clone() * 2 + x.detach(), _x),
     Case("alias", lambda x: aten.alias(x) * 2, _x),
     Case("tensor_constant", lambda x: x * torch.tensor([1.0, 2.0, 3.0]).to(x.dtype).unsqueeze(1), _x),
+    Case("as_strided_prefix", lambda x: torch.as_strided(x * 2, (3, 8), (8, 1)),
+         lambda f, g: [rand(6, 4, dtype=f, gen=g)], backward=False),
     Case("slice", lambda x: x[:, 1:7] * 2 + x[-2:, :3].sum() + x[1:, 4:][0, -1], lambda f, g: [rand(4, 8, dtype=f, gen=g)]),
     # a strided slice's backward is a strided slice_scatter, which has no lowering yet: forward only
     Case("slice_strided", lambda x: x[:, 1:7:2] * 2 + x[::3, -3:].sum(), lambda f, g: [rand(4, 8, dtype=f, gen=g)],
@@ -274,6 +285,10 @@ CASES: list[Case] = [
     # values and first indices; the backward scatters the gradient to them (scatter.src, one index per slice)
     Case("max_min_dim", lambda x: (x.max(-1).values * 2, *x.max(1, keepdim=True), *x.min(0)),
          lambda f, g: [rand(2, 5, 7, dtype=f, gen=g)]),
+    # scans of a static length (lowerings/scans.py; NaN, ties, ints: test_sweep_coverage)
+    Case("cumprod_cummax_logcumsumexp", lambda x: (torch.cumprod(x, 1), *torch.cummax(x, 0), *torch.cummin(x, 1),
+                                                   torch.logcumsumexp(x, 1)),
+         lambda f, g: [rand(3, 5, dtype=f, gen=g)], backward=False),
     # sort of short rows (a rank sort), topk by rounds of argmax (test_sorting: ties, NaN, dtypes)
     Case("sort", lambda x: (*torch.sort(x, -1), torch.argsort(x, dim=0, descending=True, stable=True)),
          lambda f, g: [rand(3, 5, dtype=f, gen=g, grad=False)], backward=False),

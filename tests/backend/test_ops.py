@@ -133,12 +133,14 @@ _DYNAMIC_SKIP = {
     "tensor_constant": "a constant of 3 rows broadcasts against dim 0",
     "split": "split sizes [2, 5, 1] and split(3, 0) fix dims",
     "expand": "expand(4, 3, 8) fixes the sizes",
+    "as_strided_prefix": "as_strided((3, 8), (8, 1)) fixes the sizes (and the lowering reads static ones only)",
     "arange": "arange(8) fixes the last dim only (kept), but arange(1, 17, 2) broadcasts against it",
     "index_constant": "an index of -1 into a symbolic length is refused (test_errors): its bound is not guarded",
     "index_one": "an index of -2 into a symbolic length is refused (test_errors): its bound is not guarded",
     # dynamic=True makes every dim symbolic, and a scan's step count needs a static length (test_errors)
     "cumsum": "cumsum over a symbolic length",
     "cumsum_int": "cumsum over a symbolic length",
+    "cumprod_cummax_logcumsumexp": "scans over a symbolic length",
     "avg_pool2d": "pooling windows over symbolic sizes: the divisors and slices need static sizes (test_pooling)",
     "max_pool2d": "pooling windows over symbolic sizes: the slices and positions need static sizes (test_pooling)",
     "topk": "its values are a gather from rows of symbolic length here, which is interpreted (rows loaded whole "

@@ -33,7 +33,7 @@ def record_lowering(op) -> None:
     LOWERING_HITS[op] += 1
 
 
-from . import (arg_reductions, creation, diagonal, elementwise, indexing, matmul, norms, pooling, reductions,  # noqa: E402,F401
-               scatter, shape, sorting, transcendental)
+from . import (arg_reductions, creation, diagonal, elementwise, float_math, gamma, indexing, matmul, norms,  # noqa: E402,F401
+               pooling, reductions, scans, scatter, shape, sorting, transcendental)
 
 __all__ = ["LOWERINGS", "LOWERING_HITS", "register_lowering", "record_lowering"]

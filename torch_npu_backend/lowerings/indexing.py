@@ -83,8 +83,7 @@ def index_put(ctx, x, indices, values, accumulate=False):
     """``x[..., idx, ...] = values`` (``+=`` with ``accumulate``) for one known index tensor (the backward of
     ``x[..., [-2], :]``: a fused projection's q/k/v split): per position picked, the values there — summed over
     repeats when accumulating — replace (or add to) that slice of ``x``, a concat along the dim. Another index is a
-    one-hot sum when accumulating (:func:`_one_hot_sum`), refused otherwise (repeated indices: which value lands is
-    not defined). Several index tensors, accumulating, are ``multi_index.index_put_several`` (a one-hot sum over the
+    one-hot sum when accumulating (:func:`_one_hot_sum`), else the one-hot of the last write (:func:`_put_last`). Several index tensors, accumulating, are ``multi_index.index_put_several`` (a one-hot sum over the
     merged dims: interpolate's backward)."""
     v = ctx.tensor(x)
     if sum(i is not None for i in indices) > 1:  # advanced indexing: lowerings/multi_index.py
@@ -94,8 +93,7 @@ def index_put(ctx, x, indices, values, accumulate=False):
     known = _constant_values(idx)
     if known is None:
         if not accumulate:
-            raise ctx.error("an index not known at compile time without accumulate (repeated indices: which value "
-                            "lands is not defined)")
+            return _put_last(ctx, v, d, idx, vals)
         return binary(ctx, "add", v, _one_hot_sum(ctx, v.type, d, idx, vals))
     picks = _counted_from_start(ctx, known, d, n)
     if not accumulate and len(set(picks)) != len(picks):
@@ -110,6 +108,22 @@ def index_put(ctx, x, indices, values, accumulate=False):
             part = binary(ctx, "add", slice_value(ctx, v, d, k, 1, 1, one), part)
         v = scatter_values(ctx, v, part, d, sympy.Integer(k), sympy.Integer(k + 1), v.type)
     return v
+
+
+def _put_last(ctx, v, d, idx, vals):
+    """``v`` with ``vals_j`` written at position ``idx_j`` of dim ``d``, the last ``j`` winning where an index repeats
+    (eager's serial loop; torch leaves the order undefined): the one-hot ``hot[k, j]`` kept only at ``j = last[k]``,
+    the greatest ``j`` hot at ``k`` (an f32 max over ``j``: exact), summed, selected where some ``j`` is hot."""
+    n, m = int(v.type.shape[d]), idx.type.numel()
+    hot = _hot(ctx, _positions(ctx, n), idx, n, m)
+    order = _bcast(ctx, ctx.emit(ArangeOp, [], TensorType((m,), "f32"), start=0, step=1), hot.type.with_dtype("f32"),
+                   [0])
+    last = ctx.emit(ReduceOp, [select(ctx, hot, order, ctx.scalar(-1.0, "f32"))], TensorType((n,), "f32"),
+                    kind="max", dims=[1])
+    only = binary(ctx, "logical_and", hot, compare(ctx, "eq", order, _bcast(ctx, last, order.type, [1])))
+    written = _bcast(ctx, compare(ctx, "ge", last, ctx.scalar(0.0, "f32")), v.type.with_dtype("i1"),
+                     [k for k in range(v.type.rank) if k != d])
+    return select(ctx, written, _masked_sum(ctx, v.type, d, vals, only), v)
 
 
 def _one_index(ctx, v, indices):
@@ -167,9 +181,20 @@ def _one_hot_sum(ctx, out, d, idx, vals):
         mask = _bcast(ctx, hot, out.with_dtype("i1"), [k for k in range(out.rank) if k != d])
         row = _bcast(ctx, ctx.reshape(vals, pre + post), out, [d])
         return select(ctx, mask, row, ctx.scalar(0, out.dtype))
+    return _masked_sum(ctx, out, d, vals, _hot(ctx, positions, idx, n, m))
+
+
+def _hot(ctx, positions, idx, n, m):
+    """``hot[k, j] = idx_j == k`` over ``[n, m]`` (negative indices counted from the end)."""
     nm = TensorType((n, m), "i32")
     flat = _as_position(ctx, _from_end(ctx, idx, n))
-    hot = compare(ctx, "eq", _bcast(ctx, positions, nm, [1]), _bcast(ctx, flat, nm, [0]))
+    return compare(ctx, "eq", _bcast(ctx, positions, nm, [1]), _bcast(ctx, flat, nm, [0]))
+
+
+def _masked_sum(ctx, out, d, vals, hot):
+    """``sum_j select(hot[k, j], vals_j, 0)`` at each position ``k`` of dim ``d``, as ``out``."""
+    n, m = hot.type.shape
+    pre, post = list(out.shape[:d]), list(out.shape[d + 1:])
     wide = TensorType(tuple(pre + [n] + post + [m]), out.dtype)  # m last: a last-axis sum
     if post:  # m after the dims that follow it
         perm = list(range(d)) + list(range(d + 1, vals.type.rank)) + [d]

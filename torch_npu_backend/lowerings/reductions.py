@@ -11,7 +11,7 @@ from graph_passes.ir.types import TensorType, is_float_dtype
 from ..dtypes import opmath
 from . import register_lowering
 from .common import binary, compare, normalize_dim, normalize_dims, numel, reduce, select
-from .shape import pad_value
+from .scans import scan
 
 aten = torch.ops.aten
 
@@ -129,10 +129,7 @@ def cumsum(ctx, x, dim, *, dtype=None):
                             f"only a last dim of symbolic length is summed by a triangle of ones (dim {d} of rank "
                             f"{v.type.rank})")
         return ctx.cast(_cumsum_symbolic(ctx, v, n), out.dtype)
-    k, tail = 1, [0, 0] * (v.type.rank - 1 - d)
-    while k < int(n):
-        v = binary(ctx, "add", v, pad_value(ctx, v, tail + [k, -k], 0))
-        k *= 2
+    (v,) = scan(ctx, [v], d, lambda earlier, later: [binary(ctx, "add", later[0], earlier[0])], [0])
     return ctx.cast(v, out.dtype)
 
 

@@ -233,3 +233,30 @@ def _with_dim(t, dim, size):
     shape = list(t.shape)
     shape[dim] = sympy.sympify(size)
     return t.with_shape(shape)
+
+
+@register_lowering(aten.as_strided.default)
+def as_strided(ctx, x, size, stride, storage_offset=None):
+    """``as_strided`` that reads a row-major prefix of a contiguous input: a reshape (of the flat input's first
+    elements when the view is smaller). AOTAutograd writes views it regenerates so (group_norm's weighted
+    decomposition: ``[2, 3, 2, 1]`` as ``[2, 6]`` of strides ``[6, 1]``); other strides or offsets fall back."""
+    meta = ctx.meta(x)
+    size, stride = [ctx.expr(s) for s in size], [ctx.expr(s) for s in stride]
+    offset = ctx.expr(storage_offset or 0)
+    if not all(e.is_Integer for e in [*size, *stride, offset, *(ctx.expr(d) for d in meta.shape)]):
+        raise ctx.error("as_strided of symbolic sizes, strides or offset")
+    size, stride = [int(s) for s in size], [int(s) for s in stride]
+    row_major, step = [], 1
+    for s in reversed(size):
+        row_major.append(step)
+        step *= s
+    row_major.reverse()
+    numel, whole = step, meta.numel()
+    if int(offset) != 0 or meta.storage_offset() != 0 or not meta.is_contiguous() or numel > whole or any(
+            n != 1 and s != r for n, s, r in zip(size, stride, row_major)):
+        raise ctx.error(f"as_strided to {size} of strides {stride}, offset {int(offset)}, from {list(meta.shape)} of "
+                        f"strides {list(meta.stride())}: only a row-major prefix of a contiguous input")
+    flat = ctx.reshape(ctx.tensor(x), [whole])
+    if numel < whole:
+        flat = slice_value(ctx, flat, 0, sympy.Integer(0), sympy.Integer(numel), 1, flat.type.with_shape((numel,)))
+    return ctx.reshape(flat, size)

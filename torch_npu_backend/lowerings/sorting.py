@@ -1,7 +1,7 @@
 """sort (argsort and msort reach it through their CompositeImplicitAutograd kernels) and topk on the vector unit.
 
-Both work on rows ``[R, n]``: the dim sorted is the last one (any rank), or any dim of a rank-1/2 input (a rank-2
-input along dim 0 is transposed first; a single row is sorted as two copies). Values compare as f32 (floats:
+Both work on rows ``[R, n]``: the dim sorted is the last one, or another dim moved last by a transpose (and moved
+back after; a single row is sorted as two copies). Values compare as f32 (floats:
 f16/bf16 widen exactly) or as i64 (integers: exact; the vector unit reduces no i32); positions are f32 (exact).
 The values returned are a gather of the input at the positions found, so they are the input's own bits.
 
@@ -68,8 +68,18 @@ def _rows(ctx, x, dim, what):
 
         def restore(r):
             return ctx.emit(TransposeOp, [r], TensorType((r.type.shape[1], c), r.type.dtype), perm=[1, 0])
-    else:
-        raise ctx.error(f"{what} along dim {d} of a rank-{rank} input: the last dim, or any dim of rank 1 or 2")
+    else:  # another dim of a higher rank: moved last by a transpose, the others in order as the rows
+        perm = [i for i in range(rank) if i != d] + [d]
+        lead = [v.type.shape[i] for i in perm[:-1]]
+        moved = ctx.emit(TransposeOp, [v], TensorType(tuple(lead + [n]), v.type.dtype), perm=perm)
+        rows = ctx.reshape(moved, [sympy.Mul(*lead), n])
+        inverse = [perm.index(i) for i in range(rank)]
+
+        def restore(r):
+            m = r.type.shape[1]
+            back = [(lead + [m])[i] for i in inverse]
+            return ctx.emit(TransposeOp, [ctx.reshape(r, lead + [m])], TensorType(tuple(back), r.type.dtype),
+                            perm=inverse)
     if rows.type.shape[0] == 1:  # one row: sorted as two copies (a one-row plane's ops fold into reshapes that
         one, row = restore, rows  # have no vector lowering inside a kernel), the first one kept
         rows = ctx.broadcast_to(row, [2, n])

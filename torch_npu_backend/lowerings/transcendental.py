@@ -221,6 +221,17 @@ class F32:
         return self.copysign(r, x)
 
 
+def f32_lowering(cls, name):
+    """A lowering of a one-tensor op: ``cls(ctx).<name>`` of the input in f32, rounded once to the result dtype."""
+
+    def lower(ctx, x):
+        out = ctx.out_type()
+        return ctx.cast(getattr(cls(ctx), name)(ctx.cast(ctx.tensor(x), "f32")), out.dtype)
+
+    lower.__name__, lower.__module__ = name, cls.__module__  # the file of the formula (docs/ops.md names it)
+    return lower
+
+
 FUNCTIONS = {
     aten.log1p.default: "log1p", aten.expm1.default: "expm1", aten.atan.default: "atan", aten.asin.default: "asin",
     aten.acos.default: "acos", aten.sinh.default: "sinh", aten.cosh.default: "cosh", aten.asinh.default: "asinh",
