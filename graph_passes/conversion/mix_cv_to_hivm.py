@@ -27,7 +27,7 @@ Both functions take the kernel's arguments and tiling parameters in the same ord
 
 from __future__ import annotations
 
-from ..dialects import hivm
+from ..dialects import hivm, hivm_cube
 from ..dialects.func import ReturnOp
 from ..dialects.hivm_cube import FixpipeOp
 from ..dialects.hivm_mix import GetSubBlockIdxOp, SyncBlockSetOp, SyncBlockWaitOp
@@ -47,6 +47,65 @@ class MixCubeLowering(CubeLowering):
             super().create(SyncBlockSetOp, [], [], pipe="PIPE_FIX", flag=TILE_READY)
             self.counts["cross-core-sets"] = self.counts.get("cross-core-sets", 0) + 1
         return op
+
+    def tile(self, b, mi, ni, bufs, cols=None) -> None:
+        """cv-pipelining (``resident_a``): the tile's A rows over all of K into L1 once, then each piece (an
+        accumulator part of ``W`` columns) as a whole K loop of its own, drained as soon as it is done::
+
+            hivm.load A[m0:+em, 0:K] → a_l1
+            for h in range(pieces):
+                for kk in range(0, K, L1K):
+                    hivm.load B[kk:+ek, n0 + h·W:+W] → b_l1                  # ping-pong
+                    for k0 in range(0, ek, BK):
+                        load_l0a a_l1 (kk + k0) → a_l0; load_l0b b_l1 (k0) → b_l0; mmad → c_l0 (init at K 0)
+                hivm.fixpipe c_l0 → ws[m0:+em, n0 + h·W:+W]; sync_block_set   # c_l0 rotates over the pieces
+        """
+        s = self.schedule
+        if not s.resident_a:
+            return super().tile(b, mi, ni, bufs, cols)
+        ck = self.ck
+        m0 = self.arith("muli", mi, self.const(s.base_m), "m0")
+        n0 = self.arith("muli", ni, self.const(s.base_n), "n0")
+        em = self.extent(m0, s.base_m, "m", "em")
+        en = self.extent(n0, s.base_n, "n", "en") if cols is None else cols[1]
+        if cols is not None:
+            n0 = self.arith("addi", n0, cols[0], "n0s")
+        c0, c1 = self.const(0), self.const(1)
+        k_total = int(self.tiling["k"])
+        kc = self.const(k_total)
+        self.whole_k = k_total % s.l1_k == 0
+        a_box = ([c0, m0], [kc, em]) if ck.transpose_a else ([m0, c0], [em, kc])
+        self.load(ck.a, False, None, a_box, bufs["a_l1"])
+        width = s.base_n // s.acc_parts
+        whole = int(self.tiling["n"]) % s.base_n == 0 and s.tail_strips == 1
+        count = self.const(s.acc_parts) if whole else self.arith("ceildivsi", en, self.const(width), "parts")
+        hloop = self.open_loop(c0, count, c1, "h")
+        c_off = self.arith("muli", hloop.body.args[0], self.const(width), "c_off")
+        en_h = self.const(width) if whole else self.arith(
+            "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
+        col = self.arith("addi", n0, c_off, "col")
+        kloop = self.open_loop(c0, kc, self.const(s.l1_k), "kk")
+        kk = kloop.body.args[0]
+        ek = self.const(s.l1_k) if self.whole_k else self.arith(
+            "minsi", self.arith("subi", kc, kk), self.const(s.l1_k), "ek")
+        b_box = ([col, kk], [en_h, ek]) if ck.transpose_b else ([kk, col], [ek, en_h])
+        self.load(ck.b, False, None, b_box, bufs["b_l1"])
+        inner = self.open_loop(c0, ek, self.const(s.base_k), "k0")
+        k0 = inner.body.args[0]
+        ek0 = self.const(s.base_k) if self.whole_k else self.arith(
+            "minsi", self.arith("subi", ek, k0), self.const(s.base_k), "ek0")
+        ka = self.arith("addi", kk, k0, "ka")
+        self.create(hivm_cube.LoadL0AOp, [bufs["a_l1"], bufs["a_l0"], ka, em, ek0], [], transpose=ck.transpose_a)
+        self.create(hivm_cube.LoadL0BOp, [bufs["b_l1"], bufs["b_l0"], k0, c0, ek0, en_h], [],
+                    transpose=ck.transpose_b)
+        init = self.arith("subi", c1, self.arith("minsi", ka, c1), "init")
+        self.create(hivm_cube.MmadOp, [bufs["a_l0"], bufs["b_l0"], bufs["c_l0"], init, em, ek0, en_h], [])
+        self.counts["cube-ops"] += 1
+        self.close_loop(inner)
+        self.close_loop(kloop)
+        self.create(FixpipeOp, [bufs["c_l0"], self.args[ck.func.body.args[ck.out]], m0, col, em, en_h], [])
+        self.counts["fixpipes"] += 1
+        self.close_loop(hloop)
 
 
 class MixVectorLowering(KernelLowering):

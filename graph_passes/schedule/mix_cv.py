@@ -20,10 +20,16 @@ tile ``[rows, W]``), recorded as the kernel's ``epilogue_schedule``; the cube's 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..analysis.fusion_kind import FusionKind
 from ..dialects.func import FuncOp, ReturnOp
+from ..dialects.hivm_cube import ACCUMULATOR
+from ..dialects.schedule_attrs import CubeBufferDecl, CubeSchedule
 from ..ir.core import Operation
+from ..ir.sizes import as_expr
 from .buffers import plan_buffers
+from .cube import FRACTAL, ITEMSIZE, CubeKernel
 from .kernel_info import Unsupported, analyze_kernel
 from .record import vector_schedule
 from .tiling import Schedule
@@ -104,3 +110,30 @@ def epilogue_schedule(epi: Operation, sizes, target, base_m: int, base_n: int, m
                      scratch_bytes=plan.scratch_bytes(tile, target.ub_align), serial_dims=[])
     per_tile = {"tiles0": 1, "tiles1": 1}  # every input is loaded per tile: buffer_copies gives it the depth
     return info, vector_schedule(info, sched, multi_buffer, per_tile)
+
+
+PIECE_COLS = 64
+
+
+def pipelined_schedule(ck: CubeKernel, schedule: CubeSchedule, target) -> CubeSchedule:
+    """cv-pipelining of a MIX_CV kernel's cube part: the tile's accumulator is cut into pieces of
+    :data:`PIECE_COLS` columns, each a whole K loop of its own (``resident_a``: the tile's A rows are loaded into L1
+    once, over all of K, and kept while the pieces' B columns stream through two L1 boxes), so the first piece is
+    drained and handed to the vector cores after A and one piece of B are loaded instead of the whole of B. The
+    schedule unchanged when the tile has one piece or the resident A rows and two B boxes do not fit L1."""
+    k = as_expr(ck.k)
+    pieces = schedule.base_n // PIECE_COLS
+    if not k.is_Integer or pieces < 2 or schedule.base_n % PIECE_COLS or schedule.k_chunk:
+        return schedule
+    es, k_total = ITEMSIZE[ck.dtype], int(k)
+    kp = -(-k_total // (32 // es)) * (32 // es)  # K in whole fractal columns
+    width, bm, bk, l1k = PIECE_COLS, schedule.base_m, schedule.base_k, schedule.l1_k
+    if bm * kp * es + 2 * width * l1k * es > target.l1_bytes:
+        return schedule
+    dt = ck.dtype
+    buffers = (CubeBufferDecl("a_l1", "l1", dt, (kp, bm) if ck.transpose_a else (bm, kp), 1),
+               CubeBufferDecl("b_l1", "l1", dt, (width, l1k) if ck.transpose_b else (l1k, width), 2),
+               CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, width), 2),
+               CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, width), 2))
+    assert width % FRACTAL == 0
+    return replace(schedule, acc_parts=pieces, buffers=buffers, resident_a=True)

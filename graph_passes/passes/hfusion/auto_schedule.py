@@ -39,7 +39,7 @@ from typing import ClassVar
 from ...ir.core import Operation
 from ...schedule.cube import analyze_cube_kernel, choose_cube_tile, cube_schedule, cube_tiling, is_static_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
-from ...schedule.mix_cv import epilogue_schedule, split_mix_kernel
+from ...schedule.mix_cv import epilogue_schedule, pipelined_schedule, split_mix_kernel
 from ...dialects.schedule_attrs import MovementSchedule
 from ...schedule.movement import analyze_movement, choose_tiles
 from ...schedule.movement import tiling_params as movement_tiling, ub_bytes as movement_ub_bytes
@@ -60,6 +60,7 @@ class AutoSchedule(ModulePass):
     tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic, capacity-driven)
     block_dim: int = 0  # cores to use (0: all vector cores of the target)
     row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
+    cv_pipelining: bool = True  # MIX_CV: drain the tile in pieces of whole K loops, A resident (schedule/mix_cv.py)
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         if self.multi_buffer < 1:
@@ -108,12 +109,14 @@ def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, c
         tile = choose_cube_tile(ck, sizes, target)
         if tile.work_item != "tile":
             raise Unsupported(ck.op.name, f"a MIX_CV kernel's work items are tiles, this one's are {tile.work_item}s")
-        width = tile.base_n // tile.acc_parts  # the vector cores take each accumulator part as it is drained
-        _, epilogue = epilogue_schedule(epi, sizes, target, tile.base_m, width, options.multi_buffer)
+        schedule = replace(cube_schedule(ck, tile, is_static_kernel(ck)), kind="MIX_CV")
+        if options.cv_pipelining:
+            schedule = pipelined_schedule(ck, schedule, target)
+        width = schedule.base_n // schedule.acc_parts  # the vector cores take each accumulator part as it is drained
+        _, epilogue = epilogue_schedule(epi, sizes, target, schedule.base_m, width, options.multi_buffer)
     except Unsupported as e:
         return _unschedulable(func, ctx, e.op_name, e.reason)
     cores = options.block_dim if options.block_dim > 0 else target.aic_cores
-    schedule = replace(cube_schedule(ck, tile, is_static_kernel(ck)), kind="MIX_CV")
     func.attributes.pop("schedule_unsupported", None)
     func.attributes.pop("schedule_unsupported_reason", None)
     func.attributes["schedule"] = schedule
