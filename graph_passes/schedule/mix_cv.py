@@ -27,7 +27,9 @@ from ..dialects.func import FuncOp, ReturnOp
 from ..dialects.hivm_cube import ACCUMULATOR
 from ..dialects.schedule_attrs import CubeBufferDecl, CubeSchedule
 from ..ir.core import Operation
+from ..dialects.tensor import EmptyOp
 from ..ir.sizes import as_expr
+from ..ir.types import TensorType
 from .buffers import plan_buffers
 from .cube import FRACTAL, ITEMSIZE, CubeKernel
 from .kernel_info import Unsupported, analyze_kernel
@@ -42,6 +44,27 @@ def workspace_index(func: Operation) -> int:
     return ws[0]
 
 
+def ring_rows(schedule, block_dim: int) -> int:
+    """Rows of a ring workspace: ``ws_slots`` slots of ``base_m`` rows per group of the launch."""
+    return block_dim * schedule.ws_slots * schedule.base_m
+
+
+def use_ring_workspace(module: Operation, func: Operation, schedule, block_dim: int) -> None:
+    """Give MIX_CV kernel ``func`` a ring workspace of ``ring_rows`` × (``base_n / acc_parts``) accumulator elements
+    (schedule ``ws_slots``): its workspace argument and the host's ``tensor.empty`` passed to it at every call take
+    the ring's type."""
+    ws = workspace_index(func)
+    arg = func.body.args[ws]
+    ring = TensorType((ring_rows(schedule, block_dim), schedule.base_n // schedule.acc_parts), arg.type.dtype)
+    arg.type = ring
+    func.set_function_type()
+    for host in module.functions:
+        for call in [op for op in host.walk() if op.name == "func.call" and op.attributes["callee"] == func.sym_name]:
+            empty = EmptyOp([], [ring], {}, [], call.loc)
+            call.parent.insert_before(call, empty)
+            call.set_operand(ws, empty.result)
+
+
 def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
     """(cube part, epilogue part, the position in ``func``'s arguments of each of the epilogue part's) of MIX_CV
     kernel ``func``: detached functions. The cube part takes ``func``'s arguments; the epilogue part those its ops
@@ -53,10 +76,11 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
     if mm.name != "hfusion.matmul":
         raise Unsupported(mm.name, "a MIX_CV kernel starts with its hfusion.matmul")
     args = list(func.body.args)
+    types = [mm.result.type if i == ws else a.type for i, a in enumerate(args)]  # a ring workspace: the product
     attrs = {k: v for k, v in func.attributes.items()
              if k not in ("sym_name", "function_type", "schedule", "epilogue_schedule", "tiling", "workspace_args",
                           "output_args", "fusion_kind")}  # fmt: skip
-    cube = FuncOp.build(f"{func.sym_name}_aic", [a.type for a in args], [mm.result.type],
+    cube = FuncOp.build(f"{func.sym_name}_aic", types, [mm.result.type],
                         [a.name_hint for a in args], **attrs, fusion_kind=FusionKind.SINGLE_CUBE.name,
                         output_args=[ws])
     mapping = dict(zip(args, cube.body.args))
@@ -68,7 +92,7 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
     read = {id(v) for op in ops[1:] for v in op.operands} | {id(mm.result)}
     positions = [i for i, a in enumerate(args) if i == ws or i in outs or id(a) in read]
     kept = [args[i] for i in positions]
-    epi = FuncOp.build(f"{func.sym_name}_aiv", [a.type for a in kept], [v.type for v in ret.operands],
+    epi = FuncOp.build(f"{func.sym_name}_aiv", [types[i] for i in positions], [v.type for v in ret.operands],
                        [a.name_hint for a in kept], **attrs, fusion_kind=FusionKind.ANY_PB.name,
                        output_args=[positions.index(i) for i in outs])
     mapping = dict(zip(kept, epi.body.args))
@@ -112,7 +136,9 @@ def epilogue_schedule(epi: Operation, sizes, target, base_m: int, base_n: int, m
     return info, vector_schedule(info, sched, multi_buffer, per_tile)
 
 
-PIECE_COLS = 64
+WS_SLOTS = 2  # slots of a pipelined MIX_CV kernel's ring workspace per group: the cube fills one while the vector
+#               cores read the other
+PIECE_COLS = 64  # columns of one cv-pipelined piece (measurements: docs/cube.md, *cv-pipelining*)
 
 
 def pipelined_schedule(ck: CubeKernel, schedule: CubeSchedule, target) -> CubeSchedule:
@@ -136,4 +162,4 @@ def pipelined_schedule(ck: CubeKernel, schedule: CubeSchedule, target) -> CubeSc
                CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, width), 2),
                CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, width), 2))
     assert width % FRACTAL == 0
-    return replace(schedule, acc_parts=pieces, buffers=buffers, resident_a=True)
+    return replace(schedule, acc_parts=pieces, buffers=buffers, resident_a=True, ws_slots=WS_SLOTS)

@@ -39,7 +39,7 @@ from typing import ClassVar
 from ...ir.core import Operation
 from ...schedule.cube import analyze_cube_kernel, choose_cube_tile, cube_schedule, cube_tiling, is_static_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
-from ...schedule.mix_cv import epilogue_schedule, pipelined_schedule, split_mix_kernel
+from ...schedule.mix_cv import epilogue_schedule, pipelined_schedule, split_mix_kernel, use_ring_workspace
 from ...dialects.schedule_attrs import MovementSchedule
 from ...schedule.movement import analyze_movement, choose_tiles
 from ...schedule.movement import tiling_params as movement_tiling, ub_bytes as movement_ub_bytes
@@ -72,13 +72,14 @@ class AutoSchedule(ModulePass):
         ctx.count("kernels-scheduled", 0)
         ctx.count("kernels-cube", 0)
         ctx.count("kernels-mix", 0)
+        ctx.count("mix-ring-workspaces", 0)
         for func in module.functions:
             if not func.attributes.get("kernel"):
                 continue
             if func.attributes.get("fusion_kind") == "SINGLE_CUBE":
                 schedule_cube_kernel(func, sizes, target, self, ctx)
             elif func.attributes.get("fusion_kind") == "MIX_CV":
-                schedule_mix_kernel(func, sizes, target, self, ctx)
+                schedule_mix_kernel(module, func, sizes, target, self, ctx)
             elif func.attributes.get("fusion_kind") in VECTOR_KINDS:
                 schedule_kernel(func, sizes, target, self, ctx)
 
@@ -100,7 +101,8 @@ def schedule_cube_kernel(func: Operation, sizes, target, options: AutoSchedule, 
     return True
 
 
-def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
+def schedule_mix_kernel(module: Operation, func: Operation, sizes, target, options: AutoSchedule,
+                        ctx: PassContext) -> bool:
     """A MIX_CV kernel: the cube schedule of its matmul and the epilogue's over half-tile row chunks
     (graph_passes/schedule/mix_cv.py); the tiling is the cube's (one work item per tile, groups as the block dim)."""
     try:
@@ -122,6 +124,9 @@ def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, c
     func.attributes["schedule"] = schedule
     func.attributes["epilogue_schedule"] = epilogue
     func.attributes["tiling"] = cube_tiling(ck, schedule, cores)
+    if schedule.ws_slots:
+        use_ring_workspace(module, func, schedule, int(func.attributes["tiling"]["block_dim"]))
+        ctx.count("mix-ring-workspaces")
     ctx.count("kernels-scheduled")
     ctx.count("kernels-mix")
     return True
