@@ -90,16 +90,19 @@ class MixCubeLowering(CubeLowering):
         return op
 
     def tile(self, b, mi, ni, bufs, cols=None) -> None:
-        """cv-pipelining (``resident_a``): the tile's A rows over all of K into L1 once, then each piece (an
-        accumulator part of ``W`` columns) as a whole K loop of its own, drained as soon as it is done::
+        """cv-pipelining (``resident_a``): each piece (an accumulator part of ``W`` columns) is a whole K loop of
+        its own, drained as soon as it is done; piece 0 loads the tile's A rows, a box per K step that the later
+        pieces reuse (``a_l1`` has a copy per K step, selected by the step)::
 
-            hivm.load A[m0:+em, 0:K] → a_l1
             for h in range(pieces):
                 for kk in range(0, K, L1K):
+                    for _ in range(1 if h == 0 else 0):
+                        hivm.load A[m0:+em, kk:+ek] → a_l1[kk / L1K]
                     hivm.load B[kk:+ek, n0 + h·W:+W] → b_l1                  # ping-pong
                     for k0 in range(0, ek, BK):
-                        load_l0a a_l1 (kk + k0) → a_l0; load_l0b b_l1 (k0) → b_l0; mmad → c_l0 (init at K 0)
-                hivm.fixpipe c_l0 → ws[m0:+em, n0 + h·W:+W]; sync_block_set   # c_l0 rotates over the pieces
+                        load_l0a a_l1 (k0) → a_l0; load_l0b b_l1 (k0) → b_l0; mmad → c_l0 (init at K 0)
+                sync_block_wait SLOT_FREE × 2                                 # with a ring workspace
+                hivm.fixpipe c_l0 → ws slot (or ws[m0:+em, n0 + h·W:+W]); sync_block_set TILE_READY
         """
         s = self.schedule
         if not s.resident_a:
@@ -115,8 +118,6 @@ class MixCubeLowering(CubeLowering):
         k_total = int(self.tiling["k"])
         kc = self.const(k_total)
         self.whole_k = k_total % s.l1_k == 0
-        a_box = ([c0, m0], [kc, em]) if ck.transpose_a else ([m0, c0], [em, kc])
-        self.load(ck.a, False, None, a_box, bufs["a_l1"])
         width = s.base_n // s.acc_parts
         whole = int(self.tiling["n"]) % s.base_n == 0 and s.tail_strips == 1
         count = self.const(s.acc_parts) if whole else self.arith("ceildivsi", en, self.const(width), "parts")
@@ -129,14 +130,19 @@ class MixCubeLowering(CubeLowering):
         kk = kloop.body.args[0]
         ek = self.const(s.l1_k) if self.whole_k else self.arith(
             "minsi", self.arith("subi", kc, kk), self.const(s.l1_k), "ek")
+        first = self.arith("subi", c1, self.arith("minsi", hloop.body.args[0], c1), "first")
+        once = self.open_loop(c0, first, c1, "a_once")  # piece 0 loads the A rows of its K step: a loop of one trip
+        a_box = ([kk, m0], [ek, em]) if ck.transpose_a else ([m0, kk], [em, ek])
+        self.load(ck.a, False, None, a_box, bufs["a_l1"])
+        self.close_loop(once)
         b_box = ([col, kk], [en_h, ek]) if ck.transpose_b else ([kk, col], [ek, en_h])
         self.load(ck.b, False, None, b_box, bufs["b_l1"])
         inner = self.open_loop(c0, ek, self.const(s.base_k), "k0")
         k0 = inner.body.args[0]
         ek0 = self.const(s.base_k) if self.whole_k else self.arith(
             "minsi", self.arith("subi", ek, k0), self.const(s.base_k), "ek0")
-        ka = self.arith("addi", kk, k0, "ka")
-        self.create(hivm_cube.LoadL0AOp, [bufs["a_l1"], bufs["a_l0"], ka, em, ek0], [], transpose=ck.transpose_a)
+        ka = self.arith("addi", kk, k0, "ka")  # the K index: the accumulator starts at 0
+        self.create(hivm_cube.LoadL0AOp, [bufs["a_l1"], bufs["a_l0"], k0, em, ek0], [], transpose=ck.transpose_a)
         self.create(hivm_cube.LoadL0BOp, [bufs["b_l1"], bufs["b_l0"], k0, c0, ek0, en_h], [],
                     transpose=ck.transpose_b)
         init = self.arith("subi", c1, self.arith("minsi", ka, c1), "init")

@@ -32,6 +32,7 @@ from ..ir.sizes import as_expr
 from ..ir.types import TensorType
 from .buffers import plan_buffers
 from .cube import FRACTAL, ITEMSIZE, CubeKernel
+from .mix_cv_estimate import epilogue_time, pipelining_pays
 from .kernel_info import Unsupported, analyze_kernel
 from .record import vector_schedule
 from .tiling import Schedule
@@ -139,27 +140,41 @@ def epilogue_schedule(epi: Operation, sizes, target, base_m: int, base_n: int, m
 WS_SLOTS = 2  # slots of a pipelined MIX_CV kernel's ring workspace per group: the cube fills one while the vector
 #               cores read the other
 PIECE_COLS = 64  # columns of one cv-pipelined piece (measurements: docs/cube.md, *cv-pipelining*)
+PIECE_L1_K = 256  # a piece's L1 K step at most: its last step's mmads, which follow its last box, are short
+A_STEPS = 4  # L1 boxes of the resident A rows at most (one per K step, each a copy with its MTE2 -> MTE1 event id)
 
 
-def pipelined_schedule(ck: CubeKernel, schedule: CubeSchedule, target) -> CubeSchedule:
+def pipelined_schedule(ck: CubeKernel, schedule: CubeSchedule, target, epi: Operation, sizes) -> CubeSchedule:
     """cv-pipelining of a MIX_CV kernel's cube part: the tile's accumulator is cut into pieces of
-    :data:`PIECE_COLS` columns, each a whole K loop of its own (``resident_a``: the tile's A rows are loaded into L1
-    once, over all of K, and kept while the pieces' B columns stream through two L1 boxes), so the first piece is
-    drained and handed to the vector cores after A and one piece of B are loaded instead of the whole of B. The
-    schedule unchanged when the tile has one piece or the resident A rows and two B boxes do not fit L1."""
+    :data:`PIECE_COLS` columns, each a whole K loop of its own (``resident_a``: piece 0 loads the tile's A rows, one
+    L1 box per K step, ``a_l1`` having a copy per step, and the later pieces reuse them while their B columns stream
+    through two L1 boxes), so the first piece is drained and handed to the vector cores after A and one piece of B
+    are loaded instead of the whole of B; the ring workspace has :data:`WS_SLOTS` slots per group. The schedule
+    unchanged when the tile has one piece, K is symbolic, the A boxes (at most :data:`A_STEPS`) and two B boxes
+    do not fit L1, or the estimate says the group would not end sooner (schedule/mix_cv_estimate.py)."""
     k = as_expr(ck.k)
     pieces = schedule.base_n // PIECE_COLS
     if not k.is_Integer or pieces < 2 or schedule.base_n % PIECE_COLS or schedule.k_chunk:
         return schedule
     es, k_total = ITEMSIZE[ck.dtype], int(k)
     kp = -(-k_total // (32 // es)) * (32 // es)  # K in whole fractal columns
-    width, bm, bk, l1k = PIECE_COLS, schedule.base_m, schedule.base_k, schedule.l1_k
-    if bm * kp * es + 2 * width * l1k * es > target.l1_bytes:
+    width, bm, bk = PIECE_COLS, schedule.base_m, schedule.base_k
+    l1k = max(bk, min(schedule.l1_k, PIECE_L1_K))
+    if -(-kp // l1k) > A_STEPS:  # fewer, longer steps: one A box (and event id) per step
+        l1k = -(-kp // A_STEPS // bk) * bk
+    steps = -(-kp // l1k)
+    if steps > A_STEPS or bm * steps * l1k * es + 2 * width * l1k * es > target.l1_bytes:
+        return schedule
+    em = min(bm, int(as_expr(ck.m)))
+    info = analyze_kernel(epi, sizes, target)
+    vector = epilogue_time(info, plan_buffers(info, False), (em + 1) // 2, target)
+    if not pipelining_pays(em, k_total, es, 32 // es, schedule.base_n, schedule.acc_parts, schedule.l1_k, pieces,
+                           vector, target):
         return schedule
     dt = ck.dtype
-    buffers = (CubeBufferDecl("a_l1", "l1", dt, (kp, bm) if ck.transpose_a else (bm, kp), 1),
+    buffers = (CubeBufferDecl("a_l1", "l1", dt, (l1k, bm) if ck.transpose_a else (bm, l1k), steps),
                CubeBufferDecl("b_l1", "l1", dt, (width, l1k) if ck.transpose_b else (l1k, width), 2),
                CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, width), 2),
                CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, width), 2))
     assert width % FRACTAL == 0
-    return replace(schedule, acc_parts=pieces, buffers=buffers, resident_a=True, ws_slots=WS_SLOTS)
+    return replace(schedule, acc_parts=pieces, buffers=buffers, resident_a=True, ws_slots=WS_SLOTS, l1_k=l1k)

@@ -113,7 +113,7 @@ def schedule_mix_kernel(module: Operation, func: Operation, sizes, target, optio
             raise Unsupported(ck.op.name, f"a MIX_CV kernel's work items are tiles, this one's are {tile.work_item}s")
         schedule = replace(cube_schedule(ck, tile, is_static_kernel(ck)), kind="MIX_CV")
         if options.cv_pipelining:
-            schedule = pipelined_schedule(ck, schedule, target)
+            schedule = pipelined_schedule(ck, schedule, target, epi, sizes)
         width = schedule.base_n // schedule.acc_parts  # the vector cores take each accumulator part as it is drained
         _, epilogue = epilogue_schedule(epi, sizes, target, schedule.base_m, width, options.multi_buffer)
     except Unsupported as e:
