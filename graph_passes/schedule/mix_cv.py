@@ -61,9 +61,12 @@ def use_ring_workspace(module: Operation, func: Operation, schedule, block_dim: 
     func.set_function_type()
     for host in module.functions:
         for call in [op for op in host.walk() if op.name == "func.call" and op.attributes["callee"] == func.sym_name]:
+            old = call.operands[ws]
             empty = EmptyOp([], [ring], {}, [], call.loc)
             call.parent.insert_before(call, empty)
             call.set_operand(ws, empty.result)
+            if not old.uses and getattr(old, "op", None) is not None and old.op.name == "tensor.empty":
+                old.op.erase()  # the product-shaped allocation no call reads any more
 
 
 def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
