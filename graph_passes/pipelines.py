@@ -92,7 +92,7 @@ HFUSION_FUSE = [
 ]
 HFUSION_SCHEDULE = [
     "hfusion-auto-schedule{multi-buffer=%(multi_buffer)d max-tile-elems=%(max_tile_elems)d tile-elems=%(tile_elems)d "
-    "row-pipeline=%(row_pipeline)s}",  # tiles, block dim, software-pipelined row kernels
+    "row-pipeline=%(row_pipeline)s cv-pipelining=%(cv_pipelining)s}",  # tiles, block dim, pipelined row / MIX_CV kernels
 ]
 # 2. HIVM: buffers, memories, multi-buffering, memory plan, synchronisation.
 HIVM = [
@@ -125,6 +125,7 @@ class PipelineOptions:
     split_reductions: bool = True  # reductions to fewer rows than vector cores run as partial + final reductions
     split_k: bool | int = True  # too few output tiles, long K: partial products + a vector sum; an int forces S chunks
     cv_fusion: bool = True  # a matmul and its elementwise epilogue run as one MIX_CV launch (hfusion-fuse-mix-cv)
+    cv_pipelining: bool = True  # MIX_CV: parts of whole K loops with A resident in L1, a ring workspace (docs/cube.md)
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
@@ -139,7 +140,8 @@ def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
 def stage_values(opts: PipelineOptions) -> dict:
     """The options the stage strings of HFUSION_SCHEDULE and HIVM interpolate."""
     return {"multi_buffer": opts.multi_buffer, "max_tile_elems": opts.max_tile_elems, "tile_elems": opts.tile_elems,
-            "sync_mode": opts.sync_mode, "row_pipeline": str(opts.row_pipeline).lower()}
+            "sync_mode": opts.sync_mode, "row_pipeline": str(opts.row_pipeline).lower(),
+            "cv_pipelining": str(opts.cv_pipelining).lower()}
 
 
 def lowering_pipeline(opts: PipelineOptions) -> str:

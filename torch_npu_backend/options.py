@@ -61,6 +61,10 @@ class NpuOptions:
     """A matmul and its elementwise epilogue (bias, GELU, a residual add, a scale, a cast) run as one MIX_CV launch:
     cube tiles through a GM workspace to the group's two vector cores (``hfusion-fuse-mix-cv``, docs/cube.md);
     False keeps a SINGLE_CUBE kernel and a vector kernel."""
+    cv_pipelining: bool = True
+    """MIX_CV kernels drain each tile in parts of 64 columns, each a whole K loop with the tile's A rows kept in L1,
+    through a ring workspace of two slots per group (cv-pipelining, docs/cube.md); False: the tile's K loop holds
+    both parts and the workspace holds the whole product."""
     split_k: bool | int = True
     """Matmuls whose output has too few tiles for the cube cores and a long K run as partial products over chunks of
     K and a vector sum, when the estimate says it wins (``hfusion-split-k``, docs/cube.md); False: never; an int
@@ -98,7 +102,7 @@ class NpuOptions:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "cv_fusion", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify",
+        for name in ("fusion", "cv_fusion", "cv_pipelining", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify",
                      "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
@@ -172,7 +176,8 @@ class NpuOptions:
         return PipelineOptions(fusion=self.fusion, multi_buffer=self.multi_buffer, max_tile_elems=self.max_tile_elems,
                                sync_mode=self.sync_mode, tile_elems=self.tile_elems,
                                row_pipeline=self.row_pipeline, split_reductions=self.split_reductions,
-                               split_k=self.split_k, cv_fusion=self.cv_fusion)  # fmt: skip
+                               split_k=self.split_k, cv_fusion=self.cv_fusion,
+                               cv_pipelining=self.cv_pipelining)  # fmt: skip
 
 
 def _is_int(v) -> bool:

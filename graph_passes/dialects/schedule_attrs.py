@@ -178,7 +178,11 @@ class CubeSchedule(TypedAttr):
     computed), how many column strips each tile of a partial last wave is cut into (``tail_strips``: the strips
     fill the cores the whole tiles would leave idle), the estimate it was chosen by (``waves`` of work items over
     the cube cores; 0 when the shape is known only at launch) and, for split-K partial products (``hfusion-split-k``),
-    the K of one chunk (``k_chunk``; 0: the whole of K)."""
+    the K of one chunk (``k_chunk``; 0: the whole of K), and whether the tile's A rows stay in L1 over all of K
+    while each accumulator part runs its own K loop (``resident_a``: a MIX_CV kernel's cv-pipelining, so part 0
+    is drained, and handed to the vector cores, before part 1's B columns are loaded; docs/cube.md), and the slots
+    of a MIX_CV kernel's ring workspace per group (``ws_slots``: each drained part goes to slot ``p mod ws_slots`` of
+    its group, a cross-core flag per slot each way; 0: the workspace holds the whole product)."""
 
     mnemonic = "hfusion.cube_schedule"
     kind: str
@@ -192,6 +196,8 @@ class CubeSchedule(TypedAttr):
     waves: int = 0
     buffers: tuple[CubeBufferDecl, ...] = ()
     k_chunk: int = 0
+    resident_a: bool = False
+    ws_slots: int = 0
 
     def __post_init__(self):
         if self.work_item not in CUBE_WORK_ITEMS:

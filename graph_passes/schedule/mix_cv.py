@@ -20,10 +20,19 @@ tile ``[rows, W]``), recorded as the kernel's ``epilogue_schedule``; the cube's 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..analysis.fusion_kind import FusionKind
 from ..dialects.func import FuncOp, ReturnOp
+from ..dialects.hivm_cube import ACCUMULATOR
+from ..dialects.schedule_attrs import CubeBufferDecl, CubeSchedule
 from ..ir.core import Operation
+from ..dialects.tensor import EmptyOp
+from ..ir.sizes import as_expr
+from ..ir.types import TensorType
 from .buffers import plan_buffers
+from .cube import FRACTAL, ITEMSIZE, CubeKernel
+from .mix_cv_estimate import epilogue_time, pipelining_pays
 from .kernel_info import Unsupported, analyze_kernel
 from .record import vector_schedule
 from .tiling import Schedule
@@ -34,6 +43,30 @@ def workspace_index(func: Operation) -> int:
     if len(ws) != 1:
         raise Unsupported("func.func", f"a MIX_CV kernel has one workspace argument, @{func.sym_name} has {len(ws)}")
     return ws[0]
+
+
+def ring_rows(schedule, block_dim: int) -> int:
+    """Rows of a ring workspace: ``ws_slots`` slots of ``base_m`` rows per group of the launch."""
+    return block_dim * schedule.ws_slots * schedule.base_m
+
+
+def use_ring_workspace(module: Operation, func: Operation, schedule, block_dim: int) -> None:
+    """Give MIX_CV kernel ``func`` a ring workspace of ``ring_rows`` × (``base_n / acc_parts``) accumulator elements
+    (schedule ``ws_slots``): its workspace argument and the host's ``tensor.empty`` passed to it at every call take
+    the ring's type."""
+    ws = workspace_index(func)
+    arg = func.body.args[ws]
+    ring = TensorType((ring_rows(schedule, block_dim), schedule.base_n // schedule.acc_parts), arg.type.dtype)
+    arg.type = ring
+    func.set_function_type()
+    for host in module.functions:
+        for call in [op for op in host.walk() if op.name == "func.call" and op.attributes["callee"] == func.sym_name]:
+            old = call.operands[ws]
+            empty = EmptyOp([], [ring], {}, [], call.loc)
+            call.parent.insert_before(call, empty)
+            call.set_operand(ws, empty.result)
+            if not old.uses and getattr(old, "op", None) is not None and old.op.name == "tensor.empty":
+                old.op.erase()  # the product-shaped allocation no call reads any more
 
 
 def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
@@ -47,10 +80,11 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
     if mm.name != "hfusion.matmul":
         raise Unsupported(mm.name, "a MIX_CV kernel starts with its hfusion.matmul")
     args = list(func.body.args)
+    types = [mm.result.type if i == ws else a.type for i, a in enumerate(args)]  # a ring workspace: the product
     attrs = {k: v for k, v in func.attributes.items()
              if k not in ("sym_name", "function_type", "schedule", "epilogue_schedule", "tiling", "workspace_args",
                           "output_args", "fusion_kind")}  # fmt: skip
-    cube = FuncOp.build(f"{func.sym_name}_aic", [a.type for a in args], [mm.result.type],
+    cube = FuncOp.build(f"{func.sym_name}_aic", types, [mm.result.type],
                         [a.name_hint for a in args], **attrs, fusion_kind=FusionKind.SINGLE_CUBE.name,
                         output_args=[ws])
     mapping = dict(zip(args, cube.body.args))
@@ -62,7 +96,7 @@ def split_mix_kernel(func: Operation) -> tuple[Operation, Operation, list[int]]:
     read = {id(v) for op in ops[1:] for v in op.operands} | {id(mm.result)}
     positions = [i for i, a in enumerate(args) if i == ws or i in outs or id(a) in read]
     kept = [args[i] for i in positions]
-    epi = FuncOp.build(f"{func.sym_name}_aiv", [a.type for a in kept], [v.type for v in ret.operands],
+    epi = FuncOp.build(f"{func.sym_name}_aiv", [types[i] for i in positions], [v.type for v in ret.operands],
                        [a.name_hint for a in kept], **attrs, fusion_kind=FusionKind.ANY_PB.name,
                        output_args=[positions.index(i) for i in outs])
     mapping = dict(zip(kept, epi.body.args))
@@ -104,3 +138,46 @@ def epilogue_schedule(epi: Operation, sizes, target, base_m: int, base_n: int, m
                      scratch_bytes=plan.scratch_bytes(tile, target.ub_align), serial_dims=[])
     per_tile = {"tiles0": 1, "tiles1": 1}  # every input is loaded per tile: buffer_copies gives it the depth
     return info, vector_schedule(info, sched, multi_buffer, per_tile)
+
+
+WS_SLOTS = 2  # slots of a pipelined MIX_CV kernel's ring workspace per group: the cube fills one while the vector
+#               cores read the other
+PIECE_COLS = 64  # columns of one cv-pipelined piece (measurements: docs/cube.md, *cv-pipelining*)
+PIECE_L1_K = 256  # a piece's L1 K step at most: its last step's mmads, which follow its last box, are short
+A_STEPS = 4  # L1 boxes of the resident A rows at most (one per K step, each a copy with its MTE2 -> MTE1 event id)
+
+
+def pipelined_schedule(ck: CubeKernel, schedule: CubeSchedule, target, epi: Operation, sizes) -> CubeSchedule:
+    """cv-pipelining of a MIX_CV kernel's cube part: the tile's accumulator is cut into pieces of
+    :data:`PIECE_COLS` columns, each a whole K loop of its own (``resident_a``: piece 0 loads the tile's A rows, one
+    L1 box per K step, ``a_l1`` having a copy per step, and the later pieces reuse them while their B columns stream
+    through two L1 boxes), so the first piece is drained and handed to the vector cores after A and one piece of B
+    are loaded instead of the whole of B; the ring workspace has :data:`WS_SLOTS` slots per group. The schedule
+    unchanged when the tile has one piece, K is symbolic, the A boxes (at most :data:`A_STEPS`) and two B boxes
+    do not fit L1, or the estimate says the group would not end sooner (schedule/mix_cv_estimate.py)."""
+    k = as_expr(ck.k)
+    pieces = schedule.base_n // PIECE_COLS
+    if not k.is_Integer or pieces < 2 or schedule.base_n % PIECE_COLS or schedule.k_chunk:
+        return schedule
+    es, k_total = ITEMSIZE[ck.dtype], int(k)
+    kp = -(-k_total // (32 // es)) * (32 // es)  # K in whole fractal columns
+    width, bm, bk = PIECE_COLS, schedule.base_m, schedule.base_k
+    l1k = max(bk, min(schedule.l1_k, PIECE_L1_K))
+    if -(-kp // l1k) > A_STEPS:  # fewer, longer steps: one A box (and event id) per step
+        l1k = -(-kp // A_STEPS // bk) * bk
+    steps = -(-kp // l1k)
+    if steps > A_STEPS or bm * steps * l1k * es + 2 * width * l1k * es > target.l1_bytes:
+        return schedule
+    em = min(bm, int(as_expr(ck.m)))
+    info = analyze_kernel(epi, sizes, target)
+    vector = epilogue_time(info, plan_buffers(info, False), (em + 1) // 2, target)
+    if not pipelining_pays(em, k_total, es, 32 // es, schedule.base_n, schedule.acc_parts, schedule.l1_k, pieces,
+                           vector, target):
+        return schedule
+    dt = ck.dtype
+    buffers = (CubeBufferDecl("a_l1", "l1", dt, (l1k, bm) if ck.transpose_a else (bm, l1k), steps),
+               CubeBufferDecl("b_l1", "l1", dt, (width, l1k) if ck.transpose_b else (l1k, width), 2),
+               CubeBufferDecl("a_l0", "l0a", dt, (bm, bk), 2), CubeBufferDecl("b_l0", "l0b", dt, (bk, width), 2),
+               CubeBufferDecl("c_l0", "l0c", ACCUMULATOR[dt], (bm, width), 2))
+    assert width % FRACTAL == 0
+    return replace(schedule, acc_parts=pieces, buffers=buffers, resident_a=True, ws_slots=WS_SLOTS, l1_k=l1k)

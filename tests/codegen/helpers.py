@@ -10,7 +10,7 @@ from graph_passes.passes import PASS_REGISTRY, PassManager
 
 
 def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0, row_pipeline: bool = True,
-          split_reductions: bool = False):
+          split_reductions: bool = False, cv_pipelining: bool = True):
     """Tensor-level module text → synchronised HIVM through ``graph_passes.pipelines.default_pipeline``.
 
     ``split_reductions`` is off by default: these tests lower one kernel's schedule, and ``hfusion-split-reductions``
@@ -24,7 +24,8 @@ def lower(text: str, multi_buffer: int = 2, max_tile_elems: int = 0, row_pipelin
 
     module = parse_module(text)
     pipeline = default_pipeline(PipelineOptions(multi_buffer=multi_buffer, max_tile_elems=max_tile_elems,
-                                                row_pipeline=row_pipeline, split_reductions=split_reductions))
+                                                row_pipeline=row_pipeline, split_reductions=split_reductions,
+                                                cv_pipelining=cv_pipelining))
     missing = [p for p in ("hivm-infer-core-type", "hivm-infer-mem-scope") if p not in PASS_REGISTRY]
     if not missing:
         PassManager.from_pipeline(pipeline, verify=True).run(module)

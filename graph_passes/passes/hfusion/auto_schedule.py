@@ -39,7 +39,7 @@ from typing import ClassVar
 from ...ir.core import Operation
 from ...schedule.cube import analyze_cube_kernel, choose_cube_tile, cube_schedule, cube_tiling, is_static_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
-from ...schedule.mix_cv import epilogue_schedule, split_mix_kernel
+from ...schedule.mix_cv import epilogue_schedule, pipelined_schedule, split_mix_kernel, use_ring_workspace
 from ...dialects.schedule_attrs import MovementSchedule
 from ...schedule.movement import analyze_movement, choose_tiles
 from ...schedule.movement import tiling_params as movement_tiling, ub_bytes as movement_ub_bytes
@@ -60,6 +60,7 @@ class AutoSchedule(ModulePass):
     tile_elems: int = 0  # requested elements per tile, honoured even past UB (0: automatic, capacity-driven)
     block_dim: int = 0  # cores to use (0: all vector cores of the target)
     row_pipeline: bool = True  # software-pipeline row kernels across work items when the estimate favours it
+    cv_pipelining: bool = True  # MIX_CV: drain the tile in pieces of whole K loops, A resident (schedule/mix_cv.py)
 
     def run(self, module: Operation, ctx: PassContext) -> None:
         if self.multi_buffer < 1:
@@ -71,13 +72,14 @@ class AutoSchedule(ModulePass):
         ctx.count("kernels-scheduled", 0)
         ctx.count("kernels-cube", 0)
         ctx.count("kernels-mix", 0)
+        ctx.count("mix-ring-workspaces", 0)
         for func in module.functions:
             if not func.attributes.get("kernel"):
                 continue
             if func.attributes.get("fusion_kind") == "SINGLE_CUBE":
                 schedule_cube_kernel(func, sizes, target, self, ctx)
             elif func.attributes.get("fusion_kind") == "MIX_CV":
-                schedule_mix_kernel(func, sizes, target, self, ctx)
+                schedule_mix_kernel(module, func, sizes, target, self, ctx)
             elif func.attributes.get("fusion_kind") in VECTOR_KINDS:
                 schedule_kernel(func, sizes, target, self, ctx)
 
@@ -99,7 +101,8 @@ def schedule_cube_kernel(func: Operation, sizes, target, options: AutoSchedule, 
     return True
 
 
-def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, ctx: PassContext) -> bool:
+def schedule_mix_kernel(module: Operation, func: Operation, sizes, target, options: AutoSchedule,
+                        ctx: PassContext) -> bool:
     """A MIX_CV kernel: the cube schedule of its matmul and the epilogue's over half-tile row chunks
     (graph_passes/schedule/mix_cv.py); the tiling is the cube's (one work item per tile, groups as the block dim)."""
     try:
@@ -108,17 +111,22 @@ def schedule_mix_kernel(func: Operation, sizes, target, options: AutoSchedule, c
         tile = choose_cube_tile(ck, sizes, target)
         if tile.work_item != "tile":
             raise Unsupported(ck.op.name, f"a MIX_CV kernel's work items are tiles, this one's are {tile.work_item}s")
-        width = tile.base_n // tile.acc_parts  # the vector cores take each accumulator part as it is drained
-        _, epilogue = epilogue_schedule(epi, sizes, target, tile.base_m, width, options.multi_buffer)
+        schedule = replace(cube_schedule(ck, tile, is_static_kernel(ck)), kind="MIX_CV")
+        if options.cv_pipelining:
+            schedule = pipelined_schedule(ck, schedule, target, epi, sizes)
+        width = schedule.base_n // schedule.acc_parts  # the vector cores take each accumulator part as it is drained
+        _, epilogue = epilogue_schedule(epi, sizes, target, schedule.base_m, width, options.multi_buffer)
     except Unsupported as e:
         return _unschedulable(func, ctx, e.op_name, e.reason)
     cores = options.block_dim if options.block_dim > 0 else target.aic_cores
-    schedule = replace(cube_schedule(ck, tile, is_static_kernel(ck)), kind="MIX_CV")
     func.attributes.pop("schedule_unsupported", None)
     func.attributes.pop("schedule_unsupported_reason", None)
     func.attributes["schedule"] = schedule
     func.attributes["epilogue_schedule"] = epilogue
     func.attributes["tiling"] = cube_tiling(ck, schedule, cores)
+    if schedule.ws_slots:
+        use_ring_workspace(module, func, schedule, int(func.attributes["tiling"]["block_dim"]))
+        ctx.count("mix-ring-workspaces")
     ctx.count("kernels-scheduled")
     ctx.count("kernels-mix")
     return True

@@ -34,7 +34,7 @@ from ...dialects.schedule_attrs import CubeSchedule, MovementSchedule
 from ...ir.core import Cube, Operation
 from ...schedule.cube import analyze_cube_kernel
 from ...schedule.kernel_info import VECTOR_KINDS, Unsupported, analyze_kernel
-from ...schedule.mix_cv import split_mix_kernel
+from ...schedule.mix_cv import split_mix_kernel, workspace_index
 from ...schedule.movement import analyze_movement
 from ...schedule.record import StaleSchedule, plan_from_schedule
 from ...target import module_target
@@ -114,10 +114,11 @@ def _lower_mix(func: Operation, sizes, target) -> tuple[list, dict]:
     if not isinstance(schedule, CubeSchedule) or epilogue is None:
         raise LoweringError("a MIX_CV kernel needs a cube schedule and an epilogue_schedule (hfusion-auto-schedule)")
     cube, epi, positions = split_mix_kernel(func)
-    aic_lowering = MixCubeLowering(analyze_cube_kernel(cube), schedule, tiling)
+    ws = func.body.args[workspace_index(func)]
+    aic_lowering = MixCubeLowering(analyze_cube_kernel(cube), schedule, tiling, ws.type)
     info = analyze_kernel(epi, sizes, target)
     aiv_lowering = MixVectorLowering(info, epilogue, plan_from_schedule(info, epilogue), tiling, target.ub_align,
-                                     schedule, list(func.body.args), positions)
+                                     schedule, list(func.body.args), positions, workspace_index(func))
     aic, aiv = aic_lowering.build(), aiv_lowering.build()
     name = func.sym_name
     common = {k: func.attributes[k] for k in ("fusion_kind", "output_args", "workspace_args", "tiling")}
