@@ -25,25 +25,28 @@ from .hazards import _arr, granules
 
 def independent(per_core: list[list]) -> bool:
     """Whether no GM granule written by one core is accessed by another (``per_core``: each core's effect
-    instructions, with the core they ran on as ``x.core``)."""
-    gs, cs, ws = [], [], []
+    instructions, with the core they ran on as ``x.core``). One pass over the accesses with a granule -> writing core
+    table (no sort: a large GEMM's recording reads millions of granules)."""
+    accs = []
     for ci, xs in enumerate(per_core):
         for x in xs:
             for acc in x.accesses(x.core):
-                if acc.scope != "GM":
-                    continue
-                g = _arr(granules(np.asarray(acc.starts), acc.length))
-                gs.append(g)
-                cs.append(np.full(len(g), ci, np.int64))
-                if acc.write:
-                    ws.append(g)
-    if not ws:
+                if acc.scope == "GM":
+                    accs.append((ci, _arr(granules(np.asarray(acc.starts), acc.length)), acc.write))
+    writes = [(ci, g) for ci, g, w in accs if w]
+    if not writes:
         return True
-    n = len(per_core)
-    pairs = np.unique(np.concatenate(gs).astype(np.int64) * n + np.concatenate(cs))
-    g_of, counts = np.unique(pairs // n, return_counts=True)
-    shared = g_of[counts > 1]
-    return not np.isin(shared, np.concatenate(ws)).any()
+    owner = np.full(max(int(g.max()) for _, g, _ in accs if len(g)) + 1, -1, np.int32)
+    for ci, g in writes:
+        prev = owner[g]
+        if ((prev >= 0) & (prev != ci)).any():
+            return False
+        owner[g] = ci
+    for ci, g, _ in accs:
+        o = owner[g]
+        if ((o >= 0) & (o != ci)).any():
+            return False
+    return True
 
 
 def plan(seqs: list[list], kinds: list[str], rows: list[int]) -> list:
