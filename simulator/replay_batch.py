@@ -25,25 +25,28 @@ from .hazards import _arr, granules
 
 def independent(per_core: list[list]) -> bool:
     """Whether no GM granule written by one core is accessed by another (``per_core``: each core's effect
-    instructions, with the core they ran on as ``x.core``). One pass over the accesses with a granule -> writing core
-    table (no sort: a large GEMM's recording reads millions of granules)."""
-    accs = []
-    for ci, xs in enumerate(per_core):
-        for x in xs:
-            for acc in x.accesses(x.core):
-                if acc.scope == "GM":
-                    accs.append((ci, _arr(granules(np.asarray(acc.starts), acc.length)), acc.write))
-    writes = [(ci, g) for ci, g, w in accs if w]
+    instructions, with the core they ran on as ``x.core``). Two passes over the accesses with a granule -> writing
+    core table: no sort and no list of every granule (a 4096^3 GEMM's recording reads 50M granules)."""
+    def gm_accesses():
+        for ci, xs in enumerate(per_core):
+            for x in xs:
+                for acc in x.accesses(x.core):
+                    if acc.scope == "GM":
+                        yield ci, acc
+
+    writes = [(ci, _arr(granules(np.asarray(acc.starts), acc.length))) for ci, acc in gm_accesses() if acc.write]
+    writes = [(ci, g) for ci, g in writes if len(g)]
     if not writes:
         return True
-    owner = np.full(max(int(g.max()) for _, g, _ in accs if len(g)) + 1, -1, np.int32)
+    owner = np.full(max(int(g.max()) for _, g in writes) + 1, -1, np.int32)
     for ci, g in writes:
         prev = owner[g]
         if ((prev >= 0) & (prev != ci)).any():
             return False
         owner[g] = ci
-    for ci, g, _ in accs:
-        o = owner[g]
+    for ci, acc in gm_accesses():
+        g = _arr(granules(np.asarray(acc.starts), acc.length))
+        o = owner[g[g < len(owner)]]
         if ((o >= 0) & (o != ci)).any():
             return False
     return True
