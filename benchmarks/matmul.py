@@ -19,6 +19,12 @@ import os
 import sys
 import time
 
+# Note: the simulator's mmad forms each 128 x 128 x 128 product with numpy (float64, BLAS); a multi-threaded BLAS is
+# many times slower than one thread for products that small on a small, busy machine (1024^3 under cProfile: 9.6 s in
+# the 576 mmads with the default threads, 0.67 s with one), so the benchmark pins one thread before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # Note: run as a script, this directory is sys.path[0] and benchmarks/simulator.py would shadow the simulator package.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE] + [os.path.dirname(_HERE)]

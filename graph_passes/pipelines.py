@@ -62,6 +62,11 @@ HFUSION_PREPARE = [
 # folded into the matmul's flags), before split-reductions and fusion (the sum is a column reduction; a following
 # cast or epilogue fuses into it).
 SPLIT_K = "hfusion-split-k"
+# A matmul whose result rows are not whole 32-B blocks (an LM head's 50,257 f16 columns) would split its work by bands
+# of 16 rows (two cores may not write one block): it becomes a product with zero columns whose rows are whole blocks
+# (column tiles on every cube core) and a slice, when the estimate says so. After split-K (which keeps the product's
+# shape), before fusion (the slice becomes a data-movement kernel, or fuses into the product's users).
+PAD_MATMUL_OUTPUT = "hfusion-pad-matmul-output"
 # A reduction to fewer rows than there are vector cores (x.sum(), a loss's mean, amax over 4 long rows) becomes a
 # multi-core partial reduction over rows split from the reduced elements and a final one (Inductor's split
 # reductions; AscendNPU-IR uses atomic-add stores instead). After preparation, so fusion sees the two reductions.
@@ -126,12 +131,14 @@ class PipelineOptions:
     split_k: bool | int = True  # too few output tiles, long K: partial products + a vector sum; an int forces S chunks
     cv_fusion: bool = True  # a matmul and its elementwise epilogue run as one MIX_CV launch (hfusion-fuse-mix-cv)
     cv_pipelining: bool = True  # MIX_CV: parts of whole K loops with A resident in L1, a ring workspace (docs/cube.md)
+    pad_matmul: bool = True  # result rows not whole 32-B blocks: a padded product + a slice when the estimate wins
 
 
 def hfusion_pipeline(opts: PipelineOptions = PipelineOptions()) -> str:
     unfused = ["hfusion-fuse-ops{fuse=false}", "hfusion-infer-fusion-kind", LEGALIZE_BOOL]
     split_k = [] if opts.split_k is False else [SPLIT_K if opts.split_k is True else f"{SPLIT_K}{{chunks={opts.split_k}}}"]
-    split = split_k + ([SPLIT_REDUCTIONS] if opts.split_reductions else [])
+    split = split_k + ([PAD_MATMUL_OUTPUT] if opts.pad_matmul else []) + (
+        [SPLIT_REDUCTIONS] if opts.split_reductions else [])
     fuse = [s for s in HFUSION_FUSE if opts.cv_fusion or s != "hfusion-fuse-mix-cv"]
     stages = HFUSION_PREPARE + split + (fuse if opts.fusion else unfused)
     return ",".join(stages)

@@ -205,15 +205,22 @@ def _copy_key(x):
 def _copy_form(x):
     load = x.SRC == "GM"
     scope = x.DST if load else x.SRC
-    if x.fast_effect() is not None:  # contiguous: one burst of all the bytes
+    strided = x.fast_effect() is None
+    if not strided:  # contiguous: one burst of all the bytes
         n, L = 1, x.n_burst * x.burst_len
         local, ls, gs = (x.dst if load else x.src), L, L
-        fallback = _per_row_copy(load, local, L)
     else:
         n, L = x.n_burst, x.burst_len
         local, ls = (x.dst, x.dst_stride or L) if load else (x.src, x.src_stride or L)
         gs = (x.src_stride or L) if load else (x.dst_stride or L)
-        _, fallback = x._batch_strided()  # the index-array form, for bursts a view cannot cover
+    made = []
+
+    def fallback(stack, rows, gm, addrs):
+        """The per-row copy (contiguous) or the index-array form (strided), for bursts a view cannot cover; made at
+        its first use (its index arrays are n_burst x burst_len: most recordings never need them)."""
+        if not made:
+            made.append(x._batch_strided()[1] if strided else _per_row_copy(load, local, L))
+        made[0](stack, rows, gm, addrs)
 
     def g(mems, rows, gm, addrs):
         stack = mems[scope]

@@ -475,6 +475,9 @@ def _matmul(interp, op, a, b, init=None):
         a = a.transpose(-1, -2)
     if op.attributes.get("transpose_b"):
         b = b.transpose(-1, -2)
+    pad = op.attributes.get("pad_n")
+    if pad:  # b read with pad more columns of zeros (hfusion-pad-matmul-output)
+        b = F.pad(b, (0, pad))
     chunk = op.attributes.get("k_chunk")
     if chunk is not None:  # split-K partial products: one per chunk of K
         return torch.stack([a[:, k:k + chunk] @ b[k:k + chunk] for k in range(0, a.shape[-1], chunk)])

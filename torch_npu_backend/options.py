@@ -69,6 +69,10 @@ class NpuOptions:
     """Matmuls whose output has too few tiles for the cube cores and a long K run as partial products over chunks of
     K and a vector sum, when the estimate says it wins (``hfusion-split-k``, docs/cube.md); False: never; an int
     S >= 2: S chunks for every static matmul whose K holds two chunks of 256 (measurements)."""
+    pad_matmul: bool = True
+    """A matmul whose result rows are not whole 32-B blocks (an LM head's 50,257 columns) computes a product padded
+    with zero columns to whole blocks, split by column tiles over every cube core, and a slice kernel, when the
+    estimate says it wins (``hfusion-pad-matmul-output``, docs/cube.md); False keeps bands of 16 rows."""
     check_hazards: bool = True
     """Run the simulator's hazard checker on every launch (races, deadlocks); reports say when it was off."""
     simulate: str = "once"
@@ -102,7 +106,8 @@ class NpuOptions:
             raise OptionsError(f"option execute={self.execute!r} is not supported; valid: {', '.join(EXECUTE_MODES)}")
         if self.chip not in CHIPS:
             raise OptionsError(f"option chip={self.chip!r} is not known; valid: {', '.join(CHIPS)}")
-        for name in ("fusion", "cv_fusion", "cv_pipelining", "row_pipeline", "split_reductions", "check_hazards", "fixed_costs", "verify",
+        for name in ("fusion", "cv_fusion", "cv_pipelining", "pad_matmul", "row_pipeline", "split_reductions",
+                     "check_hazards", "fixed_costs", "verify",
                      "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionsError(f"option {name} must be a bool, got {getattr(self, name)!r}")
@@ -177,7 +182,7 @@ class NpuOptions:
                                sync_mode=self.sync_mode, tile_elems=self.tile_elems,
                                row_pipeline=self.row_pipeline, split_reductions=self.split_reductions,
                                split_k=self.split_k, cv_fusion=self.cv_fusion,
-                               cv_pipelining=self.cv_pipelining)  # fmt: skip
+                               cv_pipelining=self.cv_pipelining, pad_matmul=self.pad_matmul)  # fmt: skip
 
 
 def _is_int(v) -> bool:

@@ -148,6 +148,8 @@ class CubeLowering(KernelLowering):
         else:  # the tail is cut only when every tile is whole: a strip's columns are all inside the output
             n0 = self.arith("addi", n0, cols[0], "n0s")
             en = cols[1]
+        # a padded product (pad_n): the drain writes the result's columns, the zero ones of the last fractal too
+        en_out = self.extent(n0, s.base_n, "n_out", "en_out") if self.ck.pad_n else en
         c0, c1 = self.const(0), self.const(1)
         k_lo, kc, kc_static = self.k_span(b)
         self.whole_k = kc_static is not None and kc_static % s.l1_k == 0
@@ -165,7 +167,7 @@ class CubeLowering(KernelLowering):
             "muli", self.arith("floordivsi", self.arith("subi", kc, c1), self.const(s.l1_k)),
             self.const(s.l1_k), "last_kk")
         is_last = self.arith("subi", c1, self.arith("minsi", self.arith("subi", last_kk, kk), c1), "is_last")
-        self.parts(kk, ek, m0, n0, em, en, b, is_last, bufs)
+        self.parts(kk, ek, m0, n0, em, (en, en_out), b, is_last, bufs)
         self.close_loop(kloop)
 
     def k_span(self, b):
@@ -180,14 +182,16 @@ class CubeLowering(KernelLowering):
             return k_lo, self.const(chunk), chunk
         return k_lo, self.arith("minsi", self.arith("subi", self.param("k"), k_lo), self.const(chunk), "kc"), None
 
-    def parts(self, kk, ek, m0, n0, em, en, b, is_last, bufs) -> None:
+    def parts(self, kk, ek, m0, n0, em, ens, b, is_last, bufs) -> None:
         """The accumulator's column parts of one L1 step: part h's mmads, then (when ``is_last``) its drain, which
-        runs on FixPipe while the cube works on part h + 1 (``c_l0`` rotates over the part loop)."""
+        runs on FixPipe while the cube works on part h + 1 (``c_l0`` rotates over the part loop). ``ens``: the
+        tile's columns of ``op(b)`` and of the result (more by the zero columns of a padded product)."""
         ck, s = self.ck, self.schedule
         c0, c1 = self.const(0), self.const(1)
         width = s.base_n // s.acc_parts
+        en, en_out = ens
         if s.acc_parts == 1:
-            c_off, en_h, hloop = c0, en, None
+            c_off, en_h, en_h_out, hloop = c0, en, en_out, None
         else:
             n = as_expr(self.tiling["n"])
             whole = n.is_Integer and int(n) % s.base_n == 0 and s.tail_strips == 1
@@ -198,6 +202,8 @@ class CubeLowering(KernelLowering):
             c_off = self.arith("muli", h, self.const(width), "c_off")
             en_h = self.const(width) if whole else self.arith(
                 "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
+            en_h_out = en_h if en_out is en else self.arith(
+                "minsi", self.arith("subi", en_out, c_off), self.const(width), "en_h_out")
         inner = self.open_loop(c0, ek, self.const(s.base_k), "k0")
         k0 = inner.body.args[0]
         ek0 = self.const(s.base_k) if self.whole_k else self.arith(
@@ -214,7 +220,7 @@ class CubeLowering(KernelLowering):
         out = self.args[ck.func.body.args[ck.out]]
         col = self.arith("addi", n0, c_off) if s.acc_parts > 1 else n0
         offsets = ([b] if out.type.rank == 3 else []) + [m0, col]
-        self.create(hivm_cube.FixpipeOp, [bufs["c_l0"], out, *offsets, em, en_h], [])
+        self.create(hivm_cube.FixpipeOp, [bufs["c_l0"], out, *offsets, em, en_h_out], [])
         self.counts["fixpipes"] += 1
         self.close_loop(drain)
         if hloop is not None:

@@ -308,11 +308,13 @@ products in f32 and its fixpipe writes either)."""
 
 class MatmulBase(HFusionOp):
     """``op(a) @ op(b)``; ``batch_matmul`` has a leading batch dim on its result and on at least one operand, an
-    operand without it (rank 2) being one matrix shared by every batch (a broadcast batch, never materialised)."""
+    operand without it (rank 2) being one matrix shared by every batch (a broadcast batch, never materialised).
+    ``pad_n = p``: ``op(b)`` is read as if it had ``p`` more columns of zeros, so the result has ``N + p`` columns
+    (``hfusion-pad-matmul-output``: result rows of whole 32-B blocks)."""
 
     operand_names = ("a", "b", "*init")
     result_names = ("result",)
-    attribute_schema = {"transpose_a": BoolAttr(False), "transpose_b": BoolAttr(False)}
+    attribute_schema = {"transpose_a": BoolAttr(False), "transpose_b": BoolAttr(False), "pad_n": IntAttr(optional=True)}
     traits = (Pure, Cube)
     batch_rank = 0
 
@@ -351,7 +353,10 @@ class MatmulBase(HFusionOp):
             raise self.error(f"batch sizes differ: {_shape_str(a.shape[: self.batch_rank])} vs "
                              f"{_shape_str(b.shape[: self.batch_rank])}")
         batch = (a if a.rank == r else b).shape[: self.batch_rank]
-        expected = list(batch) + [am, bn]
+        pad = self.attributes.get("pad_n")
+        if pad is not None and (pad < 1 or init is not None):
+            raise self.error(f"pad_n = {pad} must be >= 1, on a product into zero (no init)")
+        expected = list(batch) + [am, as_expr(bn) + pad if pad else bn]
         if not _same_shape(self, expected, out.shape):
             raise self.error(f"result shape {_shape_str(out.shape)} must be {_shape_str(expected)}")
 

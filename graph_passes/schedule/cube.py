@@ -56,6 +56,12 @@ class CubeKernel:
     batched_a: bool  # the operand has a batch dim (else one matrix for every batch)
     batched_b: bool
     k_chunk: int = 0  # split-K partial products: batch s multiplies the chunk [s·k_chunk, (s+1)·k_chunk) of K
+    pad_n: int = 0  # the result has n + pad_n columns, the last pad_n of them zeros (hfusion-pad-matmul-output)
+
+    @property
+    def n_out(self):
+        """Columns of the result: ``n``, or ``n + pad_n`` for a padded product."""
+        return as_expr(self.n) + self.pad_n
 
     @property
     def chunk_k(self):
@@ -101,7 +107,7 @@ def analyze_cube_kernel(func: Operation) -> CubeKernel:
     batched = op.name == "hfusion.batch_matmul"
     return CubeKernel(func, op, args.index(a), args.index(b), outs[0], ot.shape[0] if batched else 1,
                       m, n, k, dtype, ot.dtype, ta, tb, batched and at.rank == 3, batched and bt.rank == 3,
-                      op.attributes.get("k_chunk") or 0)
+                      op.attributes.get("k_chunk") or 0, op.attributes.get("pad_n") or 0)
 
 
 @dataclass(frozen=True)
@@ -123,9 +129,9 @@ def work_item(ck: CubeKernel) -> str:
     boundaries), else a band of rows (band starts are ``base_m``·rows apart, whole blocks since ``base_m`` is a
     multiple of 16), else — batches not whole blocks either — a group of batches that is (:func:`batch_group`)."""
     es = ITEMSIZE[ck.out_dtype]
-    if _aligned(as_expr(ck.n) * es):
+    if _aligned(ck.n_out * es):
         return "tile"
-    if as_expr(ck.batch) == 1 or _aligned(as_expr(ck.m) * as_expr(ck.n) * es):
+    if as_expr(ck.batch) == 1 or _aligned(as_expr(ck.m) * ck.n_out * es):
         return "band"
     return "batch"
 
@@ -133,7 +139,7 @@ def work_item(ck: CubeKernel) -> str:
 def batch_group(ck: CubeKernel):
     """Batches a "batch" work item holds: the fewest whose output is whole 32-B blocks (``32 / gcd(m·n·es, 32)``),
     or every batch (one work item) when the batch's size is known only at launch."""
-    nbytes = as_expr(ck.m) * as_expr(ck.n) * ITEMSIZE[ck.out_dtype]
+    nbytes = as_expr(ck.m) * ck.n_out * ITEMSIZE[ck.out_dtype]
     if not nbytes.is_Integer:
         return as_expr(ck.batch)
     return 32 // math.gcd(int(nbytes), 32)
@@ -343,6 +349,8 @@ def cube_tiling(ck: CubeKernel, schedule: CubeSchedule, cores: int) -> dict:
     out = {"m": norm(ck.m), "n": norm(ck.n), "k": norm(ck.k), "m_tiles": norm(m_tiles), "n_tiles": norm(n_tiles)}
     if ck.k_chunk:
         out["k_chunk"] = ck.k_chunk
+    if ck.pad_n:  # the result's columns (the fixpipe of the last column tile writes the zero columns too)
+        out["n_out"] = norm(ck.n_out)
     if schedule.work_item == "batch":
         group = batch_group(ck)
         items = sympy.ceiling(as_expr(ck.batch) / group)

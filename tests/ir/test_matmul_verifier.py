@@ -24,6 +24,8 @@ def _verify(args: str, op: str, result: str) -> None:
     ("%a: tensor<32x16xf16>, %b: tensor<4x8x32xf16>",
      "hfusion.batch_matmul %a, %b {transpose_a, transpose_b} : (tensor<32x16xf16>, tensor<4x8x32xf16>)",
      "tensor<4x16x8xf32>"),
+    ("%a: tensor<16x32xf16>, %b: tensor<9x32xf16>",  # 9 columns of b and 7 of zeros (hfusion-pad-matmul-output)
+     "hfusion.matmul %a, %b {transpose_b, pad_n = 7} : (tensor<16x32xf16>, tensor<9x32xf16>)", "tensor<16x16xf16>"),
 ])  # fmt: skip
 def test_accepted(args, op, result):
     _verify(args, op, result)
@@ -51,6 +53,12 @@ def test_accepted(args, op, result):
     ("%a: tensor<4x16x32xf32>, %b: tensor<32x8xf32>",
      "hfusion.matmul %a, %b : (tensor<4x16x32xf32>, tensor<32x8xf32>)", "tensor<4x16x8xf32>",
      "operands and result must have rank 2, got 3, 2, 3"),
+    ("%a: tensor<16x32xf16>, %b: tensor<32x9xf16>",
+     "hfusion.matmul %a, %b {pad_n = 7} : (tensor<16x32xf16>, tensor<32x9xf16>)", "tensor<16x9xf16>",
+     "result shape [16, 9] must be [16, 16]"),
+    ("%a: tensor<16x32xf16>, %b: tensor<32x9xf16>",
+     "hfusion.matmul %a, %b {pad_n = 0} : (tensor<16x32xf16>, tensor<32x9xf16>)", "tensor<16x9xf16>",
+     "pad_n = 0 must be >= 1"),
 ])  # fmt: skip
 def test_rejected(args, op, result, problem):
     with pytest.raises(VerifyError) as info:
