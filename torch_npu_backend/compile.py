@@ -114,6 +114,7 @@ def _payload_problem(options: NpuOptions, payload) -> str | None:
 def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) -> None:
     """HFusion pipeline, the retry ladder down to HIVM, codegen; fills ``graph.module/tensor_module/kernels``."""
     from codegen import CodegenError, compile_kernel
+    from codegen.kernel_key import kernel_key
     from graph_passes.passes import PassManager
     from graph_passes.pipelines import hfusion_pipeline, lower_with_retry
 
@@ -123,6 +124,7 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
     ladder = lower_with_retry(module, popts, verify=options.verify, debug_dir=lowering_dir, ctx=ctx)
     graph.tensor_module, graph.module, graph.pass_context, graph.ladder = module, ladder.module, ctx, ladder.attempts
     COUNTERS["ladder_retries"] += len(ladder.attempts)
+    compiled = {}  # kernel_key -> CompiledKernel: a repeated layer's kernels share one (codegen/kernel_key.py)
     for f in ladder.module.functions:
         if not f.attributes.get("kernel") or f.attributes.get("mix_part") == "aiv":
             continue  # a mix kernel's AIV part is compiled with its AIC part, the function the host launches
@@ -133,10 +135,14 @@ def _lower(graph: CompiledGraph, module, options: NpuOptions, ctx, debug_dir) ->
         if unsupported is not None:
             info.reason = _unsupported_reason(info.core_type, unsupported, f.attributes.get("hivm.unsupported_reason"))
         else:
+            key = kernel_key(f, ladder.module)
             try:
-                info.compiled = compile_kernel(f, ladder.module)
+                info.compiled = compiled.get(key) or compile_kernel(f, ladder.module)
             except CodegenError as e:
                 info.reason = f"codegen: {e}"
+            if info.compiled is not None:
+                COUNTERS["kernels_shared"] += key in compiled
+                compiled[key] = info.compiled
         COUNTERS["kernels_compiled" if info.compiled is not None else "kernels_left_interpreted"] += 1
         graph.kernels[name] = info
     if debug_dir:

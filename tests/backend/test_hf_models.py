@@ -10,6 +10,8 @@ and a GPT-2 training step; the rest is in the ``slow`` tier.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import transformers
@@ -72,9 +74,18 @@ def _build(name: str):
     raise ValueError(name)
 
 
+_MATMUL_NODE = re.compile(r"(mm|bmm|addmm|baddbmm)(_\d+)?")
+
+
 def _check_kernels(prof):
-    """Every kernel ran on the simulator, matmuls included."""
+    """Every kernel ran on the simulator, none in the reference interpreter and no op on the host, and every matmul
+    of the graphs (an FX node ``mm``, ``bmm``, ``addmm`` … named in a kernel's sources) is in a kernel of the Cube
+    unit: SINGLE_CUBE (AIC) or MIX_CV (MIX, the cube part with its vector epilogue)."""
     assert prof.records and not prof.interpreted(), [(r.kernel, r.source, r.reason) for r in prof.interpreted()]
+    assert not prof.fallbacks(), [(r.kernel, r.source, r.reason) for r in prof.fallbacks()]
+    matmuls = {(r.graph, s) for r in prof.records for s in r.source if _MATMUL_NODE.fullmatch(s)}
+    on_cube = {(r.graph, s) for r in prof.records if r.core_type in ("AIC", "MIX") for s in r.source}
+    assert matmuls and matmuls <= on_cube, sorted(matmuls - on_cube)
 
 
 def _inputs(seed):
