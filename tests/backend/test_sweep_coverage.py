@@ -145,3 +145,14 @@ def test_index_put_of_a_data_index_without_accumulate_keeps_the_last_write():
     _check(lambda a, b, i: a.index_copy(1, i, b), x, _randn(5, 3, seed=2), torch.tensor([6, 0, 2]), exact=True)
     out, ind = F.max_pool2d(_randn(1, 2, 4, 6, seed=3), 2, return_indices=True)
     _check(lambda o, i: F.max_unpool2d(o, i, 2), out, ind, exact=True)
+
+
+def test_modified_bessel_first_kind():
+    """lowerings/bessel.py over [-30, 30] (the series below 15, Hankel's expansion above) and the edges: at f32
+    tolerance, NaN at ±inf and inf above 88.7 (unscaled) where eager's are."""
+    x = torch.rand(100, generator=torch.Generator().manual_seed(0)) * 60 - 30
+    x[:8] = torch.tensor([0.0, -0.0, float("nan"), float("inf"), -float("inf"), 15.0, -15.0, 90.0])
+    x[8:40] = torch.linspace(-16, 16, 32)
+    for fn in (torch.i0, torch.special.i0e, torch.special.i1, torch.special.i1e, torch.special.modified_bessel_i0,
+               torch.special.modified_bessel_i1):
+        torch.testing.assert_close(simulated(fn, x), fn(x), equal_nan=True)
