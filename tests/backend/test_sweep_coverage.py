@@ -156,3 +156,19 @@ def test_modified_bessel_first_kind():
     for fn in (torch.i0, torch.special.i0e, torch.special.i1e, torch.special.modified_bessel_i0,
                torch.special.modified_bessel_i1):
         torch.testing.assert_close(simulated(fn, x), fn(x), equal_nan=True)
+
+
+@pytest.mark.filterwarnings("default:npu. ")  # the host fallback is expected
+def test_bucketize_of_a_0d_input_compiles_with_the_op_on_the_host():
+    """torch's bucketize decomposition reads a 0-d input with .item(), which AOTAutograd cannot trace (dynamo then
+    ran the graph eagerly, unreported): the op stays whole there and falls back, named."""
+    import torch_npu_backend
+    from torch_npu_backend.stats import COUNTERS
+
+    torch._dynamo.reset()
+    before = COUNTERS["graphs_compiled"]
+    x, b = torch.tensor(0.3), torch.tensor([-1.0, 0.0, 0.5, 1.0, 2.0])
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(lambda t, s: torch.bucketize(t, s) + 1, backend="npu")(x, b)
+    assert torch.equal(got, torch.bucketize(x, b) + 1) and COUNTERS["graphs_compiled"] > before
+    assert any(r.kernel == "aten.bucketize.Tensor" for r in prof.fallbacks())
