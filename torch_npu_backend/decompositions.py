@@ -14,6 +14,8 @@ they run on the host with eager's own kernels, which draw differently from their
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 
@@ -40,7 +42,7 @@ INTO = {  # what torch's decompositions of EXTRA produce (the ops table in docs/
     aten.addmv: "mv, mul and add",
     aten.dist: "sub, then norm",
     aten.native_group_norm: "view, var_mean, the normalisation (with weight and bias: an as_strided view)",
-    aten.bucketize: "a binary search over the boundaries: index.Tensor, compares, where",
+    aten.bucketize: "a binary search over the boundaries: index.Tensor, compares, where (a 0-d input: kept whole)",
     aten.ldexp: "mul by pow(2, other)",
 }
 
@@ -48,6 +50,21 @@ INTO = {  # what torch's decompositions of EXTRA produce (the ops table in docs/
 def decomposition_table() -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(EXTRA))
+    for op in [aten.bucketize.Tensor, aten.bucketize.Scalar]:
+        table[op] = _not_of_0d(table[op])
     for op in [*LOWERINGS, *RANDOM_OPS]:
         table.pop(op, None)
     return table
+
+
+def _not_of_0d(decompose):
+    """``decompose``, except for a 0-d input: torch's bucketize reads its one element with ``.item()`` there, which
+    AOTAutograd cannot trace (dynamo would run the whole graph eagerly); the op stays whole and runs on the host."""
+
+    @functools.wraps(decompose)
+    def wrapped(x, *args, **kwargs):
+        if isinstance(x, torch.Tensor) and x.dim() == 0:
+            return NotImplemented
+        return decompose(x, *args, **kwargs)
+
+    return wrapped

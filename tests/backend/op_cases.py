@@ -165,6 +165,10 @@ CASES: list[Case] = [
                 backward=False),
     _unary_case("gamma_family", lambda x: (torch.lgamma(x * 4), torch.digamma(x * 4), torch.polygamma(1, x * 4),
                                            torch.polygamma(3, x.abs() + 0.5)), backward=False),
+    _unary_case("bessel_i", lambda x: (torch.i0(x * 8), torch.special.i0e(x * 10), torch.special.i1e(x * 10),
+                                       torch.special.modified_bessel_i0(x.float() * 6),  # f32: no bf16 kernel
+                                       torch.special.modified_bessel_i1(x.float() * 8)),
+                lambda f, g: [rand(3, 8, dtype=f, gen=g, grad=False)], backward=False),  # no bf16 i1e_backward
     _unary_case("activations", lambda x: (F.hardtanh(x, -0.5, 1.0), F.relu6(x * 4), F.leaky_relu(x, 0.2), F.elu(x),
                                           F.selu(x))),
     Case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.clamp(x, max=hi),

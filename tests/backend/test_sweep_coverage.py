@@ -145,3 +145,30 @@ def test_index_put_of_a_data_index_without_accumulate_keeps_the_last_write():
     _check(lambda a, b, i: a.index_copy(1, i, b), x, _randn(5, 3, seed=2), torch.tensor([6, 0, 2]), exact=True)
     out, ind = F.max_pool2d(_randn(1, 2, 4, 6, seed=3), 2, return_indices=True)
     _check(lambda o, i: F.max_unpool2d(o, i, 2), out, ind, exact=True)
+
+
+def test_modified_bessel_first_kind():
+    """lowerings/bessel.py over [-30, 30] (the series below 15, Hankel's expansion above) and the edges: at f32
+    tolerance, NaN at ±inf and inf above 88.7 (unscaled) where eager's are."""
+    x = torch.rand(100, generator=torch.Generator().manual_seed(0)) * 60 - 30
+    x[:8] = torch.tensor([0.0, -0.0, float("nan"), float("inf"), -float("inf"), 15.0, -15.0, 90.0])
+    x[8:40] = torch.linspace(-16, 16, 32)
+    for fn in (torch.i0, torch.special.i0e, torch.special.i1e, torch.special.modified_bessel_i0,
+               torch.special.modified_bessel_i1):
+        torch.testing.assert_close(simulated(fn, x), fn(x), equal_nan=True)
+
+
+@pytest.mark.filterwarnings("default:npu. ")  # the host fallback is expected
+def test_bucketize_of_a_0d_input_compiles_with_the_op_on_the_host():
+    """torch's bucketize decomposition reads a 0-d input with .item(), which AOTAutograd cannot trace (dynamo then
+    ran the graph eagerly, unreported): the op stays whole there and falls back, named."""
+    import torch_npu_backend
+    from torch_npu_backend.stats import COUNTERS
+
+    torch._dynamo.reset()
+    before = COUNTERS["graphs_compiled"]
+    x, b = torch.tensor(0.3), torch.tensor([-1.0, 0.0, 0.5, 1.0, 2.0])
+    with torch_npu_backend.profile(trace=False) as prof:
+        got = torch.compile(lambda t, s: torch.bucketize(t, s) + 1, backend="npu")(x, b)
+    assert torch.equal(got, torch.bucketize(x, b) + 1) and COUNTERS["graphs_compiled"] > before
+    assert any(r.kernel == "aten.bucketize.Tensor" for r in prof.fallbacks())

@@ -33,7 +33,7 @@ def record_lowering(op) -> None:
     LOWERING_HITS[op] += 1
 
 
-from . import (arg_reductions, creation, diagonal, elementwise, float_math, gamma, indexing, matmul, norms,  # noqa: E402,F401
+from . import (arg_reductions, bessel, creation, diagonal, elementwise, float_math, gamma, indexing, matmul, norms,  # noqa: E402,F401
                pooling, reductions, scans, scatter, shape, sorting, transcendental)
 
 __all__ = ["LOWERINGS", "LOWERING_HITS", "register_lowering", "record_lowering"]
