@@ -174,9 +174,20 @@ class MixVectorLowering(KernelLowering):
         self.ws_arg = info.func.body.args[positions.index(ws_position)]
         self.counts["cross-core-waits"] = 0
 
+    def wait_tile(self, trips) -> None:
+        """Wait for the part's ``TILE_READY`` flag in a loop of ``trips`` (0 or 1) trips."""
+        loop = self.open_loop(self.const(0), trips, self.const(1), "ready")
+        self.create(SyncBlockWaitOp, [], [], flag=TILE_READY)
+        self.counts["cross-core-waits"] += 1
+        self.close_loop(loop)
+
     def _emit(self, v) -> None:
-        """The workspace is read at the part's ring slot (``ws_dims``); every other value at the tile's rows."""
-        if getattr(self, "ws_dims", None) is None or v is not self.ws_arg:
+        """The workspace is read after the part's flag (waited for in the first chunk: the epilogue's other inputs
+        load before it), at the part's ring slot (``ws_dims``); every other value at the tile's rows."""
+        if v is not self.ws_arg:
+            return super()._emit(v)
+        self.wait_tile(self.first_chunk)
+        if getattr(self, "ws_dims", None) is None:
             return super()._emit(v)
         saved, self.dims = self.dims, self.ws_dims
         try:
@@ -257,8 +268,6 @@ class MixVectorLowering(KernelLowering):
         c_off = self.arith("muli", hloop.body.args[0], self.const(width), "c_off")
         en_h = self.const(width) if whole else self.arith(
             "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
-        self.create(SyncBlockWaitOp, [], [], flag=TILE_READY)
-        self.counts["cross-core-waits"] += 1
         c0 = self.const(0)
         ws_row = ring_slot(self, t, hloop.body.args[0], s) if s.ws_slots else None
         step = self.tile[0]
@@ -269,11 +278,14 @@ class MixVectorLowering(KernelLowering):
         if s.ws_slots:  # the workspace is read at the part's ring slot, the other operands at the tile's rows
             self.ws_dims = {0: (self.arith("addi", self.arith("addi", ws_row, skip), r0, "ws_r"), vr), 1: (c0, en_h)}
         self.ready = set()
+        self.first_chunk = self.arith("subi", self.const(1), self.arith("minsi", r0, self.const(1)), "first_chunk")
         self.load_stage(self.info.results)
         for out, res in zip(self.info.outputs, self.info.results):
             self.emit(res)
             self.store(res, out)
         self.close_loop(chunks)
+        none = self.arith("subi", self.const(1), self.arith("minsi", rows, self.const(1)), "no_rows")
+        self.wait_tile(none)  # a core without rows of this tile still takes its flag
         if s.ws_slots:
             self.slot_free(sb)
         self.close_loop(hloop)
