@@ -1,8 +1,9 @@
 """Lower one scheduled MIX_CV kernel (a matmul and its elementwise epilogue; graph_passes/schedule/mix_cv.py) to its
 two HIVM functions, as AscendNPU-IR's ``hivm-split-mix-kernel`` leaves them (docs/cube.md, *Cube–vector fusion*).
 
-The **AIC part** (``@k``, the function the host launches) is the cube kernel's loop nest (cube_to_hivm.py) whose
-drains write the GM workspace, each followed by a cross-core flag set on the FIX pipe::
+The **AIC part** (``@k``, the function the host launches) is the cube kernel's loop nest (cube_to_hivm.py; with
+cv-pipelining each part its own K loop, :meth:`MixCubeLowering.tile`) whose drains write the GM workspace, each
+followed by a cross-core flag set on the FIX pipe::
 
     for t in range(block_idx, items, block_dim):
         … K loops; in the last L1 step, per accumulator part h (a column slice of the tile):
@@ -14,13 +15,21 @@ vector core ``sb`` (``hivm.get_sub_block_idx``) takes rows ``[sb·H, min((sb+1)�
 ⌈base_m / 2⌉), in chunks of the epilogue schedule's rows::
 
     sb = hivm.get_sub_block_idx
+    sync_block_set {pipe = "PIPE_MTE2", flag = SLOT_FREE[sb]} × ws_slots        # ring workspace: every slot free
     for t in range(block_idx, items, block_dim):
         for h in range(parts):                                          # as the cube drains them
-            hivm.sync_block_wait {flag = TILE_READY}                    # part h of tile t is in the workspace
             for r0 in range(0, rows(sb), R):
-                load ws[m0 + sb·H + r0 : +r, n0 + h·W : +en_h] (and the epilogue's other inputs), compute, store
+                load the epilogue's other inputs (bias row, residual rows)
+                if r0 == 0: hivm.sync_block_wait {flag = TILE_READY}    # part h of tile t is in the workspace
+                load ws[m0 + sb·H + r0 : +r, n0 + h·W : +en_h]          # ring: ws[slot row + sb·H + r0, 0 : +en_h]
+                compute, store
+            (a core without rows of the part waits for its flag all the same)
+            sync_block_set {pipe = "PIPE_MTE2", flag = SLOT_FREE[sb]}   # ring workspace: read, the cube may refill
 
-So the vector cores work on part 0 while the cube computes and drains part 1 (and the next tile).
+So the vector cores work on part 0 while the cube computes and drains part 1 (and the next tile). With a ring
+workspace (schedule ``ws_slots``, cv-pipelining) part ``p`` of a group (its counter over the group's work items)
+is in slot ``p mod ws_slots`` of the group's; the AIC part waits for both vector cores' ``SLOT_FREE`` before each
+drain and consumes the pre-armed ones after its loop.
 
 Both functions take the kernel's arguments and tiling parameters in the same order: the mix launch passes one set.
 """
