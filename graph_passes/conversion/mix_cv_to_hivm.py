@@ -1,8 +1,9 @@
 """Lower one scheduled MIX_CV kernel (a matmul and its elementwise epilogue; graph_passes/schedule/mix_cv.py) to its
 two HIVM functions, as AscendNPU-IR's ``hivm-split-mix-kernel`` leaves them (docs/cube.md, *Cube–vector fusion*).
 
-The **AIC part** (``@k``, the function the host launches) is the cube kernel's loop nest (cube_to_hivm.py) whose
-drains write the GM workspace, each followed by a cross-core flag set on the FIX pipe::
+The **AIC part** (``@k``, the function the host launches) is the cube kernel's loop nest (cube_to_hivm.py; with
+cv-pipelining each part its own K loop, :meth:`MixCubeLowering.tile`) whose drains write the GM workspace, each
+followed by a cross-core flag set on the FIX pipe::
 
     for t in range(block_idx, items, block_dim):
         … K loops; in the last L1 step, per accumulator part h (a column slice of the tile):
@@ -14,13 +15,21 @@ vector core ``sb`` (``hivm.get_sub_block_idx``) takes rows ``[sb·H, min((sb+1)�
 ⌈base_m / 2⌉), in chunks of the epilogue schedule's rows::
 
     sb = hivm.get_sub_block_idx
+    sync_block_set {pipe = "PIPE_MTE2", flag = SLOT_FREE[sb]} × ws_slots        # ring workspace: every slot free
     for t in range(block_idx, items, block_dim):
         for h in range(parts):                                          # as the cube drains them
-            hivm.sync_block_wait {flag = TILE_READY}                    # part h of tile t is in the workspace
             for r0 in range(0, rows(sb), R):
-                load ws[m0 + sb·H + r0 : +r, n0 + h·W : +en_h] (and the epilogue's other inputs), compute, store
+                load the epilogue's other inputs (bias row, residual rows)
+                if r0 == 0: hivm.sync_block_wait {flag = TILE_READY}    # part h of tile t is in the workspace
+                load ws[m0 + sb·H + r0 : +r, n0 + h·W : +en_h]          # ring: ws[slot row + sb·H + r0, 0 : +en_h]
+                compute, store
+            (a core without rows of the part waits for its flag all the same)
+            sync_block_set {pipe = "PIPE_MTE2", flag = SLOT_FREE[sb]}   # ring workspace: read, the cube may refill
 
-So the vector cores work on part 0 while the cube computes and drains part 1 (and the next tile).
+So the vector cores work on part 0 while the cube computes and drains part 1 (and the next tile). With a ring
+workspace (schedule ``ws_slots``, cv-pipelining) part ``p`` of a group (its counter over the group's work items)
+is in slot ``p mod ws_slots`` of the group's; the AIC part waits for both vector cores' ``SLOT_FREE`` before each
+drain and consumes the pre-armed ones after its loop.
 
 Both functions take the kernel's arguments and tiling parameters in the same order: the mix launch passes one set.
 """
@@ -174,9 +183,20 @@ class MixVectorLowering(KernelLowering):
         self.ws_arg = info.func.body.args[positions.index(ws_position)]
         self.counts["cross-core-waits"] = 0
 
+    def wait_tile(self, trips) -> None:
+        """Wait for the part's ``TILE_READY`` flag in a loop of ``trips`` (0 or 1) trips."""
+        loop = self.open_loop(self.const(0), trips, self.const(1), "ready")
+        self.create(SyncBlockWaitOp, [], [], flag=TILE_READY)
+        self.counts["cross-core-waits"] += 1
+        self.close_loop(loop)
+
     def _emit(self, v) -> None:
-        """The workspace is read at the part's ring slot (``ws_dims``); every other value at the tile's rows."""
-        if getattr(self, "ws_dims", None) is None or v is not self.ws_arg:
+        """The workspace is read after the part's flag (waited for in the first chunk: the epilogue's other inputs
+        load before it), at the part's ring slot (``ws_dims``); every other value at the tile's rows."""
+        if v is not self.ws_arg:
+            return super()._emit(v)
+        self.wait_tile(self.first_chunk)
+        if getattr(self, "ws_dims", None) is None:
             return super()._emit(v)
         saved, self.dims = self.dims, self.ws_dims
         try:
@@ -257,8 +277,6 @@ class MixVectorLowering(KernelLowering):
         c_off = self.arith("muli", hloop.body.args[0], self.const(width), "c_off")
         en_h = self.const(width) if whole else self.arith(
             "minsi", self.arith("subi", en, c_off), self.const(width), "en_h")
-        self.create(SyncBlockWaitOp, [], [], flag=TILE_READY)
-        self.counts["cross-core-waits"] += 1
         c0 = self.const(0)
         ws_row = ring_slot(self, t, hloop.body.args[0], s) if s.ws_slots else None
         step = self.tile[0]
@@ -269,11 +287,14 @@ class MixVectorLowering(KernelLowering):
         if s.ws_slots:  # the workspace is read at the part's ring slot, the other operands at the tile's rows
             self.ws_dims = {0: (self.arith("addi", self.arith("addi", ws_row, skip), r0, "ws_r"), vr), 1: (c0, en_h)}
         self.ready = set()
+        self.first_chunk = self.arith("subi", self.const(1), self.arith("minsi", r0, self.const(1)), "first_chunk")
         self.load_stage(self.info.results)
         for out, res in zip(self.info.outputs, self.info.results):
             self.emit(res)
             self.store(res, out)
         self.close_loop(chunks)
+        none = self.arith("subi", self.const(1), self.arith("minsi", rows, self.const(1)), "no_rows")
+        self.wait_tile(none)  # a core without rows of this tile still takes its flag
         if s.ws_slots:
             self.slot_free(sb)
         self.close_loop(hloop)
