@@ -6,21 +6,7 @@ product with ``pad_matmul=False``."""
 import pytest
 import torch
 
-import torch_npu_backend
-from tests.helpers import assert_close
-
-
-def _randn(*shape, dtype, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
-
-
-def _run(fn, *inputs, **options):
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="npu", options=options)
-    with torch_npu_backend.profile() as prof:
-        out = compiled(*inputs)
-    assert not prof.interpreted(), [r.reason for r in prof.interpreted()]
-    return out, prof
+from tests.helpers import assert_close, profiled as _run, seeded_randn as _randn
 
 
 def _cube(prof):
