@@ -181,3 +181,21 @@ def simulated(fn, *args):
     assert prof.records and not prof.interpreted() and not prof.fallbacks(), \
         [(r.kernel, r.reason) for r in prof.interpreted() + prof.fallbacks()]
     return out
+
+
+def seeded_randn(*shape, dtype, seed=0):
+    """Standard normal values of ``shape`` from their own seeded generator, cast to ``dtype``."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+def profiled(fn, *inputs, **options):
+    """``fn(*inputs)`` compiled afresh with ``backend="npu"`` and ``options``, under a profile: (outputs, profile);
+    asserts no kernel was interpreted."""
+    import torch_npu_backend
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="npu", options=options)
+    with torch_npu_backend.profile() as prof:
+        out = compiled(*inputs)
+    assert not prof.interpreted(), [r.reason for r in prof.interpreted()]
+    return out, prof

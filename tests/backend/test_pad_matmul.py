@@ -6,21 +6,7 @@ product with ``pad_matmul=False``."""
 import pytest
 import torch
 
-import torch_npu_backend
-from tests.helpers import assert_close
-
-
-def _randn(*shape, dtype, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
-
-
-def _run(fn, *inputs, **options):
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="npu", options=options)
-    with torch_npu_backend.profile() as prof:
-        out = compiled(*inputs)
-    assert not prof.interpreted(), [r.reason for r in prof.interpreted()]
-    return out, prof
+from tests.helpers import assert_close, check_model, profiled as _run, seeded_randn as _randn
 
 
 def _cube(prof):
@@ -55,3 +41,17 @@ def test_padding_beats_bands(fresh_dynamo):
     cube = _cube(ref)
     assert len(ref.simulated()) == 1 and cube.schedule.work_item == "band" and cube.block_dim == 8
     assert prof.total_us(launch=False) < 0.5 * ref.total_us(launch=False)
+
+
+def test_lm_head_like_backward(fresh_dynamo):
+    """A linear layer of 1,000 outputs in training: the forward product is padded, the gradients (rows of 768 and of
+    the weight's 768 columns: whole blocks) are plain products; all against eager."""
+    import torch_npu_backend
+
+    x = _randn(128, 768, dtype=torch.float16).requires_grad_()
+    w = _randn(1000, 768, dtype=torch.float16, seed=1).requires_grad_()
+    with torch_npu_backend.profile() as prof:
+        check_model(lambda x, w: torch.nn.functional.linear(x, w), [x, w], backward=True)
+    cubes = [r for r in prof.simulated() if r.fusion_kind == "SINGLE_CUBE"]
+    assert len(cubes) == 3 and not prof.interpreted()
+    assert all(r.schedule.work_item == "tile" for r in cubes), "the forward's 1,000 columns padded: no bands"

@@ -8,21 +8,9 @@ import torch
 
 import torch_npu_backend
 from tests.helpers import assert_close, check_model
+from tests.helpers import profiled as _run, seeded_randn as _randn
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32]
-
-
-def _randn(*shape, dtype, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
-
-
-def _run(fn, *inputs, **options):
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="npu", options=options)
-    with torch_npu_backend.profile() as prof:
-        out = compiled(*inputs)
-    assert not prof.interpreted(), [r.reason for r in prof.interpreted()]
-    return out, prof
 
 
 def _kinds(prof):
